@@ -1,0 +1,123 @@
+# dio_batch: top-level build.
+#   make            module (against KDIR), libdioctl (shared, static, .pc), tools, tests
+#   make deps       install the Debian packages the project needs
+#   make check      host unit tests + the guest suite on every kernel in KERNELS
+#   make demo       boot a guest and show the project at work
+# See README.md.
+
+VERSION		:= 0.1.0
+SOVERSION	:= 1
+KVER		?= $(shell scripts/kver.sh)
+KDIR		?= /lib/modules/$(KVER)/build
+KERNELS		?= 6.1 6.12 7.3 debug
+PREFIX		?= /usr/local
+LIBDIR		?= $(PREFIX)/lib
+INCLUDEDIR	?= $(PREFIX)/include
+
+CC		?= cc
+CFLAGS		?= -O2 -g
+WARN		:= -Wall -Wextra -Wno-unused-parameter -Wshadow -Wmissing-prototypes -Werror=implicit-function-declaration
+CPPFLAGS	+= -Iuapi -Ilibdioctl/include -D_GNU_SOURCE
+B		:= build
+
+LIB_SRCS	:= $(wildcard libdioctl/src/*.c)
+LIB_OBJS	:= $(LIB_SRCS:libdioctl/src/%.c=$(B)/lib/%.o)
+LIB_PIC_OBJS	:= $(LIB_SRCS:libdioctl/src/%.c=$(B)/lib/%.pic.o)
+LIB_A		:= $(B)/libdioctl.a
+LIB_SO		:= $(B)/libdioctl.so.$(VERSION)
+LIB_LIBS	:= -lisal
+
+TESTLIB_SRCS	:= $(wildcard tests/lib/*.c)
+TESTLIB_OBJS	:= $(TESTLIB_SRCS:tests/lib/%.c=$(B)/tests/lib/%.o)
+UNIT_BINS	:= $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(wildcard tests/unit/*.c))
+GUEST_BINS	:= $(patsubst tests/guest/%.c,$(B)/tests/guest/%,$(wildcard tests/guest/*.c))
+TOOL_BINS	:= $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/*.c))
+BENCH_BINS	:= $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
+TEST_LIBS	:= $(LIB_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
+
+.PHONY: all module userspace lib tools tests bench deps check check-unit check-guest \
+	check-dkms demo install clean
+.DELETE_ON_ERROR:
+
+all: module userspace
+userspace: lib tools tests bench
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/module modules
+
+lib: $(LIB_A) $(LIB_SO) $(B)/libdioctl.pc
+tools: $(TOOL_BINS)
+tests: $(UNIT_BINS) $(GUEST_BINS) $(B)/tests/kmodctl
+bench: $(BENCH_BINS)
+
+$(B)/lib/%.o: libdioctl/src/%.c $(wildcard libdioctl/src/*.h libdioctl/include/*.h uapi/linux/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fvisibility=hidden -c -o $@ $<
+$(B)/lib/%.pic.o: libdioctl/src/%.c $(wildcard libdioctl/src/*.h libdioctl/include/*.h uapi/linux/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fvisibility=hidden -fPIC -c -o $@ $<
+$(LIB_A): $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+$(LIB_SO): $(LIB_PIC_OBJS) libdioctl/libdioctl.map
+	$(CC) -shared -Wl,-soname,libdioctl.so.$(SOVERSION) -Wl,--version-script=libdioctl/libdioctl.map \
+		-Wl,-z,defs -o $@ $(LIB_PIC_OBJS) $(LIB_LIBS)
+	ln -sf libdioctl.so.$(VERSION) $(B)/libdioctl.so.$(SOVERSION)
+	ln -sf libdioctl.so.$(SOVERSION) $(B)/libdioctl.so
+$(B)/libdioctl.pc: libdioctl/libdioctl.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< >$@
+
+$(B)/tests/lib/%.o: tests/lib/%.c $(wildcard tests/lib/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -c -o $@ $<
+$(B)/tests/unit/%: tests/unit/%.c $(LIB_A) $(TESTLIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(TESTLIB_OBJS) $(TEST_LIBS)
+$(B)/tests/guest/%: tests/guest/%.c $(LIB_A) $(TESTLIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(TESTLIB_OBJS) $(TEST_LIBS)
+$(B)/tests/kmodctl: tests/kmodctl.c $(TESTLIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(TESTLIB_OBJS) -lkmod
+$(B)/tools/%: tools/%.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_A) $(LIB_LIBS)
+$(B)/bench/%: bench/%.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_A) $(LIB_LIBS) -luring -laio -lpthread
+
+deps:
+	scripts/deps.sh
+
+# The tests: host unit tests, then the guest suite on each kernel in KERNELS
+# (and the DKMS check), then one line that counts every test case.
+check:
+	@scripts/deps.sh --check || scripts/deps.sh
+	@$(MAKE) --no-print-directory userspace
+	@rm -rf $(B)/results && mkdir -p $(B)/results
+	@tests/run-unit.sh $(B) || true
+	@for k in $(KERNELS); do tests/vm/check.sh $$k || true; done
+	@tests/summary.sh $(B)/results
+
+check-unit: userspace
+	@rm -rf $(B)/results && mkdir -p $(B)/results
+	@tests/run-unit.sh $(B) || true
+	@tests/summary.sh $(B)/results
+
+demo:
+	@scripts/deps.sh --check || scripts/deps.sh
+	@$(MAKE) --no-print-directory userspace
+	@tests/vm/demo.sh
+
+install: lib tools
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	cp -P $(B)/libdioctl.so.$(SOVERSION) $(B)/libdioctl.so $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(B)/libdioctl.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 644 libdioctl/include/*.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 uapi/linux/dio_batch.h $(DESTDIR)$(INCLUDEDIR)/linux/
+	$(if $(TOOL_BINS),install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/)
+
+clean:
+	rm -rf $(B)
+	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean

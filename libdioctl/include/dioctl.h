@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
+/*
+ * libdioctl: the sys_dio_* calls over /dev/dio_batch, and PI helpers.
+ *
+ * Error convention: every function here behaves like the system call it
+ * mirrors.  On success it returns 0, a descriptor, a handle or a count; on
+ * failure it returns -1 and sets errno.  The errno values are the module's
+ * (see <linux/dio_batch.h> and each function's man page).
+ */
+#ifndef _DIOCTL_H
+#define _DIOCTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <linux/dio_batch.h>
+
+#ifndef DIO_PUBLIC
+#define DIO_PUBLIC __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * sys_dio_features:
+ * @f: filled with what the loaded module supports
+ *
+ * Returns: 0, or -1 with errno: ENOENT/ENODEV when /dev/dio_batch is
+ * missing (module not loaded), EACCES, EFAULT.
+ * Since: 0.1
+ */
+DIO_PUBLIC int sys_dio_features(struct dio_features *f);
+
+/**
+ * sys_dio_init:
+ * @key: the context's name (0 with DIO_PRIVATE)
+ * @flags: DIO_CREAT, DIO_EXCL, DIO_PRIVATE
+ *
+ * Same as sys_dio_init_mode() with mode 0600.
+ * Since: 0.1
+ */
+DIO_PUBLIC int sys_dio_init(uint64_t key, unsigned int flags);
+
+/**
+ * sys_dio_init_mode:
+ * @key: the context's name (0 with DIO_PRIVATE)
+ * @flags: DIO_CREAT, DIO_EXCL, DIO_PRIVATE
+ * @mode: permissions of a context this call creates (0777 mask)
+ *
+ * Returns: a new close-on-exec context descriptor, or -1 with errno:
+ * ENOENT (unknown key, no DIO_CREAT), EEXIST (DIO_EXCL, key exists),
+ * EACCES (mode denies joining), EINVAL (bad flags, key or mode), ENOMEM,
+ * EMFILE, and those of opening /dev/dio_batch.
+ * Since: 0.1
+ */
+DIO_PUBLIC int sys_dio_init_mode(uint64_t key, unsigned int flags, mode_t mode);
+
+/**
+ * sys_dio_exit:
+ * @ctx: a context descriptor
+ *
+ * Closes @ctx; the context dies with its last descriptor.  Requests still
+ * in flight complete and are freed; their results are not reported.
+ * Returns: 0, or -1 with errno EBADF.
+ * Since: 0.1
+ */
+DIO_PUBLIC int sys_dio_exit(int ctx);
+
+/**
+ * sys_dio_open:
+ * @ctx: a context descriptor
+ * @fd: an open block device; its access mode becomes the handle's
+ * @flags: DIO_OPEN_NOCLAIM to skip the exclusive claim
+ *
+ * Returns: the handle (>= 1), or -1 with errno: EBADF, ENOTBLK, EBUSY
+ * (claimed elsewhere: mounted, md/dm, another context), EACCES, EINVAL.
+ * Since: 0.1
+ */
+DIO_PUBLIC int sys_dio_open(int ctx, int fd, unsigned int flags);
+
+/**
+ * sys_dio_close:
+ * @ctx: the context descriptor that opened @handle
+ * @handle: a handle
+ *
+ * Returns: 0, or -1 with errno EBADF (this descriptor holds no reference).
+ * Since: 0.1
+ */
+DIO_PUBLIC int sys_dio_close(int ctx, int handle);
+
+/**
+ * sys_dio_query:
+ * @ctx: a context descriptor
+ * @handle: a live handle of its context
+ * @q: filled with the device's geometry and PI format
+ *
+ * Returns: 0, or -1 with errno EBADF.
+ * Since: 0.1
+ */
+DIO_PUBLIC int sys_dio_query(int ctx, int handle, struct dio_query *q);
+
+/**
+ * sys_dio_submit:
+ * @ctx: a context descriptor
+ * @reqs: @nr pointers to requests
+ * @nr: how many
+ *
+ * Returns: how many requests were queued (stops at the first invalid one),
+ * or -1 with errno when the first one is invalid (see dio_batch.h).
+ * Since: 0.1
+ */
+DIO_PUBLIC int sys_dio_submit(int ctx, struct dio_request **reqs, unsigned int nr);
+
+/**
+ * sys_dio_wait:
+ * @ctx: the descriptor the requests were submitted on
+ * @reqs: @nr requests to wait for
+ * @nr: how many
+ * @timeout: relative; NULL waits forever
+ *
+ * Returns: how many of @reqs (in order) completed and were reported;
+ * fewer, possibly 0, when @timeout expired; -1 with errno EINTR on a
+ * signal before any, ENOENT when the first was never submitted here.
+ * Since: 0.1
+ */
+DIO_PUBLIC int sys_dio_wait(int ctx, struct dio_request **reqs, unsigned int nr,
+			    const struct timespec *timeout);
+
+/**
+ * sys_dio_collect:
+ * @ctx: a context descriptor
+ * @reqs: room for @nr pointers to completed requests
+ * @min_nr: wait until this many completed (0: do not wait)
+ * @nr: most to report
+ * @timeout: relative; NULL waits forever
+ *
+ * Returns: how many completions were reported into @reqs, or -1 with errno
+ * EINTR (signal before any), EINVAL (@min_nr > @nr).
+ * Since: 0.1
+ */
+DIO_PUBLIC int sys_dio_collect(int ctx, struct dio_request **reqs,
+			       unsigned int min_nr, unsigned int nr,
+			       const struct timespec *timeout);
+
+/* Request helpers: zero @r and fill it.  Since: 0.1 */
+DIO_PUBLIC void dio_req_prep_read(struct dio_request *r, int handle, void *buf,
+				  size_t len, uint64_t offset);
+DIO_PUBLIC void dio_req_prep_write(struct dio_request *r, int handle,
+				   const void *buf, size_t len, uint64_t offset);
+DIO_PUBLIC void dio_req_prep_readv(struct dio_request *r, int handle,
+				   const struct iovec *iov, int iovcnt,
+				   uint64_t offset);
+DIO_PUBLIC void dio_req_prep_writev(struct dio_request *r, int handle,
+				    const struct iovec *iov, int iovcnt,
+				    uint64_t offset);
+DIO_PUBLIC void dio_req_prep_flush(struct dio_request *r, int handle);
+/* Attach a PI buffer and PI control to a prepared request.  Since: 0.1 */
+DIO_PUBLIC void dio_req_set_pi(struct dio_request *r, void *pi, uint32_t pi_len,
+			       unsigned int pi_flags, uint16_t app_tag,
+			       uint16_t app_tag_mask);
+
+#ifdef __cplusplus
+}
+#endif
+
+#if __has_include("dioctl_pi.h")
+#include "dioctl_pi.h"
+#endif
+
+#endif /* _DIOCTL_H */

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/* libdioctl: the sys_dio_* calls, thin wrappers over the ioctls. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "dioctl.h"
+
+#define DIO_DEV_PATH	"/dev/" DIO_BATCH_DEVNAME
+
+static int dio_ctl_open(void)
+{
+	return open(DIO_DEV_PATH, O_RDWR | O_CLOEXEC);
+}
+
+/* Run one ioctl on the control device, keeping the ioctl's errno. */
+static int dio_ctl_ioctl(unsigned long cmd, void *arg)
+{
+	int fd = dio_ctl_open(), ret, err;
+
+	if (fd < 0)
+		return -1;
+	ret = ioctl(fd, cmd, arg);
+	err = errno;
+	close(fd);
+	errno = err;
+	return ret;
+}
+
+int sys_dio_features(struct dio_features *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->size = sizeof(*f);
+	return dio_ctl_ioctl(DIO_IOC_FEATURES, f);
+}
+
+int sys_dio_init_mode(uint64_t key, unsigned int flags, mode_t mode)
+{
+	struct dio_init in = {
+		.size = sizeof(in),
+		.flags = flags,
+		.key = key,
+		.mode = mode,
+	};
+
+	return dio_ctl_ioctl(DIO_IOC_INIT, &in);
+}
+
+int sys_dio_init(uint64_t key, unsigned int flags)
+{
+	return sys_dio_init_mode(key, flags, 0600);
+}
+
+int sys_dio_exit(int ctx)
+{
+	return close(ctx);
+}
+
+int sys_dio_open(int ctx, int fd, unsigned int flags)
+{
+	struct dio_open o = { .size = sizeof(o), .flags = flags, .fd = fd };
+
+	return ioctl(ctx, DIO_IOC_OPEN, &o);
+}
+
+int sys_dio_close(int ctx, int handle)
+{
+	struct dio_close c = { .size = sizeof(c), .handle = (uint32_t)handle };
+
+	return ioctl(ctx, DIO_IOC_CLOSE, &c);
+}
+
+int sys_dio_query(int ctx, int handle, struct dio_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->handle = (uint32_t)handle;
+	return ioctl(ctx, DIO_IOC_QUERY, q);
+}
+
+/*
+ * The kernel takes arrays of __u64 addresses.  On 64-bit builds an array
+ * of pointers is one; elsewhere it is widened (and narrowed back).
+ */
+#define DIO_PTRS_ARE_U64 (sizeof(void *) == sizeof(uint64_t))
+
+static uint64_t *dio_widen(struct dio_request **reqs, unsigned int nr)
+{
+	uint64_t *a;
+	unsigned int i;
+
+	if (DIO_PTRS_ARE_U64)
+		return (uint64_t *)reqs;
+	a = malloc(sizeof(*a) * (nr ? nr : 1));
+	if (!a)
+		return NULL;
+	for (i = 0; i < nr; i++)
+		a[i] = (uintptr_t)reqs[i];
+	return a;
+}
+
+static void dio_narrow(struct dio_request **reqs, uint64_t *a, int n)
+{
+	int i;
+
+	if (DIO_PTRS_ARE_U64)
+		return;
+	for (i = 0; i < n; i++)
+		reqs[i] = (struct dio_request *)(uintptr_t)a[i];
+	free(a);
+}
+
+static int64_t dio_timeout_ns(const struct timespec *ts)
+{
+	if (!ts)
+		return DIO_WAIT_FOREVER;
+	if (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000L)
+		return -2;
+	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
+int sys_dio_submit(int ctx, struct dio_request **reqs, unsigned int nr)
+{
+	struct dio_submit s = { .size = sizeof(s), .nr = nr };
+	uint64_t *a = dio_widen(reqs, nr);
+	int ret, err;
+
+	if (!a)
+		return -1;
+	s.reqs = (uintptr_t)a;
+	ret = ioctl(ctx, DIO_IOC_SUBMIT, &s);
+	err = errno;
+	if (!DIO_PTRS_ARE_U64)
+		free(a);
+	errno = err;
+	return ret;
+}
+
+static int dio_wait_common(int ctx, unsigned long cmd, struct dio_request **reqs,
+			   unsigned int min_nr, unsigned int nr,
+			   const struct timespec *timeout)
+{
+	struct dio_wait w = {
+		.size = sizeof(w),
+		.nr = nr,
+		.min_nr = min_nr,
+		.timeout_ns = dio_timeout_ns(timeout),
+	};
+	uint64_t *a;
+	int ret, err;
+
+	if (w.timeout_ns == -2) {
+		errno = EINVAL;
+		return -1;
+	}
+	a = dio_widen(reqs, nr);
+	if (!a)
+		return -1;
+	w.reqs = (uintptr_t)a;
+	ret = ioctl(ctx, cmd, &w);
+	err = errno;
+	if (cmd == DIO_IOC_COLLECT)
+		dio_narrow(reqs, a, ret > 0 ? ret : 0);
+	else if (!DIO_PTRS_ARE_U64)
+		free(a);
+	errno = err;
+	return ret;
+}
+
+int sys_dio_wait(int ctx, struct dio_request **reqs, unsigned int nr,
+		 const struct timespec *timeout)
+{
+	return dio_wait_common(ctx, DIO_IOC_WAIT, reqs, 0, nr, timeout);
+}
+
+int sys_dio_collect(int ctx, struct dio_request **reqs, unsigned int min_nr,
+		    unsigned int nr, const struct timespec *timeout)
+{
+	return dio_wait_common(ctx, DIO_IOC_COLLECT, reqs, min_nr, nr, timeout);
+}
+
+static void dio_req_prep(struct dio_request *r, int op, int handle,
+			 const void *buf, uint64_t len, uint64_t offset)
+{
+	memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	r->opcode = (uint8_t)op;
+	r->handle = (uint32_t)handle;
+	r->buf = (uintptr_t)buf;
+	r->len = len;
+	r->offset = offset;
+}
+
+void dio_req_prep_read(struct dio_request *r, int handle, void *buf,
+		       size_t len, uint64_t offset)
+{
+	dio_req_prep(r, DIO_OP_READ, handle, buf, len, offset);
+}
+
+void dio_req_prep_write(struct dio_request *r, int handle, const void *buf,
+			size_t len, uint64_t offset)
+{
+	dio_req_prep(r, DIO_OP_WRITE, handle, buf, len, offset);
+}
+
+void dio_req_prep_readv(struct dio_request *r, int handle,
+			const struct iovec *iov, int iovcnt, uint64_t offset)
+{
+	dio_req_prep(r, DIO_OP_READ, handle, iov, (uint64_t)iovcnt, offset);
+	r->flags = DIO_REQ_IOVEC;
+}
+
+void dio_req_prep_writev(struct dio_request *r, int handle,
+			 const struct iovec *iov, int iovcnt, uint64_t offset)
+{
+	dio_req_prep(r, DIO_OP_WRITE, handle, iov, (uint64_t)iovcnt, offset);
+	r->flags = DIO_REQ_IOVEC;
+}
+
+void dio_req_prep_flush(struct dio_request *r, int handle)
+{
+	dio_req_prep(r, DIO_OP_FLUSH, handle, NULL, 0, 0);
+}
+
+void dio_req_set_pi(struct dio_request *r, void *pi, uint32_t pi_len,
+		    unsigned int pi_flags, uint16_t app_tag,
+		    uint16_t app_tag_mask)
+{
+	r->flags |= DIO_REQ_PI;
+	r->pi_buf = (uintptr_t)pi;
+	r->pi_len = pi_len;
+	r->pi_flags = (uint16_t)pi_flags;
+	r->app_tag = app_tag;
+	r->app_tag_mask = app_tag_mask;
+}

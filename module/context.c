@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dio_batch: contexts and their descriptors.
+ *
+ * A context is named by a 64-bit key in the caller's user namespace and is
+ * shared by every descriptor DIO_IOC_INIT returns for that key.  Like a
+ * System V IPC object it has an owner, a group and a mode; joining needs
+ * read and write permission (or CAP_IPC_OWNER in that namespace).  A
+ * DIO_PRIVATE context has no key and is reachable only through its one
+ * descriptor (and copies of it).  A context dies with its last descriptor.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/anon_inodes.h>
+#include <linux/cred.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/user_namespace.h>
+
+#include "dio_batch.h"
+
+static DEFINE_MUTEX(dio_ctx_mutex);	/* dio_ctx_list, dio_ctx.users */
+static LIST_HEAD(dio_ctx_list);
+static struct kmem_cache *dio_ctx_cache;
+static struct kmem_cache *dio_file_cache;
+
+static struct dio_ctx *dio_ctx_find(struct user_namespace *ns, u64 key)
+{
+	struct dio_ctx *ctx;
+
+	lockdep_assert_held(&dio_ctx_mutex);
+	list_for_each_entry(ctx, &dio_ctx_list, node)
+		if (ctx->key == key && ctx->user_ns == ns)
+			return ctx;
+	return NULL;
+}
+
+/* System V's ipcperms(), asking for read and write. */
+static bool dio_ctx_may_join(struct dio_ctx *ctx)
+{
+	umode_t granted = ctx->mode;
+
+	if (uid_eq(current_euid(), ctx->uid))
+		granted >>= 6;
+	else if (in_group_p(ctx->gid))
+		granted >>= 3;
+	if ((granted & 6) == 6)
+		return true;
+	return ns_capable(ctx->user_ns, CAP_IPC_OWNER);
+}
+
+static struct dio_ctx *dio_ctx_alloc(u64 key, bool keyed, umode_t mode)
+{
+	struct dio_ctx *ctx;
+
+	ctx = kmem_cache_zalloc(dio_ctx_cache, GFP_KERNEL);
+	if (!ctx)
+		return NULL;
+	kref_init(&ctx->ref);
+	ctx->users = 1;
+	ctx->key = key;
+	ctx->keyed = keyed;
+	ctx->user_ns = get_user_ns(current_user_ns());
+	ctx->uid = current_euid();
+	ctx->gid = current_egid();
+	ctx->mode = mode ? mode : 0600;
+	INIT_LIST_HEAD(&ctx->node);
+	mutex_init(&ctx->lock);
+	xa_init_flags(&ctx->handles, XA_FLAGS_ALLOC1);
+	return ctx;
+}
+
+static void dio_ctx_release(struct kref *ref)
+{
+	struct dio_ctx *ctx = container_of(ref, struct dio_ctx, ref);
+
+	WARN_ON_ONCE(!xa_empty(&ctx->handles));
+	xa_destroy(&ctx->handles);
+	mutex_destroy(&ctx->lock);
+	put_user_ns(ctx->user_ns);
+	kmem_cache_free(dio_ctx_cache, ctx);
+}
+
+/**
+ * dio_ctx_put - drop a reference to a context's memory
+ * @ctx: the context
+ */
+void dio_ctx_put(struct dio_ctx *ctx)
+{
+	kref_put(&ctx->ref, dio_ctx_release);
+}
+
+/* A descriptor leaves: the last one takes the key away. */
+static void dio_ctx_leave(struct dio_ctx *ctx)
+{
+	mutex_lock(&dio_ctx_mutex);
+	if (--ctx->users == 0)
+		list_del_init(&ctx->node);
+	mutex_unlock(&dio_ctx_mutex);
+}
+
+/*
+ * Find or create the context @in names and count the caller as one more
+ * user of it.
+ */
+static struct dio_ctx *dio_ctx_get_for_init(const struct dio_init *in)
+{
+	bool private = in->flags & DIO_PRIVATE;
+	struct dio_ctx *ctx = NULL;
+
+	mutex_lock(&dio_ctx_mutex);
+	if (!private)
+		ctx = dio_ctx_find(current_user_ns(), in->key);
+	if (ctx) {
+		if (in->flags & DIO_EXCL) {
+			ctx = ERR_PTR(-EEXIST);
+		} else if (!dio_ctx_may_join(ctx)) {
+			ctx = ERR_PTR(-EACCES);
+		} else {
+			kref_get(&ctx->ref);
+			ctx->users++;
+		}
+		goto out_unlock;
+	}
+	if (!private && !(in->flags & DIO_CREAT)) {
+		ctx = ERR_PTR(-ENOENT);
+		goto out_unlock;
+	}
+	ctx = dio_ctx_alloc(in->key, !private, in->mode);
+	if (!ctx) {
+		ctx = ERR_PTR(-ENOMEM);
+		goto out_unlock;
+	}
+	if (!private)
+		list_add(&ctx->node, &dio_ctx_list);
+out_unlock:
+	mutex_unlock(&dio_ctx_mutex);
+	return ctx;
+}
+
+static void dio_file_release_mem(struct kref *ref)
+{
+	struct dio_file *df = container_of(ref, struct dio_file, ref);
+
+	WARN_ON_ONCE(!xa_empty(&df->reqs));
+	WARN_ON_ONCE(!list_empty(&df->done));
+	xa_destroy(&df->reqs);
+	xa_destroy(&df->opened);
+	dio_ctx_put(df->ctx);
+	kmem_cache_free(dio_file_cache, df);
+	/* Our own workqueue is flushed before the module text goes away. */
+	module_put(THIS_MODULE);
+}
+
+/**
+ * dio_file_put - drop a reference to a descriptor's memory
+ * @df: the descriptor
+ *
+ * Must be called in process context: the last reference frees the context
+ * reference too.
+ */
+void dio_file_put(struct dio_file *df)
+{
+	kref_put(&df->ref, dio_file_release_mem);
+}
+
+static void dio_file_reap_work(struct work_struct *work)
+{
+	struct dio_file *df = container_of(work, struct dio_file, reap_work);
+
+	/* Each queued request holds @df; the last one reaped may free it. */
+	dio_file_reap_all(df);
+}
+
+static struct dio_file *dio_file_alloc(void)
+{
+	struct dio_file *df;
+
+	df = kmem_cache_zalloc(dio_file_cache, GFP_KERNEL);
+	if (!df)
+		return NULL;
+	kref_init(&df->ref);
+	xa_init_flags(&df->reqs, XA_FLAGS_LOCK_IRQ);
+	INIT_LIST_HEAD(&df->done);
+	init_waitqueue_head(&df->wait);
+	INIT_WORK(&df->reap_work, dio_file_reap_work);
+	xa_init(&df->opened);
+	/* Pending I/O outlives the file: keep the module until it is freed. */
+	__module_get(THIS_MODULE);
+	return df;
+}
+
+static int dio_ctx_file_release(struct inode *inode, struct file *file)
+{
+	struct dio_file *df = file->private_data;
+
+	dio_file_drop_handles(df);
+	dio_file_reap_all(df);
+	dio_ctx_leave(df->ctx);
+	dio_file_put(df);
+	return 0;
+}
+
+static const struct file_operations dio_ctx_fops = {
+	.owner		= THIS_MODULE,
+	.unlocked_ioctl	= dio_ctx_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.poll		= dio_ctx_poll,
+	.release	= dio_ctx_file_release,
+	.llseek		= noop_llseek,
+};
+
+static int dio_init_check(const struct dio_init *in)
+{
+	if (in->flags & ~DIO_INIT_F_ALL)
+		return -EINVAL;
+	if (in->reserved0 || in->reserved[0] || in->reserved[1])
+		return -EINVAL;
+	if (in->mode & ~0777)
+		return -EINVAL;
+	if (in->flags & DIO_PRIVATE)
+		return (in->key || (in->flags & ~DIO_PRIVATE)) ? -EINVAL : 0;
+	if (!in->key)
+		return -EINVAL;
+	if ((in->flags & DIO_EXCL) && !(in->flags & DIO_CREAT))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * dio_ctx_init_ioctl - DIO_IOC_INIT: a new descriptor for a context
+ * @arg: user pointer to struct dio_init
+ *
+ * Return: a new close-on-exec file descriptor, or -errno: -EINVAL for bad
+ * flags, mode, key or reserved fields; -ENOENT for an unknown key without
+ * DIO_CREAT; -EEXIST for a known key with DIO_EXCL; -EACCES when the mode
+ * denies joining; -ENOMEM; -EMFILE.
+ */
+long dio_ctx_init_ioctl(void __user *arg)
+{
+	struct dio_init in;
+	struct dio_file *df;
+	struct dio_ctx *ctx;
+	int ret;
+
+	ret = dio_copy_arg(&in, sizeof(in), DIO_INIT_SIZE_VER0, arg);
+	if (ret)
+		return ret;
+	ret = dio_init_check(&in);
+	if (ret)
+		return ret;
+
+	df = dio_file_alloc();
+	if (!df)
+		return -ENOMEM;
+	ctx = dio_ctx_get_for_init(&in);
+	if (IS_ERR(ctx)) {
+		ret = PTR_ERR(ctx);
+		goto out_free_file;
+	}
+	df->ctx = ctx;
+	ret = anon_inode_getfd("[dio_batch]", &dio_ctx_fops, df,
+			       O_RDWR | O_CLOEXEC);
+	if (ret < 0)
+		goto out_leave_ctx;
+	return ret;
+
+out_leave_ctx:
+	dio_ctx_leave(ctx);
+	dio_file_put(df);	/* drops the context and module references */
+	return ret;
+out_free_file:
+	kmem_cache_free(dio_file_cache, df);
+	module_put(THIS_MODULE);
+	return ret;
+}
+
+/**
+ * dio_ctx_module_init - create the context and descriptor caches
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int dio_ctx_module_init(void)
+{
+	dio_ctx_cache = KMEM_CACHE(dio_ctx, 0);
+	if (!dio_ctx_cache)
+		return -ENOMEM;
+	dio_file_cache = KMEM_CACHE(dio_file, 0);
+	if (!dio_file_cache)
+		goto out_destroy_ctx_cache;
+	if (dio_handle_module_init())
+		goto out_destroy_file_cache;
+	return 0;
+
+out_destroy_file_cache:
+	kmem_cache_destroy(dio_file_cache);
+out_destroy_ctx_cache:
+	kmem_cache_destroy(dio_ctx_cache);
+	return -ENOMEM;
+}
+
+/**
+ * dio_ctx_module_exit - destroy the caches; every descriptor is gone
+ */
+void dio_ctx_module_exit(void)
+{
+	dio_handle_module_exit();
+	kmem_cache_destroy(dio_file_cache);
+	kmem_cache_destroy(dio_ctx_cache);
+}

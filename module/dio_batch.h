@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dio_batch: internal types shared by the module's files.
+ *
+ * Objects and who keeps them alive:
+ *
+ *  struct dio_ctx     a context: the handle table, named by a key (or
+ *                     private).  One kref per descriptor and per handle.
+ *  struct dio_file    one context descriptor (anon inode file): its own
+ *                     completion queue and request table.  One kref for the
+ *                     open file and one per request not yet reported.
+ *  struct dio_handle  a claimed block device in a context.  One kref for the
+ *                     context's table (dropped when the last opener goes,
+ *                     which revokes the handle) and one per request.
+ *  struct dio_kreq    the kernel's state of one submitted request, keyed by
+ *                     the user address of its struct dio_request in the
+ *                     descriptor's table; freed when reported.
+ */
+#ifndef _DIO_BATCH_INTERNAL_H
+#define _DIO_BATCH_INTERNAL_H
+
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/uidgid.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <linux/dio_batch.h>
+
+#include "compat.h"
+
+#define DIO_MAX_BATCH		4096U
+#define DIO_MAX_PI_PAGES	32U
+#define DIO_MAX_PI_BYTES	(64U * 1024)
+#define DIO_MAX_IO_BYTES	(64U * 1024 * 1024)
+
+extern unsigned int dio_max_inflight;
+extern struct workqueue_struct *dio_wq;
+extern struct bio_set dio_bio_set;
+
+struct dio_ctx {
+	struct kref		ref;
+	unsigned int		users;		/* descriptors; dio_ctx_mutex */
+	u64			key;
+	bool			keyed;
+	struct user_namespace	*user_ns;
+	kuid_t			uid;
+	kgid_t			gid;
+	umode_t			mode;
+	struct list_head	node;		/* dio_ctx_list, when keyed */
+	struct mutex		lock;		/* handles: open, close, revoke */
+	struct xarray		handles;	/* id -> struct dio_handle */
+	u32			next_id;
+};
+
+struct dio_handle {
+	struct kref		ref;
+	struct rcu_head		rcu;
+	struct dio_ctx		*ctx;
+	u32			id;
+	unsigned int		openers;	/* references by descriptors */
+	bool			writable;
+	bool			claimed;
+	bool			revoked;
+	dev_t			dev;
+	struct dio_bdev		bdev;
+};
+
+struct dio_file {
+	struct kref		ref;
+	struct dio_ctx		*ctx;
+	/*
+	 * reqs.xa_lock (IRQ-safe) guards the request table, the done list,
+	 * nr_done and released; completions take it from interrupt context.
+	 */
+	struct xarray		reqs;		/* user address -> dio_kreq */
+	struct list_head	done;
+	unsigned int		nr_done;
+	unsigned int		nr_reqs;	/* submitted, not yet reported */
+	bool			released;
+	wait_queue_head_t	wait;
+	struct work_struct	reap_work;
+	struct xarray		opened;		/* handle id -> xa_mk_value(count);
+						 * under ctx->lock */
+};
+
+struct dio_pi_payload;
+
+struct dio_kreq {
+	struct list_head	node;		/* dio_file.done */
+	struct dio_file		*df;
+	struct dio_handle	*h;
+	u64			uaddr;		/* user struct dio_request */
+	atomic_t		remaining;	/* bios + submission bias */
+	int			error;		/* first error, or 0 */
+	bool			done;
+	bool			claimed;	/* being reported */
+	u8			opcode;
+	u64			bytes;
+	spinlock_t		bio_lock;
+	struct bio		*bios;		/* completed, pages still held */
+	struct dio_pi_payload	*pi;
+	struct dio_request	ureq;		/* the request as submitted */
+	struct dio_request	out;		/* result fields to write back */
+};
+
+/* main.c */
+long dio_ctx_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+int dio_copy_arg(void *karg, size_t ksize, size_t min_size,
+		 const void __user *uarg);
+
+/* context.c */
+long dio_ctx_init_ioctl(void __user *arg);
+void dio_ctx_put(struct dio_ctx *ctx);
+void dio_file_put(struct dio_file *df);
+int dio_ctx_module_init(void);
+void dio_ctx_module_exit(void);
+
+/* handle.c */
+long dio_handle_open_ioctl(struct dio_file *df, void __user *arg);
+long dio_handle_close_ioctl(struct dio_file *df, void __user *arg);
+long dio_handle_query_ioctl(struct dio_file *df, void __user *arg);
+struct dio_handle *dio_handle_get(struct dio_ctx *ctx, u32 id);
+void dio_handle_put(struct dio_handle *h);
+void dio_file_drop_handles(struct dio_file *df);
+int dio_handle_module_init(void);
+void dio_handle_module_exit(void);
+
+/* io.c */
+__poll_t dio_ctx_poll(struct file *file, struct poll_table_struct *pt);
+long dio_submit_ioctl(struct dio_file *df, void __user *arg);
+long dio_wait_ioctl(struct dio_file *df, void __user *arg);
+long dio_collect_ioctl(struct dio_file *df, void __user *arg);
+void dio_file_reap_all(struct dio_file *df);
+int dio_io_module_init(void);
+void dio_io_module_exit(void);
+
+/* integrity.c */
+int dio_pi_check_request(struct dio_handle *h, const struct dio_request *r);
+int dio_pi_prepare(struct dio_kreq *kreq);
+int dio_pi_attach(struct dio_kreq *kreq, struct bio *bio);
+void dio_pi_finish(struct dio_kreq *kreq);
+void dio_pi_free(struct dio_kreq *kreq);
+int dio_pi_module_init(void);
+void dio_pi_module_exit(void);
+
+#endif /* _DIO_BATCH_INTERNAL_H */

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Install what dio_batch needs to build and test, idempotently.
+#   scripts/deps.sh          install missing Debian packages (needs root)
+#   scripts/deps.sh --check  exit 0 when everything is present, 1 otherwise
+#   scripts/deps.sh --list   print the package list (for other distributions)
+set -euo pipefail
+
+PKGS=(
+	build-essential gcc-multilib make pkg-config
+	linux-image-amd64 linux-headers-amd64 linux-source-6.1
+	bc bison flex libelf-dev libssl-dev dwarves xz-utils zstd rsync
+	qemu-system-x86 busybox-static cpio kmod libkmod-dev dkms debootstrap
+	libcmocka-dev libisal-dev liburing-dev libaio-dev
+)
+
+missing() {
+	local p
+	for p in "${PKGS[@]}"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+			echo "$p"
+	done
+}
+
+case "${1:-}" in
+--list)
+	printf '%s\n' "${PKGS[@]}"
+	exit 0
+	;;
+--check)
+	command -v dpkg-query >/dev/null || exit 1
+	[ -z "$(missing)" ]
+	exit
+	;;
+esac
+
+if ! command -v apt-get >/dev/null || ! command -v dpkg-query >/dev/null; then
+	echo "deps: not a Debian system; install the equivalents of:" >&2
+	printf '  %s\n' "${PKGS[@]}" >&2
+	exit 1
+fi
+
+todo=$(missing)
+if [ -z "$todo" ]; then
+	echo "deps: all packages present"
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages (run 'sudo make deps'):" $todo >&2
+	exit 1
+fi
+echo "deps: installing:" $todo
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $todo

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* Helpers for the guest tests; see testlib.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libkmod.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+static struct kmod_ctx *tl_kmod(void)
+{
+	static struct kmod_ctx *ctx;
+
+	if (!ctx) {
+		ctx = kmod_new(getenv("DIO_MODDIR"), NULL);
+		if (!ctx) {
+			fprintf(stderr, "testlib: kmod_new(%s) failed\n",
+				getenv("DIO_MODDIR") ?: "default");
+			return NULL;
+		}
+		if (kmod_load_resources(ctx) < 0)
+			fprintf(stderr, "testlib: kmod_load_resources failed\n");
+	}
+	return ctx;
+}
+
+int tl_kmod_insert_path(const char *path, const char *opts)
+{
+	struct kmod_ctx *ctx = tl_kmod();
+	struct kmod_module *mod;
+	int ret;
+
+	if (!ctx)
+		return -ENOMEM;
+	ret = kmod_module_new_from_path(ctx, path, &mod);
+	if (ret < 0) {
+		fprintf(stderr, "testlib: %s: %s\n", path, strerror(-ret));
+		return ret;
+	}
+	ret = kmod_module_insert_module(mod, 0, opts);
+	if (ret < 0)
+		fprintf(stderr, "testlib: insert %s: %s\n", path, strerror(-ret));
+	kmod_module_unref(mod);
+	return ret;
+}
+
+int tl_kmod_probe(const char *name, const char *opts)
+{
+	struct kmod_ctx *ctx = tl_kmod();
+	struct kmod_list *list = NULL, *l;
+	int ret;
+
+	if (!ctx)
+		return -ENOMEM;
+	ret = kmod_module_new_from_lookup(ctx, name, &list);
+	if (ret < 0 || !list) {
+		fprintf(stderr, "testlib: module %s not found in %s\n", name,
+			getenv("DIO_MODDIR") ?: "default dir");
+		return ret < 0 ? ret : -ENOENT;
+	}
+	kmod_list_foreach(l, list) {
+		struct kmod_module *mod = kmod_module_get_module(l);
+
+		ret = kmod_module_probe_insert_module(mod,
+				KMOD_PROBE_IGNORE_LOADED, opts, NULL, NULL,
+				NULL);
+		if (ret < 0)
+			fprintf(stderr, "testlib: probe %s: %s\n", name,
+				strerror(-ret));
+		kmod_module_unref(mod);
+		if (ret < 0)
+			break;
+	}
+	kmod_module_unref_list(list);
+	return ret < 0 ? ret : 0;
+}
+
+int tl_kmod_remove(const char *name)
+{
+	struct kmod_ctx *ctx = tl_kmod();
+	struct kmod_module *mod;
+	int ret, i;
+
+	if (!ctx)
+		return -ENOMEM;
+	ret = kmod_module_new_from_name(ctx, name, &mod);
+	if (ret < 0)
+		return ret;
+	/* A disk that was just closed may be held by udev-less probing briefly. */
+	for (i = 0; i < 50; i++) {
+		ret = kmod_module_remove_module(mod, 0);
+		if (ret != -EBUSY && ret != -EAGAIN)
+			break;
+		usleep(100000);
+	}
+	if (ret < 0)
+		fprintf(stderr, "testlib: remove %s: %s\n", name, strerror(-ret));
+	kmod_module_unref(mod);
+	return ret;
+}
+
+int tl_module_loaded(const char *name)
+{
+	char path[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/module/%s", name);
+	return stat(path, &st) == 0;
+}
+
+int tl_dio_load(void)
+{
+	const char *ko = getenv("DIO_KO");
+
+	if (tl_module_loaded("dio_batch"))
+		return 0;
+	if (!ko) {
+		fprintf(stderr, "testlib: DIO_KO is not set\n");
+		return -EINVAL;
+	}
+	return tl_kmod_insert_path(ko, NULL);
+}
+
+int tl_dio_unload(void)
+{
+	return tl_kmod_remove("dio_batch");
+}
+
+char *tl_sysfs_read(const char *fmt, ...)
+{
+	char path[512], buf[512];
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	return strdup(buf);
+}
+
+const char *tl_basename(const char *dev)
+{
+	const char *s = strrchr(dev, '/');
+
+	return s ? s + 1 : dev;
+}
+
+static int tl_is_scsi_debug(const char *name)
+{
+	char *model = tl_sysfs_read("/sys/block/%s/device/model", name);
+	int yes = model && !strncmp(model, "scsi_debug", 10);
+
+	free(model);
+	return yes;
+}
+
+int tl_scsi_debug_disks(char names[][32], int max)
+{
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	d = opendir("/sys/block");
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		if (strncmp(de->d_name, "sd", 2) || !tl_is_scsi_debug(de->d_name))
+			continue;
+		snprintf(names[n++], 32, "%s", de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+static int tl_wait_path(const char *path, int seconds)
+{
+	struct stat st;
+	int i;
+
+	for (i = 0; i < seconds * 20; i++) {
+		if (stat(path, &st) == 0)
+			return 0;
+		usleep(50000);
+	}
+	return -ETIMEDOUT;
+}
+
+int tl_scsi_debug_load(const char *opts, char *dev, size_t devlen)
+{
+	char names[8][32];
+	int ret, i;
+
+	if (tl_module_loaded("scsi_debug")) {
+		ret = tl_scsi_debug_unload();
+		if (ret)
+			return ret;
+	}
+	/* sd_mod is not pulled in by scsi_debug on every kernel. */
+	ret = tl_kmod_probe("sd_mod", NULL);
+	if (ret)
+		return ret;
+	ret = tl_kmod_probe("scsi_debug", opts);
+	if (ret)
+		return ret;
+	for (i = 0; i < 200; i++) {
+		if (tl_scsi_debug_disks(names, 8) > 0)
+			break;
+		usleep(50000);
+	}
+	if (i == 200) {
+		fprintf(stderr, "testlib: no scsi_debug disk appeared (%s)\n", opts);
+		return -ENODEV;
+	}
+	snprintf(dev, devlen, "/dev/%s", names[0]);
+	ret = tl_wait_path(dev, 10);
+	if (ret)
+		fprintf(stderr, "testlib: %s did not appear\n", dev);
+	return ret;
+}
+
+int tl_scsi_debug_unload(void)
+{
+	if (!tl_module_loaded("scsi_debug"))
+		return 0;
+	return tl_kmod_remove("scsi_debug");
+}
+
+int tl_nvme_dev(int nsid, char *dev, size_t devlen)
+{
+	int ret = tl_kmod_probe("nvme", NULL);
+
+	if (ret)
+		return ret;
+	snprintf(dev, devlen, "/dev/nvme0n%d", nsid);
+	ret = tl_wait_path(dev, 20);
+	if (ret)
+		fprintf(stderr, "testlib: %s did not appear\n", dev);
+	return ret;
+}
+
+long tl_slab_active(const char *cache)
+{
+	char line[512], name[128];
+	long active = -1, a;
+	FILE *f;
+
+	f = fopen("/proc/slabinfo", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%127s %ld", name, &a) == 2 &&
+		    !strcmp(name, cache)) {
+			active = a;
+			break;
+		}
+	}
+	fclose(f);
+	return active;
+}
+
+int tl_sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}

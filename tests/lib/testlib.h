@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Helpers for the guest tests: loading modules with libkmod, finding the
+ * scsi_debug and NVMe test devices, reading sysfs and /proc/slabinfo.
+ *
+ * Environment (set by tests/guest/run-suite.sh):
+ *   DIO_MODDIR  the running kernel's module directory (modules.dep)
+ *   DIO_KO      path of the dio_batch.ko built for the running kernel
+ * Functions return 0 or a negative errno unless they say otherwise, and
+ * print what went wrong to stderr.
+ */
+#ifndef DIO_TESTLIB_H
+#define DIO_TESTLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int tl_kmod_insert_path(const char *path, const char *opts);
+int tl_kmod_probe(const char *name, const char *opts);
+int tl_kmod_remove(const char *name);
+int tl_module_loaded(const char *name);
+
+/* dio_batch itself, from $DIO_KO; 0 if it was already loaded. */
+int tl_dio_load(void);
+int tl_dio_unload(void);
+
+/*
+ * Load scsi_debug with @opts and wait for its disk(s).  @dev receives the
+ * first disk's /dev path.  Unload with tl_scsi_debug_unload().
+ */
+int tl_scsi_debug_load(const char *opts, char *dev, size_t devlen);
+int tl_scsi_debug_unload(void);
+/* All scsi_debug disks, as "sdX" names; returns how many (at most max). */
+int tl_scsi_debug_disks(char names[][32], int max);
+
+/* Load the NVMe driver and wait for namespace @nsid of controller 0. */
+int tl_nvme_dev(int nsid, char *dev, size_t devlen);
+
+/* First line of a sysfs file (malloc'd, no newline) or NULL. */
+char *tl_sysfs_read(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "sdb" for "/dev/sdb". */
+const char *tl_basename(const char *dev);
+
+/* Active objects of a slab cache, -1 when it does not exist. */
+long tl_slab_active(const char *cache);
+
+/* Run a shell command; returns its exit status. */
+int tl_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

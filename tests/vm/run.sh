@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Boot a guest on a stock kernel and run a script inside it.
+#   run.sh FLAVOUR RESULTS_DIR
+# RESULTS_DIR must hold guest.sh; the guest sees it at /tmp/results and
+# leaves guest.log, guest.rc and dmesg.txt there; the serial console goes to
+# RESULTS_DIR/console.log.  NVMe PI namespaces are attached (nsid 1-3, see
+# tests/README.md).  Exit status: guest.sh's, or 124 on time-out, 125 when
+# the guest died without one.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+flavour=$1 res=$(cd "$2" && pwd)
+: "${VM_TIMEOUT:=900}" "${VM_MEM:=2048}" "${VM_SMP:=2}"
+
+eval "$("$here/kernel.sh" env "$flavour")"
+cache=${DIO_CACHE:-/var/cache/dio_batch}/initramfs
+mkdir -p "$cache"
+initrd=$cache/$KVER.cpio.gz
+if [ ! -s "$initrd" ] || [ "$here/init" -nt "$initrd" ] || [ "$here/mkinitramfs.sh" -nt "$initrd" ]; then
+	"$here/mkinitramfs.sh" "$MODDIR" "$initrd"
+fi
+
+# NVMe namespaces with PI; sparse backing files the host (and the guest,
+# through the results share) can corrupt behind the device's back.
+for i in 1 2 3; do
+	truncate -s 64M "$res/nvme$i.img"
+done
+nvme=(
+	-device nvme,id=nvme0,serial=diobatch0
+	-drive file="$res/nvme1.img",if=none,id=nvm1,format=raw,cache=writeback
+	-device nvme-ns,drive=nvm1,bus=nvme0,nsid=1,ms=8,mset=0,pi=1
+	-drive file="$res/nvme2.img",if=none,id=nvm2,format=raw,cache=writeback
+	-device nvme-ns,drive=nvm2,bus=nvme0,nsid=2,logical_block_size=4096,physical_block_size=4096,ms=16,mset=0,pi=1,pif=2
+	-drive file="$res/nvme3.img",if=none,id=nvm3,format=raw,cache=writeback
+	-device nvme-ns,drive=nvm3,bus=nvme0,nsid=3,ms=8,mset=0,pi=3
+)
+rm -f "$res/guest.rc" "$res/guest.log" "$res/dmesg.txt"
+set +e
+timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
+	-M q35 -cpu max -smp "$VM_SMP" -m "$VM_MEM" -accel tcg,thread=multi \
+	-nographic -no-reboot -nodefaults -serial stdio \
+	-kernel "$VMLINUZ" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 loglevel=4 dio.top=$top ${KCMDLINE_EXTRA:-}" \
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-virtfs local,path="$top",mount_tag=srctree,security_model=none,readonly=on,multidevs=remap \
+	-virtfs local,path="$res",mount_tag=results,security_model=none,multidevs=remap \
+	"${nvme[@]}" </dev/null >"$res/console.log" 2>&1
+qrc=$?
+set -e
+rm -f "$res"/nvme?.img
+if [ $qrc = 124 ] || [ $qrc = 137 ]; then
+	echo "vm: guest timed out after ${VM_TIMEOUT}s" >&2
+	exit 124
+fi
+if [ ! -s "$res/guest.rc" ]; then
+	echo "vm: guest died without a result (qemu exit $qrc)" >&2
+	exit 125
+fi
+exit "$(cat "$res/guest.rc")"

@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * dio_batch: batched direct I/O with end-to-end protection information.
+ *
+ * The one ABI header, shared by the kernel module and user space.
+ *
+ * Two kinds of descriptor carry these ioctls:
+ *
+ *  - the control device /dev/dio_batch: DIO_IOC_FEATURES and DIO_IOC_INIT;
+ *  - a context descriptor, returned by DIO_IOC_INIT: DIO_IOC_OPEN,
+ *    DIO_IOC_CLOSE, DIO_IOC_QUERY, DIO_IOC_SUBMIT, DIO_IOC_WAIT and
+ *    DIO_IOC_COLLECT.  It is pollable: readable while it holds completions
+ *    that were not yet reported by WAIT or COLLECT.
+ *
+ * Rules every argument struct follows:
+ *
+ *  - It starts with __u32 size, set by the caller to sizeof() of the struct
+ *    it was compiled with.  The kernel accepts a smaller (older) struct and
+ *    treats the missing tail as zero, and a larger (newer) one whose unknown
+ *    tail is all zero; a non-zero unknown tail is -E2BIG.  A size below the
+ *    first published version of the struct (its *_SIZE_VER0) is -EINVAL.
+ *  - Only fixed-width types; user pointers are __u64; padding is explicit
+ *    and must be zero.  32- and 64-bit programs share one layout.
+ *  - Flag bits outside the documented *_F_ALL / *_ALL masks, and non-zero
+ *    reserved or padding fields, are -EINVAL.
+ *  - An ioctl number the descriptor does not know is -ENOTTY.
+ *
+ * The magic 0xDB shares its number with drivers/char/mwave (00-0F, removed
+ * from Linux in 2023); this header uses 0x40-0x5F only.
+ */
+#ifndef _UAPI_LINUX_DIO_BATCH_H
+#define _UAPI_LINUX_DIO_BATCH_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define DIO_BATCH_DEVNAME	"dio_batch"
+#define DIO_BATCH_IOC_MAGIC	0xDB
+
+/* ABI version reported by DIO_IOC_FEATURES; bumped when features are added. */
+#define DIO_BATCH_ABI_VERSION	1
+
+/* Features (struct dio_features.features). */
+#define DIO_FEAT_CONTEXTS	(1ULL << 0)	/* INIT/OPEN/CLOSE/QUERY */
+#define DIO_FEAT_BATCH_IO	(1ULL << 1)	/* SUBMIT/WAIT/COLLECT, poll */
+#define DIO_FEAT_PI		(1ULL << 2)	/* PI buffers in dio_request */
+#define DIO_FEAT_PI_REPORT	(1ULL << 3)	/* exact PI failure reports */
+#define DIO_FEAT_ALL		(DIO_FEAT_CONTEXTS | DIO_FEAT_BATCH_IO | \
+				 DIO_FEAT_PI | DIO_FEAT_PI_REPORT)
+
+/**
+ * struct dio_features - DIO_IOC_FEATURES: what this module supports
+ * @size:	in: sizeof(struct dio_features); out: the kernel's size
+ * @abi_version: out: DIO_BATCH_ABI_VERSION of the running module
+ * @features:	out: DIO_FEAT_* implemented by the running module
+ * @init_flags:	out: DIO_INIT_F_ALL of the running module
+ * @open_flags:	out: DIO_OPEN_F_ALL of the running module
+ * @req_flags:	out: DIO_REQ_F_ALL of the running module
+ * @pi_flags:	out: DIO_PI_F_ALL of the running module
+ * @opcodes:	out: bit (1 << DIO_OP_*) for each opcode implemented
+ * @max_batch:	out: most requests one SUBMIT, WAIT or COLLECT takes
+ * @max_inflight: out: most requests in flight per context descriptor
+ * @max_pi_bytes: out: largest PI buffer one request may carry
+ * @reserved:	zero
+ *
+ * Only @size is read; the kernel writes min(@size, its size) bytes.
+ */
+struct dio_features {
+	__u32	size;
+	__u32	abi_version;
+	__u64	features;
+	__u32	init_flags;
+	__u32	open_flags;
+	__u32	req_flags;
+	__u32	pi_flags;
+	__u32	opcodes;
+	__u32	max_batch;
+	__u32	max_inflight;
+	__u32	max_pi_bytes;
+	__u64	reserved[4];
+};
+#define DIO_FEATURES_SIZE_VER0	80
+
+/* DIO_IOC_INIT flags.  Without DIO_CREAT an unknown key is -ENOENT. */
+#define DIO_CREAT	(1U << 0)	/* create the context if the key is new */
+#define DIO_EXCL	(1U << 1)	/* with DIO_CREAT: -EEXIST if it exists */
+#define DIO_PRIVATE	(1U << 2)	/* new context no key reaches (key 0) */
+#define DIO_INIT_F_ALL	(DIO_CREAT | DIO_EXCL | DIO_PRIVATE)
+
+/**
+ * struct dio_init - DIO_IOC_INIT: get a descriptor for a context
+ * @size:	sizeof(struct dio_init)
+ * @flags:	DIO_CREAT, DIO_EXCL, DIO_PRIVATE
+ * @key:	context name; keys live in the caller's user namespace.  Must
+ *		be 0 with DIO_PRIVATE, and non-zero otherwise.
+ * @mode:	permission bits (0777 mask) of a context this call creates,
+ *		checked like System V IPC (owner, group, other; read and write
+ *		are both needed to join).  0 means 0600.  Ignored on join.
+ * @reserved:	zero
+ *
+ * Returns a new close-on-exec descriptor.  Every descriptor is its own
+ * completion queue; the handle table is shared by the context.
+ */
+struct dio_init {
+	__u32	size;
+	__u32	flags;
+	__u64	key;
+	__u32	mode;
+	__u32	reserved0;
+	__u64	reserved[2];
+};
+#define DIO_INIT_SIZE_VER0	40
+
+/* DIO_IOC_OPEN flags. */
+#define DIO_OPEN_NOCLAIM	(1U << 0)	/* do not claim the device */
+#define DIO_OPEN_F_ALL		(DIO_OPEN_NOCLAIM)
+
+/**
+ * struct dio_open - DIO_IOC_OPEN: turn a block device descriptor into a handle
+ * @size:	sizeof(struct dio_open)
+ * @flags:	DIO_OPEN_NOCLAIM
+ * @fd:		an open block device; its access mode becomes the handle's
+ * @handle:	out: the handle (also the ioctl's return value)
+ * @reserved:	zero
+ *
+ * The device is claimed exclusively with the context as holder unless
+ * DIO_OPEN_NOCLAIM is given.  Opening a device the context already has
+ * returns the same handle and takes one more reference for the caller.
+ */
+struct dio_open {
+	__u32	size;
+	__u32	flags;
+	__s32	fd;
+	__u32	handle;
+	__u64	reserved[2];
+};
+#define DIO_OPEN_SIZE_VER0	32
+
+/**
+ * struct dio_close - DIO_IOC_CLOSE: drop the caller's reference to a handle
+ * @size:	sizeof(struct dio_close)
+ * @handle:	a handle this descriptor opened
+ * @reserved:	zero
+ */
+struct dio_close {
+	__u32	size;
+	__u32	handle;
+	__u64	reserved;
+};
+#define DIO_CLOSE_SIZE_VER0	16
+
+/* Guard tag types: the values of upstream's LBMD_PI_CSUM_* (Linux 6.17). */
+#define DIO_GUARD_NONE		0
+#define DIO_GUARD_IP		1	/* IP checksum, 16 bit */
+#define DIO_GUARD_CRC16		2	/* CRC16 T10-DIF, poly 0x8BB7 */
+#define DIO_GUARD_CRC64		4	/* CRC64 NVMe (Rocksoft) */
+
+/* Query capability flags (struct dio_query.pi_caps). */
+#define DIO_PI_CAP_INTEGRITY	(1U << 0)	/* device stores PI */
+#define DIO_PI_CAP_REFTAG	(1U << 1)	/* ref tag is checked (type 1/2) */
+#define DIO_PI_CAP_KGENERATE	(1U << 2)	/* block layer generates on write */
+#define DIO_PI_CAP_KVERIFY	(1U << 3)	/* block layer verifies on read */
+#define DIO_PI_CAP_DEVICE	(1U << 4)	/* device capable (DIX, not DIF only) */
+#define DIO_PI_CAP_NOCHECK	(1U << 5)	/* DIO_PI_NOCHECK honoured (SCSI) */
+
+/**
+ * struct dio_query - DIO_IOC_QUERY: what an application needs before I/O
+ * @size:	sizeof(struct dio_query)
+ * @handle:	in: the handle
+ * @logical_block_size: bytes
+ * @physical_block_size: bytes
+ * @dma_alignment: required alignment of buffers and iovec bases, bytes
+ * @max_segments: most data segments in one bio
+ * @capacity:	device size in bytes
+ * @max_io_bytes: largest data length one request may have
+ * @max_segment_size: largest data segment, bytes
+ * @pi_caps:	DIO_PI_CAP_*
+ * @pi_interval: protection interval in bytes (0: no PI)
+ * @pi_tuple_size: bytes of PI per interval (8 or 16)
+ * @pi_guard_type: DIO_GUARD_*
+ * @pi_type:	T10 protection type 1, 2 or 3 (0: no PI).  Type 2 devices
+ *		report 1: the kernel treats them alike.
+ * @pi_app_tag_size: bytes of application tag in a tuple (2)
+ * @pi_ref_tag_size: bytes of reference tag in a tuple (4, or 6 for CRC64)
+ * @pi_offset:	offset of the PI tuple in the metadata (always 0 here)
+ * @pi_storage_tag_size: bytes of storage tag (0 on these kernels)
+ * @pad:	zero
+ * @profile:	the kernel's integrity profile name, NUL-terminated
+ *		("T10-DIF-TYPE1-CRC", "EXT-DIF-TYPE1-CRC64", or "" without PI)
+ * @reserved:	zero
+ */
+struct dio_query {
+	__u32	size;
+	__u32	handle;
+	__u32	logical_block_size;
+	__u32	physical_block_size;
+	__u32	dma_alignment;
+	__u32	max_segments;
+	__u64	capacity;
+	__u32	max_io_bytes;
+	__u32	max_segment_size;
+	__u32	pi_caps;
+	__u16	pi_interval;
+	__u8	pi_tuple_size;
+	__u8	pi_guard_type;
+	__u8	pi_type;
+	__u8	pi_app_tag_size;
+	__u8	pi_ref_tag_size;
+	__u8	pi_offset;
+	__u8	pi_storage_tag_size;
+	__u8	pad[3];
+	char	profile[32];
+	__u64	reserved[4];
+};
+#define DIO_QUERY_SIZE_VER0	120
+
+/*
+ * Request opcodes.  Planned, not yet implemented: DIO_OP_WRITE_ZEROES,
+ * DIO_OP_DISCARD.  DIO_IOC_FEATURES.opcodes tells which ones exist.
+ */
+#define DIO_OP_READ		0
+#define DIO_OP_WRITE		1
+#define DIO_OP_FLUSH		2
+#define DIO_OP_LAST		DIO_OP_FLUSH
+
+/* Request flags (struct dio_request.flags). */
+#define DIO_REQ_FUA		(1U << 0)	/* write: forced unit access */
+#define DIO_REQ_IOVEC		(1U << 1)	/* buf is a struct iovec array of
+						 * len entries (native layout of
+						 * the calling program) */
+#define DIO_REQ_PI		(1U << 2)	/* pi_buf/pi_len carry PI */
+#define DIO_REQ_F_ALL		(DIO_REQ_FUA | DIO_REQ_IOVEC | DIO_REQ_PI)
+
+/*
+ * PI control (struct dio_request.pi_flags).  The CHK bits are upstream's
+ * IO_INTEGRITY_CHK_* (Linux 6.14) with the same values.
+ */
+#define DIO_PI_CHK_GUARD	(1U << 0)	/* check the guard tag */
+#define DIO_PI_CHK_REFTAG	(1U << 1)	/* check the reference tag */
+#define DIO_PI_CHK_APPTAG	(1U << 2)	/* check app_tag under app_tag_mask */
+#define DIO_PI_VERIFY_USER	(1U << 3)	/* write: verify the caller's PI
+						 * before submitting it */
+#define DIO_PI_GEN_APPTAG	(1U << 4)	/* write without PI buffer: put
+						 * app_tag in every tuple */
+#define DIO_PI_NOCHECK		(1U << 5)	/* read: no HBA/disk checking
+						 * (raw read of a bad block) */
+#define DIO_PI_F_ALL		(DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG | \
+				 DIO_PI_CHK_APPTAG | DIO_PI_VERIFY_USER | \
+				 DIO_PI_GEN_APPTAG | DIO_PI_NOCHECK)
+
+/* Which tag failed (struct dio_request.pi_err_tag). */
+#define DIO_PI_TAG_NONE		0
+#define DIO_PI_TAG_GUARD	1
+#define DIO_PI_TAG_APP		2
+#define DIO_PI_TAG_REF		3
+
+/* Who found it (struct dio_request.pi_err_source). */
+#define DIO_PI_SRC_NONE		0
+#define DIO_PI_SRC_USER		1	/* DIO_PI_VERIFY_USER before submission */
+#define DIO_PI_SRC_MODULE	2	/* this module verified the PI it read */
+#define DIO_PI_SRC_DEVICE	3	/* device or block layer refused it */
+
+/**
+ * struct dio_request - one I/O, in the application's memory
+ * @size:	sizeof(struct dio_request)
+ * @opcode:	DIO_OP_*
+ * @pad0:	zero
+ * @flags:	DIO_REQ_*
+ * @handle:	the device, from DIO_IOC_OPEN
+ * @pad1:	zero
+ * @buf:	data buffer, or iovec array with DIO_REQ_IOVEC
+ * @len:	data bytes, or iovec count with DIO_REQ_IOVEC
+ * @offset:	device offset in bytes
+ * @cookie:	the caller's, returned untouched
+ * @pi_buf:	with DIO_REQ_PI: PI tuples, one per protection interval of the
+ *		data, in the device's tuple format
+ * @pi_len:	bytes at @pi_buf: exactly (data bytes / interval) * tuple size
+ * @pi_flags:	DIO_PI_*
+ * @app_tag:	application tag to generate or to check
+ * @app_tag_mask: bits of @app_tag that DIO_PI_CHK_APPTAG compares
+ * @pad2:	zero
+ * @result:	out: bytes transferred, or -errno (-EILSEQ: PI failure)
+ * @pi_err_sector: out: after -EILSEQ, the first failing protection interval,
+ *		counted in intervals from the start of the whole device
+ * @pi_err_expected: out: the tag value that was expected
+ * @pi_err_actual: out: the tag value that was found
+ * @pi_err_tag:	out: DIO_PI_TAG_*
+ * @pi_err_source: out: DIO_PI_SRC_*
+ * @pad3:	zero
+ * @reserved:	zero
+ *
+ * The kernel reads the request at DIO_IOC_SUBMIT and writes @result and the
+ * pi_err_* fields back at DIO_IOC_WAIT or DIO_IOC_COLLECT, from the process
+ * that calls them.  It never stores a kernel pointer in it.
+ */
+struct dio_request {
+	__u32	size;
+	__u8	opcode;
+	__u8	pad0;
+	__u16	flags;
+	__u32	handle;
+	__u32	pad1;
+	__u64	buf;
+	__u64	len;
+	__u64	offset;
+	__u64	cookie;
+	__u64	pi_buf;
+	__u32	pi_len;
+	__u16	pi_flags;
+	__u16	app_tag;
+	__u16	app_tag_mask;
+	__u16	pad2[3];
+	__s64	result;
+	__u64	pi_err_sector;
+	__u64	pi_err_expected;
+	__u64	pi_err_actual;
+	__u8	pi_err_tag;
+	__u8	pi_err_source;
+	__u8	pad3[6];
+	__u64	reserved[2];
+};
+#define DIO_REQUEST_SIZE_VER0	128
+
+/**
+ * struct dio_submit - DIO_IOC_SUBMIT: queue a batch of requests
+ * @size:	sizeof(struct dio_submit)
+ * @nr:		number of request pointers at @reqs (1..max_batch)
+ * @reqs:	array of __u64 user addresses of struct dio_request
+ * @reserved:	zero
+ *
+ * Returns how many were queued.  It stops at the first invalid request:
+ * the count before it, or the error when it is the first.
+ */
+struct dio_submit {
+	__u32	size;
+	__u32	nr;
+	__u64	reqs;
+	__u64	reserved[2];
+};
+#define DIO_SUBMIT_SIZE_VER0	32
+
+/**
+ * struct dio_wait - DIO_IOC_WAIT and DIO_IOC_COLLECT
+ * @size:	sizeof(struct dio_wait)
+ * @nr:		WAIT: requests listed at @reqs; COLLECT: room at @reqs
+ * @reqs:	array of __u64 request addresses (WAIT: in; COLLECT: out)
+ * @min_nr:	COLLECT: wait until this many completed; WAIT: zero
+ * @pad:	zero
+ * @timeout_ns:	relative timeout in nanoseconds; DIO_WAIT_FOREVER blocks
+ * @reserved:	zero
+ *
+ * WAIT blocks until every listed request completed and returns how many it
+ * reported (fewer on timeout, possibly 0, or on signal: -EINTR when none).
+ * COLLECT reports up to @nr of this descriptor's completions once at least
+ * @min_nr are there.  Results are written into each request.
+ */
+struct dio_wait {
+	__u32	size;
+	__u32	nr;
+	__u64	reqs;
+	__u32	min_nr;
+	__u32	pad;
+	__s64	timeout_ns;
+	__u64	reserved[2];
+};
+#define DIO_WAIT_SIZE_VER0	48
+#define DIO_WAIT_FOREVER	(-1LL)
+
+#define DIO_IOC_FEATURES	_IOWR(DIO_BATCH_IOC_MAGIC, 0x40, struct dio_features)
+#define DIO_IOC_INIT		_IOWR(DIO_BATCH_IOC_MAGIC, 0x41, struct dio_init)
+#define DIO_IOC_OPEN		_IOWR(DIO_BATCH_IOC_MAGIC, 0x42, struct dio_open)
+#define DIO_IOC_CLOSE		_IOWR(DIO_BATCH_IOC_MAGIC, 0x43, struct dio_close)
+#define DIO_IOC_QUERY		_IOWR(DIO_BATCH_IOC_MAGIC, 0x44, struct dio_query)
+#define DIO_IOC_SUBMIT		_IOWR(DIO_BATCH_IOC_MAGIC, 0x45, struct dio_submit)
+#define DIO_IOC_WAIT		_IOWR(DIO_BATCH_IOC_MAGIC, 0x46, struct dio_wait)
+#define DIO_IOC_COLLECT		_IOWR(DIO_BATCH_IOC_MAGIC, 0x47, struct dio_wait)
+
+#endif /* _UAPI_LINUX_DIO_BATCH_H */
