@@ -1,0 +1,428 @@
+#!/usr/bin/env bash
+# Kernels the guest suite runs on.
+#   kernel.sh prepare FLAVOUR       install/build what FLAVOUR needs (idempotent,
+#                                   cached under $DIO_CACHE; needs root + apt)
+#   kernel.sh env FLAVOUR           print KVER VMLINUZ MODDIR KDIR KCHROOT
+#                                   KCMDLINE_EXTRA (shell); never installs, fails
+#                                   with a hint when FLAVOUR is not prepared
+#   kernel.sh build-module FLAVOUR OUTDIR   build module/ for it into OUTDIR
+# FLAVOUR:
+#   6.1    Debian 12's stock kernel (linux-image-amd64)
+#   6.12   bookworm-backports' kernel, installed on the host (the suite is
+#          added to apt's sources as bookworm-backports.sources)
+#   7.3    trixie-backports' kernel, installed in a trixie chroot at
+#          $DIO_CACHE/trixie (its headers need gcc-14): VMLINUZ/MODDIR/KDIR
+#          point into the chroot (the guest sees the host's root, so the same
+#          paths work there) and modules are built inside it.  KCHROOT is the
+#          chroot; the path of KDIR inside it is ${KDIR#$KCHROOT}
+#   debug  Debian's linux-source-6.1 built with tests/vm/debug.config (KASAN,
+#          kmemleak, lockdep, fault injection) in $DIO_CACHE/debug; KDIR is
+#          its O= build directory.  Rebuilt when the source package version or
+#          the fragment changes (about 15 min on 2 cores)
+# Modules of kernels other than the host's own live outside /lib/modules:
+# in the guest load them with `modprobe -d "${MODDIR%/lib/modules/*}" ...`.
+# Progress goes to stderr; env prints only the assignments on stdout.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+cache=${DIO_CACHE:-/var/cache/dio_batch}
+jobs=${DIO_JOBS:-3}
+root73=$cache/trixie
+debugdir=$cache/debug
+fragment=$here/debug.config
+
+log() { echo "kernel: $*" >&2; }
+die() { log "$*"; exit 1; }
+need_prepare() { die "flavour $1 is not prepared${2:+ ($2)}; run: $here/kernel.sh prepare $1"; }
+
+# --- apt on the host --------------------------------------------------------
+installed() { dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | grep -q '^ii'; }
+apt_get() {
+	mkdir -p "$cache"
+	flock "$cache/.apt.lock" env DEBIAN_FRONTEND=noninteractive \
+		apt-get -y -q -o DPkg::Lock::Timeout=600 "$@" >&2
+}
+apt_install() { # install, refreshing the package lists once if that fails
+	apt_get install --no-install-recommends "$@" ||
+		{ apt_get update && apt_get install --no-install-recommends "$@"; }
+}
+need_pkgs() {
+	local p missing=()
+	for p; do installed "$p" || missing+=("$p"); done
+	[ ${#missing[@]} = 0 ] && return 0
+	log "installing ${missing[*]}"
+	apt_install "${missing[@]}"
+}
+
+# The host's bookworm main-archive source: prints its URIs, then its Signed-By
+# (a file name, or an empty line).
+host_debian_source() {
+	local f out line uri opts signed
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -e "$f" ] || continue
+		out=$(awk '
+		function flush() {
+			if (!found && types ~ /(^|[ \t])deb([ \t]|$)/ && suites ~ /(^|[ \t])bookworm([ \t]|$)/ &&
+			    enabled != "no" && uris != "") {
+				if (signed !~ /^\//) signed = ""
+				print uris; print signed; found = 1
+			}
+			types = suites = uris = signed = enabled = ""
+		}
+		/^#/ { next }
+		/^[ \t]*$/ { flush(); next }
+		/^[ \t]/ { next }
+		{
+			k = tolower($1); sub(/:$/, "", k); v = $0; sub(/^[^:]*:[ \t]*/, "", v); sub(/[ \t]+$/, "", v)
+			if (k == "types") types = v; else if (k == "suites") suites = v
+			else if (k == "uris") uris = v; else if (k == "signed-by") signed = v
+			else if (k == "enabled") enabled = tolower(v)
+		}
+		END { flush() }' "$f")
+		[ -n "$out" ] && { echo "$out"; return 0; }
+	done
+	if [ -r /etc/apt/sources.list ]; then
+		while read -r line; do
+			[[ $line =~ ^deb[[:space:]]+(\[([^]]*)\][[:space:]]+)?([^[:space:]]+)[[:space:]]+bookworm[[:space:]] ]] || continue
+			uri=${BASH_REMATCH[3]} opts=${BASH_REMATCH[2]} signed=
+			[[ $opts =~ signed-by=([^[:space:],]+) ]] && signed=${BASH_REMATCH[1]}
+			printf '%s\n%s\n' "$uri" "$signed"
+			return 0
+		done </etc/apt/sources.list
+	fi
+	die "no bookworm source found in /etc/apt/sources.list{,.d/*.sources}"
+}
+
+# Newest "KVER PACKAGE" among linux-image-SERIES.N+xxx-amd64[-unsigned] that
+# apt can install together with linux-headers-KVER (the -unsigned image
+# preferred: the signed one may lag behind); apt-cache runs through "$@"
+# (e.g. chroot73) when given.
+pick_image() {
+	local series=$1 re names heads cands name kver rank
+	shift
+	re="^linux-image-(${series//./\\.}\.[0-9]+(\+[a-z0-9.~]+)?-amd64)(-unsigned)?$"
+	names=$("$@" apt-cache pkgnames "linux-image-$series." | grep -E "$re" || true)
+	[ -n "$names" ] || return 0
+	heads=$(sed -E 's/-unsigned$//; s/^linux-image-/linux-headers-/' <<<"$names" | sort -u)
+	# shellcheck disable=SC2086
+	cands=$("$@" apt-cache policy $names $heads |
+		awk '/^[^ ]/ { p = $1; sub(/:$/, "", p) } /^  Candidate:/ && $2 != "(none)" { print p }')
+	for name in $names; do
+		kver=${name#linux-image-} kver=${kver%-unsigned}
+		grep -qxF "$name" <<<"$cands" && grep -qxF "linux-headers-$kver" <<<"$cands" || continue
+		rank=0; [ "$name" != "${name%-unsigned}" ] && rank=1
+		printf '%s\t%s\t%s\n' "$kver" "$rank" "$name"
+	done | sort -t "$(printf '\t')" -k1,1V -k2,2n | tail -n 1 | cut -f1,3 | tr '\t' ' '
+}
+
+describe_pkg() { # PACKAGE [PREFIX...]: "VERSION from ORIGIN" of its candidate
+	local p=$1 cand
+	shift
+	cand=$("$@" apt-cache policy "$p" | sed -n 's/^ *Candidate: //p')
+	echo "$cand from $("$@" apt-cache madison "$p" | awk -F' *[|] *' -v v="$cand" '$2 == v { print $3; exit }')"
+}
+
+# Newest KVER under ROOT/lib/modules matching SERIES.*-amd64 that has
+# modules.dep, a vmlinuz and headers (only those are complete).
+newest_installed() {
+	local root=$1 series=$2 v
+	for v in $(ls -d "$root"/usr/lib/modules/"$series".*-amd64 "$root"/lib/modules/"$series".*-amd64 2>/dev/null |
+		xargs -rn1 basename | sort -urV); do
+		[ -s "$root/lib/modules/$v/modules.dep" ] || continue
+		[ -e "$root/lib/modules/$v/build/Makefile" ] || [ -e "$root/usr/src/linux-headers-$v/Makefile" ] || continue
+		[ -e "$root/boot/vmlinuz-$v" ] || [ -e "$root/usr/lib/modules/$v/vmlinuz" ] || continue
+		echo "$v"
+		return 0
+	done
+	return 1
+}
+vmlinuz_of() { # ROOT KVER
+	if [ -e "$1/boot/vmlinuz-$2" ]; then echo "$1/boot/vmlinuz-$2"; else echo "$1/usr/lib/modules/$2/vmlinuz"; fi
+}
+
+# --- 6.1 and 6.12: Debian kernels installed on the host ----------------------
+prepare_61() {
+	if KVER=$(newest_installed "" 6.1); then
+		need_pkgs make
+	else
+		# bookworm's own meta packages (backports is not preferred by apt).
+		need_pkgs make linux-image-amd64 linux-headers-amd64
+		KVER=$(newest_installed "" 6.1) || die "linux-image-amd64 installed no 6.1 kernel"
+	fi
+	log "6.1: $KVER (linux-image-$KVER $(dpkg-query -W -f='${Version}' "linux-image-$KVER" 2>/dev/null || true))"
+}
+
+bpo_sources=/etc/apt/sources.list.d/bookworm-backports.sources
+add_bookworm_backports() {
+	local src uris signed
+	if grep -sv '^[[:space:]]*#' /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources |
+		grep -v "^$bpo_sources:" | grep -qE '(^|[[:space:]:])bookworm-backports([[:space:]]|$)'; then
+		return 0 # somebody else already has it
+	fi
+	src=$(host_debian_source)
+	uris=$(sed -n 1p <<<"$src") signed=$(sed -n 2p <<<"$src")
+	local want
+	want=$(printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\n%s' \
+		"$uris" "${signed:+Signed-By: $signed
+}")
+	if [ "$(cat "$bpo_sources" 2>/dev/null)" != "$want" ]; then
+		log "adding $bpo_sources ($uris)"
+		printf '%s\n' "$want" >"$bpo_sources"
+		apt_get update
+	fi
+}
+
+prepare_612() {
+	local pick kver pkg
+	if KVER=$(newest_installed "" 6.12); then
+		need_pkgs make
+		log "6.12: $KVER (installed)"
+		return 0
+	fi
+	add_bookworm_backports
+	pick=$(pick_image 6.12)
+	[ -n "$pick" ] || { apt_get update; pick=$(pick_image 6.12); }
+	[ -n "$pick" ] || die "6.12: no installable linux-image-6.12.*-amd64 with headers in apt's sources"
+	read -r kver pkg <<<"$pick"
+	log "6.12: installing $pkg and linux-headers-$kver ($(describe_pkg "$pkg"))"
+	# INITRD=No: the guest boots our own initramfs, the host needs none.
+	INITRD=No apt_install make "$pkg" "linux-headers-$kver"
+	KVER=$(newest_installed "" 6.12) || die "6.12: $pkg did not install a complete kernel"
+}
+
+# --- 7.3: trixie-backports' kernel in a trixie chroot -------------------------
+chroot73() { # run a command in the chroot with a clean environment
+	# /proc (apt, objtool need it) is mounted in a private mount namespace:
+	# it vanishes with the command, concurrent callers cannot unmount it
+	# under each other, and nothing is left mounted after a kill.
+	# shellcheck disable=SC2016
+	unshare --mount --propagation private -- sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' \
+		"$root73" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 \
+		DEBIAN_FRONTEND=noninteractive "$@"
+}
+prepare_73() {
+	local src mirror signed pick kver pkg t0 keyring
+	if KVER=$(newest_installed "$root73" 7.3) && [ -x "$root73/usr/bin/gcc-14" ] && [ -x "$root73/usr/bin/make" ]; then
+		log "7.3: $KVER (installed in $root73)"
+		return 0
+	fi
+	need_pkgs debootstrap
+	src=$(host_debian_source)
+	mirror=$(sed -n 1p <<<"$src" | awk '{print $1}') signed=$(sed -n 2p <<<"$src")
+	if [ ! -x "$root73/usr/bin/apt-get" ]; then
+		t0=$SECONDS
+		log "7.3: debootstrap trixie into $root73 from $mirror"
+		rm -rf "$root73.new"
+		mkdir -p "$cache"
+		debootstrap --variant=minbase ${signed:+--keyring="$signed"} trixie "$root73.new" "$mirror" \
+			>"$cache/trixie-debootstrap.log" 2>&1 ||
+			{ tail -n 20 "$cache/trixie-debootstrap.log" >&2; die "7.3: debootstrap failed (log: $cache/trixie-debootstrap.log)"; }
+		rm -rf "$root73"
+		mv "$root73.new" "$root73"
+		log "7.3: debootstrap took $((SECONDS - t0)) s"
+	fi
+	# apt inside: trixie, -updates and -backports from the host's mirror; no
+	# recommends; no services; snapshot mirrors' Valid-Until ignored as on the host.
+	keyring=/usr/share/keyrings/debian-archive-keyring.pgp
+	[ -e "$root73$keyring" ] || keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+	rm -f "$root73/etc/apt/sources.list"
+	printf 'Types: deb\nURIs: %s\nSuites: trixie trixie-updates trixie-backports\nComponents: main\nSigned-By: %s\n' \
+		"$mirror" "$keyring" >"$root73/etc/apt/sources.list.d/debian.sources"
+	printf 'APT::Install-Recommends "false";\nAcquire::Check-Valid-Until "false";\nAcquire::Languages "none";\nDpkg::Use-Pty "false";\n' \
+		>"$root73/etc/apt/apt.conf.d/99dio-batch"
+	printf '#!/bin/sh\nexit 101\n' >"$root73/usr/sbin/policy-rc.d"
+	chmod +x "$root73/usr/sbin/policy-rc.d"
+	cp -L /etc/resolv.conf "$root73/etc/resolv.conf" 2>/dev/null || true
+	t0=$SECONDS
+	chroot73 dpkg --configure -a >&2 # finish an interrupted earlier run
+	chroot73 apt-get -q update >&2
+	pick=$(pick_image 7.3 chroot73)
+	[ -n "$pick" ] || die "7.3: no linux-image-7.3.*-amd64 in trixie-backports"
+	read -r kver pkg <<<"$pick"
+	log "7.3: installing $pkg ($(describe_pkg "$pkg" chroot73)), linux-headers-$kver, gcc-14, make in the chroot"
+	# -t: the kernel needs backports' linux-base etc.  initramfs-tools named
+	# so apt does not pick dracut, and INITRD=No so its kernel hook builds no
+	# initramfs (the guest boots our own).
+	chroot73 env INITRD=No apt-get -y -q -t trixie-backports install \
+		gcc-14 make initramfs-tools "$pkg" "linux-headers-$kver" >&2
+	chroot73 apt-get -q clean >&2
+	log "7.3: packages took $((SECONDS - t0)) s"
+	KVER=$(newest_installed "$root73" 7.3) || die "7.3: $pkg did not install a complete kernel in $root73"
+}
+
+# --- debug: Debian's 6.1 source with tests/vm/debug.config --------------------
+debug_src() { # unpack linux-source-6.1 under $cache/src if missing or stale
+	local srcver=$1 dir=$cache/src/linux-source-6.1 stamp=$cache/src/linux-source-6.1.pkgver have upstream tmp
+	upstream=${srcver%-*}
+	if [ -f "$stamp" ]; then have=$(cat "$stamp")
+	elif [ -f "$dir/Makefile" ]; then
+		# Unpacked by someone else: trust it if its version matches.
+		have=$(awk -F' *= *' '$1 == "VERSION" { v = $2 } $1 == "PATCHLEVEL" { p = $2 }
+			$1 == "SUBLEVEL" { print v "." p "." $2; exit }' "$dir/Makefile")
+		[ "$have" = "$upstream" ] && have=$srcver
+	fi
+	if [ ! -f "$dir/Makefile" ] || [ "${have:-}" != "$srcver" ]; then
+		log "debug: unpacking linux-source-6.1 $srcver into $dir"
+		tmp=$(mktemp -d "$cache/src/.unpack.XXXXXX")
+		tar -C "$tmp" -xaf /usr/src/linux-source-6.1.tar.*
+		rm -rf "$dir"
+		mv "$tmp/linux-source-6.1" "$dir"
+		rmdir "$tmp"
+	fi
+	echo "$srcver" >"$stamp"
+}
+debug_key() { # cache key: source package version + sha256 of the fragment
+	printf '%s\n%s\n' "$1" "$(sha256sum <"$fragment" | cut -d' ' -f1)" | sha256sum | cut -c1-12
+}
+verify_config() { # CONFIG FRAGMENT...: every line of the fragments took?
+	local cfg=$1 l s bad=0
+	shift
+	while IFS= read -r l; do
+		case "$l" in
+		CONFIG_*=*)
+			grep -qxF -- "$l" "$cfg" && continue
+			s=${l%%=*}
+			log "debug: '$l' did not take; .config has: $(grep -E "^(# )?${s}[= ]" "$cfg" || echo '(nothing)')"
+			bad=1
+			;;
+		"# CONFIG_"*" is not set")
+			s=${l#\# } s=${s%% *}
+			grep -q "^$s=" "$cfg" || continue
+			log "debug: '$l' did not take; .config has: $(grep "^$s=" "$cfg")"
+			bad=1
+			;;
+		esac
+	done < <(cat "$@")
+	[ $bad = 0 ] || die "debug: the config fragment did not apply (see above): $cfg"
+}
+prepare_debug() {
+	local srcver key src b=$debugdir/build t0 kver
+	need_pkgs linux-source-6.1 make gcc bc bison flex libelf-dev libssl-dev cpio kmod xz-utils
+	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+	key=$(debug_key "$srcver")
+	if [ -f "$debugdir/stamp" ] && [ "$(cut -d' ' -f1 "$debugdir/stamp")" = "$key" ] &&
+		[ -s "$debugdir/vmlinuz" ] && [ -s "$debugdir/mods/lib/modules/$(cut -d' ' -f2 "$debugdir/stamp")/modules.dep" ]; then
+		log "debug: $(cut -d' ' -f2 "$debugdir/stamp") up to date (linux-source-6.1 $srcver, key $key)"
+		return 0
+	fi
+	mkdir -p "$cache/src" "$b"
+	debug_src "$srcver"
+	src=$cache/src/linux-source-6.1
+	t0=$SECONDS
+	log "debug: configuring linux-source-6.1 $srcver in $b (key $key)"
+	rm -f "$debugdir/stamp" "$b/.config"
+	{
+		make -C "$src" O="$b" defconfig
+		make -C "$src" O="$b" kvm_guest.config
+		# A release name per cache key, so initramfs caches keyed on KVER follow.
+		printf 'CONFIG_LOCALVERSION="-dbg-%s"\n# CONFIG_LOCALVERSION_AUTO is not set\n' "${key:0:8}" >"$b/dio-local.config"
+		(cd "$b" && "$src/scripts/kconfig/merge_config.sh" -m -O "$b" "$b/.config" "$fragment" "$b/dio-local.config")
+		make -C "$src" O="$b" olddefconfig
+	} >"$debugdir/config.log" 2>&1 || { tail -n 30 "$debugdir/config.log" >&2; die "debug: configuration failed"; }
+	verify_config "$b/.config" "$fragment" "$b/dio-local.config"
+	log "debug: building bzImage and modules with -j$jobs (log: $debugdir/build.log)"
+	nice make -C "$src" O="$b" -j"$jobs" bzImage modules >"$debugdir/build.log" 2>&1 ||
+		{ grep -E 'error|Error' "$debugdir/build.log" | tail -n 20 >&2; die "debug: build failed (log: $debugdir/build.log)"; }
+	kver=$(make -s -C "$src" O="$b" kernelrelease)
+	rm -rf "$debugdir/mods.new"
+	make -C "$src" O="$b" modules_install INSTALL_MOD_PATH="$debugdir/mods.new" >>"$debugdir/build.log" 2>&1 ||
+		die "debug: modules_install failed (log: $debugdir/build.log)"
+	rm -rf "$debugdir/mods"
+	mv "$debugdir/mods.new" "$debugdir/mods"
+	cp "$b/arch/x86/boot/bzImage" "$debugdir/vmlinuz.new"
+	mv "$debugdir/vmlinuz.new" "$debugdir/vmlinuz"
+	echo "$key $kver $srcver" >"$debugdir/stamp"
+	log "debug: built $kver in $((SECONDS - t0)) s"
+}
+
+# --- env ---------------------------------------------------------------------
+env_of() {
+	KCHROOT='' KCMDLINE_EXTRA=''
+	case "$1" in
+	6.1)
+		KVER=$(newest_installed "" 6.1) || need_prepare 6.1 "no Debian 6.1 kernel with headers"
+		VMLINUZ=/boot/vmlinuz-$KVER MODDIR=/lib/modules/$KVER KDIR=/lib/modules/$KVER/build
+		;;
+	6.12)
+		KVER=$(newest_installed "" 6.12) || need_prepare 6.12 "no bookworm-backports 6.12 kernel with headers"
+		VMLINUZ=/boot/vmlinuz-$KVER MODDIR=/lib/modules/$KVER KDIR=/lib/modules/$KVER/build
+		;;
+	7.3)
+		KVER=$(newest_installed "$root73" 7.3) || need_prepare 7.3 "no 7.3 kernel with headers in $root73"
+		[ -x "$root73/usr/bin/gcc-14" ] || need_prepare 7.3 "no gcc-14 in $root73"
+		VMLINUZ=$(vmlinuz_of "$root73" "$KVER") MODDIR=$root73/usr/lib/modules/$KVER
+		KDIR=$root73/usr/src/linux-headers-$KVER KCHROOT=$root73
+		;;
+	debug)
+		local key kver
+		installed linux-source-6.1 || need_prepare debug "linux-source-6.1 not installed"
+		key=$(debug_key "$(dpkg-query -W -f='${Version}' linux-source-6.1)")
+		read -r _ kver _ 2>/dev/null <"$debugdir/stamp" || need_prepare debug "not built"
+		[ "$(cut -d' ' -f1 "$debugdir/stamp")" = "$key" ] || need_prepare debug "stale: source package or debug.config changed"
+		KVER=$kver VMLINUZ=$debugdir/vmlinuz MODDIR=$debugdir/mods/lib/modules/$kver KDIR=$debugdir/build
+		# debug.config keeps kmemleak on from boot: nothing to add here.
+		KCMDLINE_EXTRA=
+		;;
+	*)
+		echo "kernel: unknown flavour '$1' (6.1, 6.12, 7.3, debug)" >&2
+		exit 2
+		;;
+	esac
+}
+
+main() {
+	local cmd=${1:-} flavour=${2:-} out w
+	case "$cmd" in
+	prepare)
+		[ "$(id -u)" = 0 ] || die "prepare needs root (apt, chroot)"
+		case "$flavour" in 6.1 | 6.12 | 7.3 | debug) ;; *) env_of "$flavour" ;; esac
+		mkdir -p "$cache"
+		exec 9>"$cache/.prepare-$flavour.lock"
+		flock 9
+		case "$flavour" in
+		6.1) prepare_61 ;;
+		6.12) prepare_612 ;;
+		7.3) prepare_73 ;;
+		debug) prepare_debug ;;
+		esac
+		env_of "$flavour"
+		log "flavour $flavour ready: $KVER"
+		;;
+	env)
+		env_of "$flavour"
+		log "flavour $flavour = $KVER"
+		printf 'KVER=%q VMLINUZ=%q MODDIR=%q KDIR=%q KCHROOT=%q KCMDLINE_EXTRA=%q\n' \
+			"$KVER" "$VMLINUZ" "$MODDIR" "$KDIR" "$KCHROOT" "$KCMDLINE_EXTRA"
+		;;
+	build-module)
+		[ -n "${3:-}" ] || die "usage: kernel.sh build-module FLAVOUR OUTDIR"
+		env_of "$flavour"
+		out=$(mkdir -p "$3" && cd "$3" && pwd)
+		# Build a copy, so builds for several kernels never share objects.
+		rm -rf "$out/src"
+		mkdir -p "$out/src"
+		cp -r "$top/module" "$top/uapi" "$out/src/"
+		# Objects of an in-tree build in module/ belong to another kernel.
+		find "$out/src" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' -o -name '.*.cmd' \
+			-o -name Module.symvers -o -name modules.order -o -name '*.a' \) -delete
+		if [ -z "$KCHROOT" ]; then
+			make -s -C "$KDIR" M="$out/src/module" modules >&2
+		else
+			# The kernel's compiler lives in the chroot: build there, copy back.
+			w=$(mktemp -d "$KCHROOT/var/tmp/dio-build.XXXXXX")
+			cp -r "$out/src" "$w/"
+			chroot73 make -s -C "${KDIR#"$KCHROOT"}" M="${w#"$KCHROOT"}/src/module" modules >&2 ||
+				{ rm -rf "$w"; die "build-module: build in $KCHROOT failed"; }
+			rm -rf "$out/src"
+			cp -r "$w/src" "$out/"
+			rm -rf "$w"
+		fi
+		cp "$out/src/module/dio_batch.ko" "$out/"
+		;;
+	*)
+		echo "usage: kernel.sh prepare|env|build-module FLAVOUR [OUTDIR]" >&2
+		exit 2
+		;;
+	esac
+}
+main "$@"; exit $?
