@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * dioctl_pi.h - libdioctl: T10 protection information in user space
+ *
+ * Generate and verify the PI tuples a dio_batch request carries, exactly as
+ * the Linux block layer does (block/t10-pi.c, Linux 6.1), with the guard
+ * checksums at memory speed.
+ *
+ * Error convention of the whole library: like system calls, a function
+ * returns 0 (or a count) on success and -1 with errno set on failure.  A PI
+ * verification failure is -1 with errno EILSEQ and a struct dio_pi_error
+ * filled in.  Functions that return a checksum cannot fail.
+ *
+ * Tuple formats (all fields big-endian):
+ *
+ *  - 8 bytes (DIO_GUARD_CRC16, DIO_GUARD_IP): guard(2) app(2) ref(4)
+ *  - 16 bytes (DIO_GUARD_CRC64): guard(8) app(2) ref(6)
+ *
+ * The functions are thread-safe and keep no state between calls.
+ */
+#ifndef _DIOCTL_PI_H
+#define _DIOCTL_PI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <linux/dio_batch.h>
+
+#ifndef DIO_PUBLIC
+#define DIO_PUBLIC __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The app tag that makes verification skip a tuple (T10_PI_APP_ESCAPE). */
+#define DIO_PI_APP_ESCAPE	0xffff
+
+/* The DIO_PI_CHK_* bits dio_pi_verify() accepts. */
+#define DIO_PI_CHK_ALL	(DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG | DIO_PI_CHK_APPTAG)
+
+/**
+ * struct dio_pi_profile - how a device formats its protection information
+ * @guard_type:	DIO_GUARD_IP, DIO_GUARD_CRC16 or DIO_GUARD_CRC64
+ * @tuple_size:	bytes of PI per interval: 8, or 16 for DIO_GUARD_CRC64
+ * @pi_type:	T10 protection type 1, 2 or 3 (2 behaves as 1)
+ * @ref_tag_size: bytes of reference tag: 4, or 6 for DIO_GUARD_CRC64
+ * @interval:	bytes of data per tuple: a power of two, 512 to 65536
+ *
+ * Fill it with dio_pi_profile_init() or dio_pi_profile_from_query().
+ */
+struct dio_pi_profile {
+	uint8_t		guard_type;
+	uint8_t		tuple_size;
+	uint8_t		pi_type;
+	uint8_t		ref_tag_size;
+	uint32_t	interval;
+};
+
+/**
+ * struct dio_pi_error - the first tuple dio_pi_verify() refused
+ * @interval:	index of the failing interval in the buffer (0 = first)
+ * @ref:	seed + @interval: the interval's reference number
+ * @expected:	DIO_PI_TAG_GUARD: the guard computed over the data;
+ *		DIO_PI_TAG_APP: the caller's app tag (unmasked);
+ *		DIO_PI_TAG_REF: the low 32 (48 for CRC64) bits of @ref
+ * @actual:	the tag as found in the tuple (app tag unmasked)
+ * @tag:	DIO_PI_TAG_GUARD, DIO_PI_TAG_APP or DIO_PI_TAG_REF;
+ *		DIO_PI_TAG_NONE after a successful verification
+ * @pad:	zero
+ */
+struct dio_pi_error {
+	uint64_t	interval;
+	uint64_t	ref;
+	uint64_t	expected;
+	uint64_t	actual;
+	uint8_t		tag;
+	uint8_t		pad[7];
+};
+
+/**
+ * dio_pi_profile_init:
+ * @p: the profile to fill
+ * @guard_type: DIO_GUARD_IP, DIO_GUARD_CRC16 or DIO_GUARD_CRC64
+ * @interval: bytes of data per tuple (power of two, 512..65536)
+ * @pi_type: T10 protection type 1, 2 or 3
+ *
+ * Fills @p, deriving the tuple and reference tag sizes from @guard_type.
+ *
+ * Returns: 0, or -1 with errno EINVAL for an unknown guard type, a bad
+ * interval or a bad protection type (@p is then left untouched).
+ *
+ * Since: 0.1
+ */
+DIO_PUBLIC int dio_pi_profile_init(struct dio_pi_profile *p, int guard_type,
+				   unsigned int interval, int pi_type);
+
+/**
+ * dio_pi_profile_from_query:
+ * @q: a struct dio_query filled by DIO_IOC_QUERY
+ * @p: the profile to fill
+ *
+ * Returns: 0, or -1 with errno EOPNOTSUPP when the device has no protection
+ * information (or a format this library does not handle: unknown guard,
+ * PI not at offset 0, storage tags), EINVAL when @q or @p is NULL, @q->size
+ * is below DIO_QUERY_SIZE_VER0 or its PI fields contradict each other.
+ *
+ * Since: 0.1
+ */
+DIO_PUBLIC int dio_pi_profile_from_query(const struct dio_query *q,
+					 struct dio_pi_profile *p);
+
+/**
+ * dio_pi_len:
+ * @p: a valid profile
+ * @data_len: bytes of data, a multiple of @p->interval
+ *
+ * Returns: the bytes of PI that @data_len bytes of data need, or -1 with
+ * errno EINVAL when @p is invalid or @data_len not a multiple of the interval.
+ *
+ * Since: 0.1
+ */
+DIO_PUBLIC ssize_t dio_pi_len(const struct dio_pi_profile *p, size_t data_len);
+
+/**
+ * dio_pi_crc16_t10dif:
+ * @crc: 0 to start, or the result over the preceding bytes
+ * @buf: data
+ * @len: bytes at @buf
+ *
+ * CRC-16/T10-DIF: polynomial 0x8BB7, initial value 0, not reflected, no
+ * final XOR (ISA-L).  Incremental: crc(crc(0, a), b) == crc(0, a || b).
+ *
+ * Returns: the CRC, as stored big-endian in the tuple's guard.
+ *
+ * Since: 0.1
+ */
+DIO_PUBLIC uint16_t dio_pi_crc16_t10dif(uint16_t crc, const void *buf, size_t len);
+
+/**
+ * dio_pi_crc64_nvme:
+ * @crc: 0 to start, or the result over the preceding bytes
+ * @buf: data
+ * @len: bytes at @buf
+ *
+ * CRC-64/NVME: polynomial 0xAD93D23594C93659 reflected, initial value and
+ * final XOR all ones, in the convention of the kernel's crc64_rocksoft():
+ * incremental, crc(crc(0, a), b) == crc(0, a || b).  Uses AVX-512
+ * VPCLMULQDQ or PCLMULQDQ when the CPU has them.
+ *
+ * Returns: the CRC, as stored big-endian in the tuple's guard.
+ *
+ * Since: 0.1
+ */
+DIO_PUBLIC uint64_t dio_pi_crc64_nvme(uint64_t crc, const void *buf, size_t len);
+
+/**
+ * dio_pi_ip_checksum:
+ * @buf: data
+ * @len: bytes at @buf (an odd last byte is padded with a zero byte)
+ *
+ * The RFC 1071 Internet checksum as the kernel's IP profile stores it: the
+ * one's complement of the one's complement sum of the big-endian 16-bit
+ * words.  Storing the result big-endian gives the same two bytes the kernel
+ * writes on any architecture.  All-zero data gives 0xffff.
+ *
+ * Returns: the checksum, as stored big-endian in the tuple's guard.
+ *
+ * Since: 0.1
+ */
+DIO_PUBLIC uint16_t dio_pi_ip_checksum(const void *buf, size_t len);
+
+/**
+ * dio_pi_generate:
+ * @p: the device's profile
+ * @data: the data, @len bytes
+ * @len: a multiple of @p->interval (0 is allowed)
+ * @pi: room for dio_pi_len(@p, @len) bytes of tuples
+ * @seed: reference tag of the first interval (its number in interval units)
+ * @app_tag: app tag written to every tuple
+ *
+ * Writes one tuple per interval: the guard over the interval's data, @app_tag,
+ * and for types 1 and 2 the low 32 (CRC64: 48) bits of @seed + i for interval
+ * i; for type 3 the ref tag is 0, as the kernel writes it.
+ *
+ * Returns: 0, or -1 with errno EINVAL when @p is invalid, @len is not a
+ * multiple of the interval, or @data or @pi is NULL with @len non-zero.
+ * Nothing is written on failure.
+ *
+ * Since: 0.1
+ */
+DIO_PUBLIC int dio_pi_generate(const struct dio_pi_profile *p, const void *data,
+			       size_t len, void *pi, uint64_t seed, uint16_t app_tag);
+
+/**
+ * dio_pi_generate_iov:
+ * @p: the device's profile
+ * @iov: data segments, of any lengths and alignments; an interval may span
+ *	segments
+ * @iovcnt: number of segments (0 or more)
+ * @pi: room for dio_pi_len(@p, total) bytes of tuples
+ * @seed: as for dio_pi_generate()
+ * @app_tag: as for dio_pi_generate()
+ *
+ * dio_pi_generate() over the concatenation of the segments.
+ *
+ * Returns: 0, or -1 with errno EINVAL as dio_pi_generate(), also for a
+ * negative @iovcnt, a NULL @iov with @iovcnt > 0 or a total that overflows.
+ *
+ * Since: 0.1
+ */
+DIO_PUBLIC int dio_pi_generate_iov(const struct dio_pi_profile *p,
+				   const struct iovec *iov, int iovcnt, void *pi,
+				   uint64_t seed, uint16_t app_tag);
+
+/**
+ * dio_pi_verify:
+ * @p: the device's profile
+ * @data: the data, @len bytes
+ * @len: a multiple of @p->interval (0 is allowed)
+ * @pi: dio_pi_len(@p, @len) bytes of tuples
+ * @seed: expected reference tag of the first interval
+ * @app_tag: expected app tag (with DIO_PI_CHK_APPTAG)
+ * @app_mask: bits of the app tag that DIO_PI_CHK_APPTAG compares
+ * @chk_flags: DIO_PI_CHK_GUARD, DIO_PI_CHK_REFTAG, DIO_PI_CHK_APPTAG
+ * @err: filled with the first failure; may be NULL
+ *
+ * Checks the tuples in order, as the kernel does:
+ *
+ *  - types 1 and 2: a tuple whose app tag is 0xffff is skipped entirely;
+ *  - type 3: a tuple whose app tag is 0xffff and ref tag all ones is skipped;
+ *
+ * then, in this order, and only the checks @chk_flags asks for: the guard
+ * against the interval's data, the app tag under @app_mask, and (types 1
+ * and 2 only: type 3 has no ref tag to check) the ref tag against the low
+ * 32 (CRC64: 48) bits of @seed + i.  The kernel itself checks the ref tag
+ * before the guard; a tuple that fails both is reported here as a guard
+ * failure.
+ *
+ * Returns: 0 when every tuple passed, -1 with errno EILSEQ at the first
+ * failing tuple (@err filled), or -1 with errno EINVAL as dio_pi_generate()
+ * or for @chk_flags bits outside DIO_PI_CHK_ALL.
+ *
+ * Since: 0.1
+ */
+DIO_PUBLIC int dio_pi_verify(const struct dio_pi_profile *p, const void *data,
+			     size_t len, const void *pi, uint64_t seed,
+			     uint16_t app_tag, uint16_t app_mask,
+			     unsigned int chk_flags, struct dio_pi_error *err);
+
+/**
+ * dio_pi_verify_iov:
+ * @p: the device's profile
+ * @iov: data segments, as for dio_pi_generate_iov()
+ * @iovcnt: number of segments
+ * @pi: the tuples
+ * @seed: as for dio_pi_verify()
+ * @app_tag: as for dio_pi_verify()
+ * @app_mask: as for dio_pi_verify()
+ * @chk_flags: as for dio_pi_verify()
+ * @err: as for dio_pi_verify()
+ *
+ * dio_pi_verify() over the concatenation of the segments.
+ *
+ * Returns: as dio_pi_verify(), and EINVAL as dio_pi_generate_iov().
+ *
+ * Since: 0.1
+ */
+DIO_PUBLIC int dio_pi_verify_iov(const struct dio_pi_profile *p,
+				 const struct iovec *iov, int iovcnt,
+				 const void *pi, uint64_t seed, uint16_t app_tag,
+				 uint16_t app_mask, unsigned int chk_flags,
+				 struct dio_pi_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _DIOCTL_PI_H */

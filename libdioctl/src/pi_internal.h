@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * pi_internal.h - libdioctl PI internals, shared with the unit tests and the
+ * benchmark (they link the static library, where hidden symbols still link).
+ * Nothing here is part of the ABI.
+ */
+#ifndef _DIOCTL_PI_INTERNAL_H
+#define _DIOCTL_PI_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* CRC-16/T10-DIF, same convention as dio_pi_crc16_t10dif(). */
+uint16_t pi_crc16_bytewise(uint16_t crc, const void *buf, size_t len);
+uint16_t pi_crc16_slice8(uint16_t crc, const void *buf, size_t len);
+
+/* CRC-64/NVME, same convention as dio_pi_crc64_nvme(). */
+uint64_t pi_crc64_slice8(uint64_t crc, const void *buf, size_t len);
+/* Only where pi_crc64_have_pclmul(): PCLMULQDQ folding. */
+uint64_t pi_crc64_pclmul(uint64_t crc, const void *buf, size_t len);
+int pi_crc64_have_pclmul(void);
+/* Only where pi_crc64_have_vpclmul512(): AVX-512 VPCLMULQDQ folding. */
+uint64_t pi_crc64_vpclmul512(uint64_t crc, const void *buf, size_t len);
+int pi_crc64_have_vpclmul512(void);
+/*
+ * The folding constants, [d / 128][0..1] for a fold forward by d bits
+ * (d = 128..1024 in steps of 128, and 2048): rev64(x^(d+63) mod P), rev64(x^(d-1) mod P).
+ */
+const uint64_t *pi_crc64_fold_consts(void);
+
+/*
+ * Internet checksum pieces.  pi_ipsum_*() return the one's complement sum of
+ * the buffer's 16-bit words in host byte order, folded to 16 bits (0 only
+ * for all-zero data), as if the buffer started at an even offset.
+ */
+uint32_t pi_ipsum_portable(const void *buf, size_t len);
+/* Only where pi_ipsum_have_avx2(). */
+uint32_t pi_ipsum_avx2(const void *buf, size_t len);
+int pi_ipsum_have_avx2(void);
+/* The dispatched one. */
+uint32_t pi_ipsum(const void *buf, size_t len);
+
+/* One's complement addition of two folded 16-bit sums. */
+static inline uint32_t pi_ipsum_add(uint32_t a, uint32_t b)
+{
+	a += b;
+	return (a & 0xffff) + (a >> 16);
+}
+
+/*
+ * The guard value for a finished sum: complement, then convert from host
+ * word order to the big-endian value the tuple stores (see pi_ipcsum.c).
+ */
+uint16_t pi_ipsum_to_guard(uint32_t sum);
+
+#endif /* _DIOCTL_PI_INTERNAL_H */

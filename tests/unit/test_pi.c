@@ -1,0 +1,839 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests for libdioctl's PI helpers: checksum vectors, fast paths
+ * against portable and naive references, generation and verification for
+ * every profile, iovec splits, exact failure reports, escapes, check flags
+ * and argument errors.
+ *
+ * Random data comes from a fixed-seed generator; DIO_TEST_SEED overrides it.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dioctl_pi.h"
+#include "../../libdioctl/src/pi_internal.h"
+
+/* ---- helpers ---- */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	/* xorshift64* */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+static void fill_random(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len--)
+		*p++ = rnd();
+}
+
+static int setup_rng(void **state)
+{
+	const char *s = getenv("DIO_TEST_SEED");
+
+	rng_state = s ? strtoull(s, NULL, 0) : 0x9e3779b97f4a7c15ULL;
+	if (!rng_state)
+		rng_state = 1;
+	return 0;
+}
+
+static void fill_pattern(uint8_t *b, size_t len, int pat)
+{
+	for (size_t i = 0; i < len; i++)
+		b[i] = pat == 0 ? 0x00 : pat == 1 ? 0xff :
+		       pat == 2 ? (uint8_t)i : (uint8_t)(0xff - i);
+}
+
+/* Bit-at-a-time references, independent of the library's tables. */
+static uint16_t ref_crc16(const uint8_t *p, size_t len)
+{
+	uint16_t crc = 0;
+
+	while (len--) {
+		crc ^= (uint16_t)(*p++ << 8);
+		for (int i = 0; i < 8; i++)
+			crc = (crc & 0x8000) ? (crc << 1) ^ 0x8bb7 : crc << 1;
+	}
+	return crc;
+}
+
+static uint64_t ref_crc64(const uint8_t *p, size_t len)
+{
+	uint64_t crc = ~0ULL;
+
+	while (len--) {
+		crc ^= *p++;
+		for (int i = 0; i < 8; i++)
+			crc = (crc & 1) ? (crc >> 1) ^ 0x9a6c9329ac4bc9b5ULL : crc >> 1;
+	}
+	return ~crc;
+}
+
+/* RFC 1071 over big-endian words, the textbook way. */
+static uint16_t ref_ip_be(const uint8_t *p, size_t len)
+{
+	uint64_t sum = 0;	/* no overflow up to 2^48 words */
+
+	for (size_t i = 0; i < len; i += 2)
+		sum += (uint32_t)p[i] << 8 | (i + 1 < len ? p[i + 1] : 0);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/*
+ * What Linux on x86 puts in the guard bytes: ip_compute_csum() sums
+ * little-endian words and the __sum16 is stored raw (little-endian).
+ */
+static void ref_ip_kernel_x86_bytes(const uint8_t *p, size_t len, uint8_t out[2])
+{
+	uint64_t sum = 0;	/* no overflow up to 2^48 words */
+	uint16_t csum;
+
+	for (size_t i = 0; i < len; i += 2)
+		sum += p[i] | (uint32_t)(i + 1 < len ? p[i + 1] : 0) << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	csum = (uint16_t)~sum;
+	out[0] = csum & 0xff;
+	out[1] = csum >> 8;
+}
+
+static uint64_t ref_guard(int gt, const uint8_t *p, size_t len)
+{
+	switch (gt) {
+	case DIO_GUARD_CRC16:
+		return ref_crc16(p, len);
+	case DIO_GUARD_CRC64:
+		return ref_crc64(p, len);
+	default:
+		return ref_ip_be(p, len);
+	}
+}
+
+static uint64_t get_be(const uint8_t *b, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+
+static void put_be(uint8_t *b, int n, uint64_t v)
+{
+	for (int i = n - 1; i >= 0; i--, v >>= 8)
+		b[i] = v;
+}
+
+/* Field offsets and sizes in a tuple. */
+struct layout {
+	int guard_off, guard_len, app_off, ref_off, ref_len;
+};
+
+static struct layout layout_of(const struct dio_pi_profile *p)
+{
+	if (p->tuple_size == 16)
+		return (struct layout){ 0, 8, 8, 10, 6 };
+	return (struct layout){ 0, 2, 2, 4, 4 };
+}
+
+static const int guards[] = { DIO_GUARD_IP, DIO_GUARD_CRC16, DIO_GUARD_CRC64 };
+static const unsigned int intervals[] = { 512, 4096 };
+static const int types[] = { 1, 2, 3 };
+
+#define FOR_EACH_PROFILE(p)						\
+	for (size_t gi_ = 0; gi_ < 3; gi_++)				\
+	for (size_t ii_ = 0; ii_ < 2; ii_++)				\
+	for (size_t ti_ = 0; ti_ < 3; ti_++)				\
+	for (int once_ = (assert_int_equal(dio_pi_profile_init(&(p),	\
+			guards[gi_], intervals[ii_], types[ti_]), 0), 1); \
+	     once_; once_ = 0)
+
+/* ---- checksum vectors ---- */
+
+static const char check_str[] = "123456789";
+
+static void test_crc16_vectors(void **state)
+{
+	static const uint16_t want[4] = { 0x0000, 0x8b5d, 0x8f6d, 0x0430 };
+	static uint8_t b[4096];
+
+	assert_int_equal(dio_pi_crc16_t10dif(0, check_str, 9), 0xd0db);
+	assert_int_equal(pi_crc16_slice8(0, check_str, 9), 0xd0db);
+	assert_int_equal(pi_crc16_bytewise(0, check_str, 9), 0xd0db);
+	assert_int_equal(ref_crc16((const uint8_t *)check_str, 9), 0xd0db);
+	for (int pat = 0; pat < 4; pat++) {
+		fill_pattern(b, sizeof(b), pat);
+		assert_int_equal(dio_pi_crc16_t10dif(0, b, sizeof(b)), want[pat]);
+		assert_int_equal(pi_crc16_slice8(0, b, sizeof(b)), want[pat]);
+		assert_int_equal(pi_crc16_bytewise(0, b, sizeof(b)), want[pat]);
+	}
+}
+
+static void test_crc64_vectors(void **state)
+{
+	static const uint64_t want[4] = {
+		0x6482d367eb22b64eULL, 0xc0ddba7302eca3acULL,
+		0x3e729f5f6750449cULL, 0x9a2df64b8e9e517eULL,
+	};
+	static uint8_t b[4096];
+
+	assert_true(dio_pi_crc64_nvme(0, check_str, 9) == 0xae8b14860a799888ULL);
+	assert_true(pi_crc64_slice8(0, check_str, 9) == 0xae8b14860a799888ULL);
+	assert_true(ref_crc64((const uint8_t *)check_str, 9) == 0xae8b14860a799888ULL);
+	for (int pat = 0; pat < 4; pat++) {
+		fill_pattern(b, sizeof(b), pat);
+		assert_true(dio_pi_crc64_nvme(0, b, sizeof(b)) == want[pat]);
+		assert_true(pi_crc64_slice8(0, b, sizeof(b)) == want[pat]);
+		if (pi_crc64_have_pclmul())
+			assert_true(pi_crc64_pclmul(0, b, sizeof(b)) == want[pat]);
+		if (pi_crc64_have_vpclmul512())
+			assert_true(pi_crc64_vpclmul512(0, b, sizeof(b)) == want[pat]);
+	}
+}
+
+/* x^n mod P for P = x^64 + 0xAD93D23594C93659 (normal form). */
+static uint64_t xpow_mod(unsigned int n)
+{
+	uint64_t r = 1;
+
+	while (n--)
+		r = (r & (1ULL << 63)) ? (r << 1) ^ 0xad93d23594c93659ULL : r << 1;
+	return r;
+}
+
+static uint64_t rev64(uint64_t v)
+{
+	uint64_t r = 0;
+
+	for (int i = 0; i < 64; i++, v >>= 1)
+		r = r << 1 | (v & 1);
+	return r;
+}
+
+static void test_crc64_fold_constants(void **state)
+{
+	const uint64_t *k = pi_crc64_fold_consts();
+
+	for (unsigned int d = 128; d <= 2048; d += 128) {
+		if (d > 1024 && d < 2048)
+			continue;
+		assert_true(k[d / 128 * 2] == rev64(xpow_mod(d + 63)));
+		assert_true(k[d / 128 * 2 + 1] == rev64(xpow_mod(d - 1)));
+	}
+}
+
+static void test_ip_vectors(void **state)
+{
+	/* RFC 1071 section 3: the words sum to 0xddf2. */
+	static const uint8_t rfc[] = { 0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7 };
+	static uint8_t b[4096];
+
+	assert_int_equal(dio_pi_ip_checksum(rfc, sizeof(rfc)), 0xffff & ~0xddf2);
+	memset(b, 0, sizeof(b));
+	assert_int_equal(dio_pi_ip_checksum(b, sizeof(b)), 0xffff);
+	assert_int_equal(dio_pi_ip_checksum(b, 0), 0xffff);
+	memset(b, 0xff, sizeof(b));
+	assert_int_equal(dio_pi_ip_checksum(b, sizeof(b)), 0x0000);
+	/* Odd length: the last byte is the high half of a big-endian word. */
+	b[0] = 0x12;
+	assert_int_equal(dio_pi_ip_checksum(b, 1), 0xffff & ~0x1200);
+}
+
+/* ---- fast paths against portable ones ---- */
+
+#define BIG	(1 << 20)
+
+static void test_crc16_fast_vs_portable(void **state)
+{
+	uint8_t *b = malloc(BIG + 64);
+
+	assert_non_null(b);
+	fill_random(b, BIG + 64);
+	for (size_t len = 0; len <= 300; len++) {
+		size_t off = rnd() % 64;
+		uint16_t want = ref_crc16(b + off, len);
+
+		assert_int_equal(dio_pi_crc16_t10dif(0, b + off, len), want);
+		assert_int_equal(pi_crc16_slice8(0, b + off, len), want);
+		assert_int_equal(pi_crc16_bytewise(0, b + off, len), want);
+	}
+	for (int i = 0; i < 40; i++) {
+		size_t off = rnd() % 64, len = rnd() % BIG, cut = len ? rnd() % len : 0;
+		uint16_t want = pi_crc16_slice8(0, b + off, len);
+
+		assert_int_equal(dio_pi_crc16_t10dif(0, b + off, len), want);
+		/* Incremental equals one-shot. */
+		assert_int_equal(dio_pi_crc16_t10dif(dio_pi_crc16_t10dif(0, b + off, cut),
+						     b + off + cut, len - cut), want);
+		assert_int_equal(pi_crc16_slice8(pi_crc16_slice8(0, b + off, cut),
+						 b + off + cut, len - cut), want);
+	}
+	free(b);
+}
+
+static void test_crc64_fast_vs_portable(void **state)
+{
+	uint8_t *b = malloc(BIG + 64);
+	int pclmul = pi_crc64_have_pclmul(), v512 = pi_crc64_have_vpclmul512();
+
+	if (!pclmul)
+		fprintf(stderr, "# no PCLMULQDQ: fast path not tested\n");
+	if (!v512)
+		fprintf(stderr, "# no AVX-512 VPCLMULQDQ: that path not tested\n");
+	assert_non_null(b);
+	fill_random(b, BIG + 64);
+	/* Past 2 * 256 + 64 + 3 * 16 + 15: every loop of the AVX-512 path. */
+	for (size_t len = 0; len <= 700; len++) {
+		for (size_t off = 0; off < 16; off++) {
+			uint64_t want = ref_crc64(b + off, len);
+			uint64_t seed = rnd();
+
+			assert_true(pi_crc64_slice8(0, b + off, len) == want);
+			assert_true(dio_pi_crc64_nvme(0, b + off, len) == want);
+			/* A non-zero starting CRC exercises the initial XOR. */
+			if (pclmul) {
+				assert_true(pi_crc64_pclmul(0, b + off, len) == want);
+				assert_true(pi_crc64_pclmul(seed, b + off, len) ==
+					    pi_crc64_slice8(seed, b + off, len));
+			}
+			if (v512) {
+				assert_true(pi_crc64_vpclmul512(0, b + off, len) == want);
+				assert_true(pi_crc64_vpclmul512(seed, b + off, len) ==
+					    pi_crc64_slice8(seed, b + off, len));
+			}
+		}
+	}
+	for (int i = 0; i < 40; i++) {
+		size_t off = rnd() % 64, len = rnd() % BIG, cut = len ? rnd() % len : 0;
+		uint64_t want = pi_crc64_slice8(0, b + off, len);
+
+		assert_true(dio_pi_crc64_nvme(0, b + off, len) == want);
+		if (pclmul)
+			assert_true(pi_crc64_pclmul(0, b + off, len) == want);
+		if (v512)
+			assert_true(pi_crc64_vpclmul512(0, b + off, len) == want);
+		assert_true(dio_pi_crc64_nvme(dio_pi_crc64_nvme(0, b + off, cut),
+					      b + off + cut, len - cut) == want);
+		assert_true(pi_crc64_slice8(pi_crc64_slice8(0, b + off, cut),
+					    b + off + cut, len - cut) == want);
+	}
+	free(b);
+}
+
+static void test_ip_fast_vs_reference(void **state)
+{
+	uint8_t *b = malloc(BIG + 64);
+	int avx2 = pi_ipsum_have_avx2();
+
+	assert_non_null(b);
+	fill_random(b, BIG + 64);
+	for (size_t len = 0; len <= 300; len++) {
+		for (size_t off = 0; off < 8; off++) {
+			uint16_t want = ref_ip_be(b + off, len);
+			uint32_t port = pi_ipsum_portable(b + off, len);
+
+			assert_int_equal(dio_pi_ip_checksum(b + off, len), want);
+			assert_int_equal(pi_ipsum_to_guard(port), want);
+			if (avx2)
+				assert_int_equal(pi_ipsum_avx2(b + off, len), port);
+		}
+	}
+	for (int i = 0; i < 40; i++) {
+		size_t off = rnd() % 64, len = rnd() % BIG;
+		uint16_t want = ref_ip_be(b + off, len);
+
+		assert_int_equal(dio_pi_ip_checksum(b + off, len), want);
+		assert_int_equal(pi_ipsum_to_guard(pi_ipsum_portable(b + off, len)), want);
+		if (avx2)
+			assert_int_equal(pi_ipsum_to_guard(pi_ipsum_avx2(b + off, len)), want);
+	}
+	/* Words that sum to exactly 0xffff (+0 vs -0 in one's complement). */
+	memset(b, 0, 64);
+	b[0] = 0xff;
+	b[1] = 0xff;
+	assert_int_equal(dio_pi_ip_checksum(b, 64), 0x0000);
+	b[0] = 0x80;
+	b[1] = 0x00;
+	b[2] = 0x7f;
+	b[3] = 0xff;
+	assert_int_equal(dio_pi_ip_checksum(b, 64), 0x0000);
+	free(b);
+}
+
+/* ---- generation and verification ---- */
+
+struct bufs {
+	uint8_t *data;
+	uint8_t *pi;
+	size_t len, pi_len;
+};
+
+static void bufs_alloc(struct bufs *b, const struct dio_pi_profile *p, size_t n)
+{
+	ssize_t pl;
+
+	b->len = n * p->interval;
+	pl = dio_pi_len(p, b->len);
+	assert_true(pl == (ssize_t)(n * p->tuple_size));
+	b->pi_len = pl;
+	b->data = malloc(b->len);
+	b->pi = malloc(b->pi_len + 1);
+	assert_non_null(b->data);
+	assert_non_null(b->pi);
+	fill_random(b->data, b->len);
+}
+
+static void bufs_free(struct bufs *b)
+{
+	free(b->data);
+	free(b->pi);
+}
+
+static void test_generate_all_profiles(void **state)
+{
+	struct dio_pi_profile p;
+
+	FOR_EACH_PROFILE(p) {
+		struct layout l = layout_of(&p);
+		uint64_t refmask = p.tuple_size == 16 ? 0xffffffffffffULL : 0xffffffffULL;
+		/* Seed just below the wrap of the ref tag. */
+		uint64_t seed = refmask - 2 + ((rnd() & 0xff) << 48);
+		uint16_t app = rnd();
+		struct dio_pi_error err;
+		struct bufs b;
+
+		bufs_alloc(&b, &p, 6);
+		b.pi[b.pi_len] = 0xa5;
+		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, seed, app), 0);
+		assert_int_equal(b.pi[b.pi_len], 0xa5);	/* no overrun */
+		for (size_t i = 0; i < 6; i++) {
+			const uint8_t *t = b.pi + i * p.tuple_size;
+			uint64_t ref = p.pi_type == 3 ? 0 : (seed + i) & refmask;
+
+			assert_true(get_be(t + l.guard_off, l.guard_len) ==
+				    ref_guard(p.guard_type, b.data + i * p.interval, p.interval));
+			assert_int_equal(get_be(t + l.app_off, 2), app);
+			assert_true(get_be(t + l.ref_off, l.ref_len) == ref);
+		}
+		memset(&err, 0xee, sizeof(err));
+		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, app, 0xffff,
+					       DIO_PI_CHK_ALL, &err), 0);
+		assert_int_equal(err.tag, DIO_PI_TAG_NONE);
+		/* Only the low bits of the seed make the ref tag. */
+		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed & refmask,
+					       app, 0xffff, DIO_PI_CHK_ALL, NULL), 0);
+		bufs_free(&b);
+	}
+}
+
+static void test_ip_guard_matches_kernel_bytes(void **state)
+{
+	struct dio_pi_profile p;
+	uint8_t want[2];
+	struct bufs b;
+
+	assert_int_equal(dio_pi_profile_init(&p, DIO_GUARD_IP, 512, 1), 0);
+	bufs_alloc(&b, &p, 16);
+	assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, 0, 0), 0);
+	for (int i = 0; i < 16; i++) {
+		ref_ip_kernel_x86_bytes(b.data + i * 512, 512, want);
+		assert_memory_equal(b.pi + i * 8, want, 2);
+	}
+	bufs_free(&b);
+}
+
+/* Random segment lengths (some empty, many odd) summing to len. */
+static int random_iov(uint8_t *data, size_t len, struct iovec *iov, int max)
+{
+	size_t off = 0;
+	int n = 0;
+
+	while (off < len && n < max - 1) {
+		size_t k = rnd() % 4 == 0 ? 0 : 1 + rnd() % (rnd() % 2 ? 7 : 1500);
+
+		if (k > len - off)
+			k = len - off;
+		iov[n].iov_base = data + off;
+		iov[n++].iov_len = k;
+		off += k;
+	}
+	iov[n].iov_base = data + off;
+	iov[n++].iov_len = len - off;
+	return n;
+}
+
+static void test_iov_equals_contiguous(void **state)
+{
+	static struct iovec iov[4096];
+	struct dio_pi_profile p;
+
+	FOR_EACH_PROFILE(p) {
+		struct bufs b;
+		uint8_t *pi2;
+		uint64_t seed = rnd();
+
+		bufs_alloc(&b, &p, 8);
+		pi2 = malloc(b.pi_len);
+		assert_non_null(pi2);
+		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, seed, 0x1234), 0);
+		for (int round = 0; round < 20; round++) {
+			int n = random_iov(b.data, b.len, iov, 4096);
+
+			memset(pi2, 0, b.pi_len);
+			assert_int_equal(dio_pi_generate_iov(&p, iov, n, pi2, seed, 0x1234), 0);
+			assert_memory_equal(pi2, b.pi, b.pi_len);
+			assert_int_equal(dio_pi_verify_iov(&p, iov, n, pi2, seed, 0x1234,
+							   0xffff, DIO_PI_CHK_ALL, NULL), 0);
+		}
+		free(pi2);
+		bufs_free(&b);
+	}
+}
+
+/* Both forms report the same failure. */
+static void verify_both(const struct dio_pi_profile *p, const struct bufs *b,
+			uint64_t seed, uint16_t app, uint16_t mask, unsigned int chk,
+			struct dio_pi_error *err)
+{
+	static struct iovec iov[4096];
+	struct dio_pi_error e2;
+	int n = random_iov(b->data, b->len, iov, 4096);
+
+	errno = 0;
+	assert_int_equal(dio_pi_verify(p, b->data, b->len, b->pi, seed, app, mask,
+				       chk, err), -1);
+	assert_int_equal(errno, EILSEQ);
+	errno = 0;
+	assert_int_equal(dio_pi_verify_iov(p, iov, n, b->pi, seed, app, mask, chk,
+					   &e2), -1);
+	assert_int_equal(errno, EILSEQ);
+	assert_memory_equal(err, &e2, sizeof(e2));
+}
+
+static void test_corruptions_reported_exactly(void **state)
+{
+	struct dio_pi_profile p;
+
+	FOR_EACH_PROFILE(p) {
+		struct layout l = layout_of(&p);
+		uint64_t refmask = p.tuple_size == 16 ? 0xffffffffffffULL : 0xffffffffULL;
+		uint64_t seed = rnd(), stored;
+		struct dio_pi_error err;
+		struct bufs b;
+		size_t k = 2 + rnd() % 5, byte = rnd() % p.interval;
+		uint8_t *t = NULL;
+
+		bufs_alloc(&b, &p, 8);
+		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, seed, 0x5aa5), 0);
+		t = b.pi + k * p.tuple_size;
+
+		/* A flipped data bit: guard failure with the recomputed guard. */
+		b.data[k * p.interval + byte] ^= 1 << (rnd() % 8);
+		verify_both(&p, &b, seed, 0x5aa5, 0xffff, DIO_PI_CHK_ALL, &err);
+		assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
+		assert_int_equal(err.interval, k);
+		assert_true(err.ref == seed + k);
+		assert_true(err.expected == ref_guard(p.guard_type, b.data + k * p.interval,
+						      p.interval));
+		assert_true(err.actual == get_be(t + l.guard_off, l.guard_len));
+		assert_true(err.expected != err.actual);
+		/* Two bad tuples: the first one is reported. */
+		b.data[(k + 1) * p.interval] ^= 0x80;
+		verify_both(&p, &b, seed, 0x5aa5, 0xffff, DIO_PI_CHK_ALL, &err);
+		assert_int_equal(err.interval, k);
+		b.data[(k + 1) * p.interval] ^= 0x80;
+		b.data[k * p.interval + byte] ^= 0xff;	/* another bad guard */
+		verify_both(&p, &b, seed, 0x5aa5, 0xffff, DIO_PI_CHK_ALL, &err);
+		assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
+		assert_int_equal(err.interval, k);
+		/* Guard wins over app and ref in the same tuple. */
+		put_be(t + l.app_off, 2, 0x0001);
+		put_be(t + l.ref_off, l.ref_len, 7);
+		verify_both(&p, &b, seed, 0x5aa5, 0xffff, DIO_PI_CHK_ALL, &err);
+		assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
+		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, seed, 0x5aa5), 0);
+
+		/* App tag: expected and actual unmasked; app wins over ref. */
+		put_be(t + l.app_off, 2, 0x5aa4);
+		put_be(t + l.ref_off, l.ref_len, 7);
+		verify_both(&p, &b, seed, 0x5aa5, 0xffff, DIO_PI_CHK_ALL, &err);
+		assert_int_equal(err.tag, DIO_PI_TAG_APP);
+		assert_int_equal(err.interval, k);
+		assert_true(err.expected == 0x5aa5);
+		assert_true(err.actual == 0x5aa4);
+		put_be(t + l.app_off, 2, 0x5aa5);
+
+		/* Ref tag: types 1 and 2 only. */
+		stored = get_be(t + l.ref_off, l.ref_len);
+		if (p.pi_type != 3) {
+			verify_both(&p, &b, seed, 0x5aa5, 0xffff, DIO_PI_CHK_ALL, &err);
+			assert_int_equal(err.tag, DIO_PI_TAG_REF);
+			assert_int_equal(err.interval, k);
+			assert_true(err.ref == seed + k);
+			assert_true(err.expected == ((seed + k) & refmask));
+			assert_true(err.actual == 7);
+			/* A wrong seed is a ref failure at interval 0. */
+			put_be(t + l.ref_off, l.ref_len, (seed + k) & refmask);
+			verify_both(&p, &b, seed + 1, 0x5aa5, 0xffff, DIO_PI_CHK_ALL, &err);
+			assert_int_equal(err.tag, DIO_PI_TAG_REF);
+			assert_int_equal(err.interval, 0);
+			assert_true(err.actual == (seed & refmask));
+		} else {
+			assert_int_equal(stored, 7);
+			assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, 0x5aa5,
+						       0xffff, DIO_PI_CHK_ALL, NULL), 0);
+		}
+		bufs_free(&b);
+	}
+}
+
+static void test_escapes(void **state)
+{
+	struct dio_pi_profile p;
+
+	FOR_EACH_PROFILE(p) {
+		struct layout l = layout_of(&p);
+		uint64_t ones = p.tuple_size == 16 ? 0xffffffffffffULL : 0xffffffffULL;
+		uint64_t seed = rnd();
+		struct dio_pi_error err;
+		struct bufs b;
+		uint8_t *t;
+
+		bufs_alloc(&b, &p, 4);
+		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, seed, 0), 0);
+		t = b.pi + p.tuple_size;
+		/* Tuple 1: bad guard, escape app tag, ref all ones. */
+		put_be(t + l.guard_off, l.guard_len, ~get_be(t + l.guard_off, l.guard_len));
+		put_be(t + l.app_off, 2, 0xffff);
+		put_be(t + l.ref_off, l.ref_len, ones);
+		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, 0, 0xffff,
+					       DIO_PI_CHK_ALL, &err), 0);
+		/* Escape app tag with a ref that is not all ones. */
+		put_be(t + l.ref_off, l.ref_len, ones - 1);
+		if (p.pi_type == 3) {
+			/* Type 3 needs both: the guard is checked. */
+			verify_both(&p, &b, seed, 0, 0xffff, DIO_PI_CHK_ALL, &err);
+			assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
+			assert_int_equal(err.interval, 1);
+		} else {
+			/* Types 1 and 2: the app tag alone skips the tuple. */
+			assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, 0,
+						       0xffff, DIO_PI_CHK_ALL, NULL), 0);
+		}
+		/* Ref all ones without the app escape is no escape. */
+		put_be(t + l.app_off, 2, 0);
+		put_be(t + l.ref_off, l.ref_len, ones);
+		verify_both(&p, &b, seed, 0, 0xffff, DIO_PI_CHK_ALL, &err);
+		assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
+		assert_int_equal(err.interval, 1);
+		bufs_free(&b);
+	}
+}
+
+static void test_chk_flags(void **state)
+{
+	struct dio_pi_profile p;
+
+	FOR_EACH_PROFILE(p) {
+		struct layout l = layout_of(&p);
+		uint64_t seed = rnd();
+		struct dio_pi_error err;
+		struct bufs b;
+		uint8_t *t;
+
+		bufs_alloc(&b, &p, 3);
+		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, seed, 0xab00), 0);
+		t = b.pi + 2 * p.tuple_size;
+		b.data[0] ^= 4;				/* bad guard in tuple 0 */
+		put_be(t + l.app_off, 2, 0xab0f);	/* app differs in low bits */
+		put_be(t + l.ref_off, l.ref_len, 3);	/* bad ref in tuple 2 */
+
+		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, 0xab00,
+					       0xffff, 0, NULL), 0);
+		verify_both(&p, &b, seed, 0xab00, 0xffff, DIO_PI_CHK_GUARD, &err);
+		assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
+		assert_int_equal(err.interval, 0);
+		/* Without the guard check: app tag in tuple 2, unless masked. */
+		verify_both(&p, &b, seed, 0xab00, 0xffff,
+			    DIO_PI_CHK_APPTAG | DIO_PI_CHK_REFTAG, &err);
+		assert_int_equal(err.tag, DIO_PI_TAG_APP);
+		assert_int_equal(err.interval, 2);
+		assert_int_equal(err.expected, 0xab00);
+		assert_int_equal(err.actual, 0xab0f);
+		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, 0xab00,
+					       0xfff0, DIO_PI_CHK_APPTAG, NULL), 0);
+		if (p.pi_type == 3) {
+			assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, 0xab00,
+						       0xfff0, DIO_PI_CHK_APPTAG |
+						       DIO_PI_CHK_REFTAG, NULL), 0);
+		} else {
+			verify_both(&p, &b, seed, 0xab00, 0xfff0,
+				    DIO_PI_CHK_APPTAG | DIO_PI_CHK_REFTAG, &err);
+			assert_int_equal(err.tag, DIO_PI_TAG_REF);
+			assert_int_equal(err.interval, 2);
+		}
+		/* Flags outside DIO_PI_CHK_ALL. */
+		errno = 0;
+		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, 0, 0,
+					       DIO_PI_VERIFY_USER, NULL), -1);
+		assert_int_equal(errno, EINVAL);
+		bufs_free(&b);
+	}
+}
+
+/* ---- argument errors ---- */
+
+#define ASSERT_EINVAL(expr)				\
+	do {						\
+		errno = 0;				\
+		assert_int_equal((expr), -1);		\
+		assert_int_equal(errno, EINVAL);	\
+	} while (0)
+
+static void test_profile_init(void **state)
+{
+	struct dio_pi_profile p, keep;
+
+	assert_int_equal(dio_pi_profile_init(&p, DIO_GUARD_CRC64, 4096, 1), 0);
+	assert_int_equal(p.tuple_size, 16);
+	assert_int_equal(p.ref_tag_size, 6);
+	assert_int_equal(p.interval, 4096);
+	assert_int_equal(dio_pi_profile_init(&p, DIO_GUARD_IP, 512, 3), 0);
+	assert_int_equal(p.tuple_size, 8);
+	assert_int_equal(p.ref_tag_size, 4);
+	keep = p;
+	ASSERT_EINVAL(dio_pi_profile_init(&p, DIO_GUARD_NONE, 512, 1));
+	ASSERT_EINVAL(dio_pi_profile_init(&p, 3, 512, 1));
+	ASSERT_EINVAL(dio_pi_profile_init(&p, DIO_GUARD_CRC16 + 256, 512, 1));
+	ASSERT_EINVAL(dio_pi_profile_init(&p, DIO_GUARD_CRC16, 256, 1));
+	ASSERT_EINVAL(dio_pi_profile_init(&p, DIO_GUARD_CRC16, 1000, 1));
+	ASSERT_EINVAL(dio_pi_profile_init(&p, DIO_GUARD_CRC16, 131072, 1));
+	ASSERT_EINVAL(dio_pi_profile_init(&p, DIO_GUARD_CRC16, 512, 0));
+	ASSERT_EINVAL(dio_pi_profile_init(&p, DIO_GUARD_CRC16, 512, 4));
+	ASSERT_EINVAL(dio_pi_profile_init(&p, DIO_GUARD_CRC16, 512, 257));
+	ASSERT_EINVAL(dio_pi_profile_init(NULL, DIO_GUARD_CRC16, 512, 1));
+	assert_memory_equal(&p, &keep, sizeof(p));
+	assert_int_equal(dio_pi_profile_init(&p, DIO_GUARD_CRC16, 65536, 2), 0);
+}
+
+static void test_profile_from_query(void **state)
+{
+	struct dio_query q = {
+		.size = sizeof(q), .pi_interval = 4096, .pi_tuple_size = 16,
+		.pi_guard_type = DIO_GUARD_CRC64, .pi_type = 1,
+		.pi_app_tag_size = 2, .pi_ref_tag_size = 6,
+	}, bad;
+	struct dio_pi_profile p;
+
+	assert_int_equal(dio_pi_profile_from_query(&q, &p), 0);
+	assert_int_equal(p.guard_type, DIO_GUARD_CRC64);
+	assert_int_equal(p.interval, 4096);
+	assert_int_equal(p.tuple_size, 16);
+	assert_int_equal(p.pi_type, 1);
+
+	bad = q;
+	bad.pi_interval = 0;
+	bad.pi_type = 0;
+	bad.pi_guard_type = DIO_GUARD_NONE;
+	errno = 0;
+	assert_int_equal(dio_pi_profile_from_query(&bad, &p), -1);
+	assert_int_equal(errno, EOPNOTSUPP);
+	bad = q;
+	bad.pi_guard_type = 3;		/* the kernel's internal CRC64 value */
+	errno = 0;
+	assert_int_equal(dio_pi_profile_from_query(&bad, &p), -1);
+	assert_int_equal(errno, EOPNOTSUPP);
+	bad = q;
+	bad.pi_tuple_size = 8;
+	ASSERT_EINVAL(dio_pi_profile_from_query(&bad, &p));
+	bad = q;
+	bad.pi_interval = 1000;
+	ASSERT_EINVAL(dio_pi_profile_from_query(&bad, &p));
+	bad = q;
+	bad.size = DIO_QUERY_SIZE_VER0 - 8;
+	ASSERT_EINVAL(dio_pi_profile_from_query(&bad, &p));
+	ASSERT_EINVAL(dio_pi_profile_from_query(NULL, &p));
+	ASSERT_EINVAL(dio_pi_profile_from_query(&q, NULL));
+}
+
+static void test_bad_arguments(void **state)
+{
+	struct dio_pi_profile p, bad;
+	uint8_t data[1024] = { 0 }, pi[32];
+	struct iovec iov[2] = { { data, 512 }, { data + 512, 511 } };
+
+	assert_int_equal(dio_pi_profile_init(&p, DIO_GUARD_CRC16, 512, 1), 0);
+	assert_int_equal(dio_pi_len(&p, 0), 0);
+	assert_int_equal(dio_pi_len(&p, 1024), 16);
+	ASSERT_EINVAL(dio_pi_len(&p, 1000));
+	ASSERT_EINVAL(dio_pi_len(NULL, 512));
+
+	ASSERT_EINVAL(dio_pi_generate(&p, data, 1000, pi, 0, 0));
+	ASSERT_EINVAL(dio_pi_generate(&p, data, 511, pi, 0, 0));
+	ASSERT_EINVAL(dio_pi_generate(&p, NULL, 512, pi, 0, 0));
+	ASSERT_EINVAL(dio_pi_generate(&p, data, 512, NULL, 0, 0));
+	ASSERT_EINVAL(dio_pi_verify(&p, data, 1000, pi, 0, 0, 0, DIO_PI_CHK_ALL, NULL));
+	ASSERT_EINVAL(dio_pi_generate_iov(&p, iov, 2, pi, 0, 0));
+	ASSERT_EINVAL(dio_pi_verify_iov(&p, iov, 2, pi, 0, 0, 0, DIO_PI_CHK_ALL, NULL));
+	ASSERT_EINVAL(dio_pi_generate_iov(&p, iov, -1, pi, 0, 0));
+	ASSERT_EINVAL(dio_pi_generate_iov(&p, NULL, 1, pi, 0, 0));
+	iov[1].iov_len = SIZE_MAX - 511;	/* total wraps to 0 */
+	ASSERT_EINVAL(dio_pi_generate_iov(&p, iov, 2, pi, 0, 0));
+
+	/* Profiles that dio_pi_profile_init() would never produce. */
+	bad = p;
+	bad.tuple_size = 16;
+	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, 0, 0));
+	bad = p;
+	bad.interval = 768;
+	ASSERT_EINVAL(dio_pi_verify(&bad, data, 768, pi, 0, 0, 0, 0, NULL));
+	bad = p;
+	bad.pi_type = 0;
+	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, 0, 0));
+	ASSERT_EINVAL(dio_pi_generate(NULL, data, 512, pi, 0, 0));
+
+	/* Empty is fine, even with NULL buffers. */
+	assert_int_equal(dio_pi_generate(&p, NULL, 0, NULL, 0, 0), 0);
+	assert_int_equal(dio_pi_verify(&p, NULL, 0, NULL, 0, 0, 0, DIO_PI_CHK_ALL, NULL), 0);
+	assert_int_equal(dio_pi_generate_iov(&p, NULL, 0, NULL, 0, 0), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crc16_vectors),
+		cmocka_unit_test(test_crc64_vectors),
+		cmocka_unit_test(test_crc64_fold_constants),
+		cmocka_unit_test(test_ip_vectors),
+		cmocka_unit_test(test_crc16_fast_vs_portable),
+		cmocka_unit_test(test_crc64_fast_vs_portable),
+		cmocka_unit_test(test_ip_fast_vs_reference),
+		cmocka_unit_test(test_generate_all_profiles),
+		cmocka_unit_test(test_ip_guard_matches_kernel_bytes),
+		cmocka_unit_test(test_iov_equals_contiguous),
+		cmocka_unit_test(test_corruptions_reported_exactly),
+		cmocka_unit_test(test_escapes),
+		cmocka_unit_test(test_chk_flags),
+		cmocka_unit_test(test_profile_init),
+		cmocka_unit_test(test_profile_from_query),
+		cmocka_unit_test(test_bad_arguments),
+	};
+
+	return cmocka_run_group_tests_name("pi", tests, setup_rng, NULL);
+}
