@@ -24,7 +24,7 @@ LIB_SRCS	:= $(wildcard libdioctl/src/*.c)
 LIB_OBJS	:= $(LIB_SRCS:libdioctl/src/%.c=$(B)/lib/%.o)
 LIB_PIC_OBJS	:= $(LIB_SRCS:libdioctl/src/%.c=$(B)/lib/%.pic.o)
 LIB_A		:= $(B)/libdioctl.a
-LIB_SO		:= $(B)/libdioctl.so.$(VERSION)
+LIB_SO		:= $(B)/libdioctl.so.$(SOVERSION).0.0
 LIB_LIBS	:= -lisal
 
 TESTLIB_SRCS	:= $(wildcard tests/lib/*.c)
@@ -47,7 +47,7 @@ module:
 
 lib: $(LIB_A) $(LIB_SO) $(B)/libdioctl.pc
 tools: $(TOOL_BINS)
-tests: $(UNIT_BINS) $(GUEST_BINS) $(B)/tests/kmodctl
+tests: $(UNIT_BINS) $(GUEST_BINS) $(B)/tests/kmodctl $(B)/tests/compat32
 bench: $(BENCH_BINS)
 
 $(B)/lib/%.o: libdioctl/src/%.c $(wildcard libdioctl/src/*.h libdioctl/include/*.h uapi/linux/*.h)
@@ -61,7 +61,7 @@ $(LIB_A): $(LIB_OBJS)
 $(LIB_SO): $(LIB_PIC_OBJS) libdioctl/libdioctl.map
 	$(CC) -shared -Wl,-soname,libdioctl.so.$(SOVERSION) -Wl,--version-script=libdioctl/libdioctl.map \
 		-Wl,-z,defs -o $@ $(LIB_PIC_OBJS) $(LIB_LIBS)
-	ln -sf libdioctl.so.$(VERSION) $(B)/libdioctl.so.$(SOVERSION)
+	ln -sf libdioctl.so.$(SOVERSION).0.0 $(B)/libdioctl.so.$(SOVERSION)
 	ln -sf libdioctl.so.$(SOVERSION) $(B)/libdioctl.so
 $(B)/libdioctl.pc: libdioctl/libdioctl.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< >$@
@@ -78,6 +78,10 @@ $(B)/tests/guest/%: tests/guest/%.c $(LIB_A) $(TESTLIB_OBJS)
 $(B)/tests/kmodctl: tests/kmodctl.c $(TESTLIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(TESTLIB_OBJS) -lkmod
+# A 32-bit program, for the compat_ioctl path (needs gcc-multilib).
+$(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/include/dioctl.h uapi/linux/dio_batch.h
+	@mkdir -p $(@D)
+	$(CC) -m32 -static $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ tests/compat32.c libdioctl/src/sys_dio.c
 $(B)/tools/%: tools/%.c $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_A) $(LIB_LIBS)
@@ -117,6 +121,8 @@ install: lib tools
 	install -m 644 libdioctl/include/*.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 uapi/linux/dio_batch.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	$(if $(TOOL_BINS),install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/)
+	install -d $(DESTDIR)$(PREFIX)/share/man/man3
+	install -m 644 libdioctl/man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
 
 clean:
 	rm -rf $(B)

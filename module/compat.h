@@ -115,21 +115,115 @@ static inline int dio_import_buf(int dir, void __user *buf, size_t len,
 #endif
 }
 
+/* ---- bios ---- */
+
+#ifdef HAVE_BIO_IOV_ITER_GET_PAGES_EXPORTED
+/**
+ * dio_bio_iov_iter_get_pages - pin user pages from @iter into @bio
+ * @bio: a bio with room in its bvec table
+ * @iter: the user's buffer; advanced past what was added
+ *
+ * The bio's size is a multiple of the logical block size.
+ *
+ * Return: 0 when pages were added, else -errno.
+ */
+static inline int dio_bio_iov_iter_get_pages(struct bio *bio,
+					     struct iov_iter *iter)
+{
+	return bio_iov_iter_get_pages(bio, iter);
+}
+#else
+/*
+ * 7.x no longer exports bio_iov_iter_get_pages(): pin with
+ * iov_iter_extract_pages() and add the pages ourselves, the way
+ * block/bio.c does, then trim the bio to whole logical blocks.
+ */
+static inline void dio_bio_trim_tail(struct bio *bio, struct iov_iter *iter,
+				     unsigned int trim)
+{
+	iov_iter_revert(iter, trim);
+	bio->bi_iter.bi_size -= trim;
+	while (trim) {
+		struct bio_vec *bv = &bio->bi_io_vec[bio->bi_vcnt - 1];
+		unsigned int n = min(trim, bv->bv_len);
+
+		bv->bv_len -= n;
+		trim -= n;
+		if (!bv->bv_len) {
+			if (bio_flagged(bio, BIO_PAGE_PINNED))
+				unpin_user_page(bv->bv_page);
+			bio->bi_vcnt--;
+		}
+	}
+}
+
+static inline int dio_bio_iov_iter_get_pages(struct bio *bio,
+					     struct iov_iter *iter)
+{
+	unsigned int lbs = bdev_logical_block_size(bio->bi_bdev);
+	ssize_t ret = 0;
+
+	if (iov_iter_extract_will_pin(iter))
+		bio_set_flag(bio, BIO_PAGE_PINNED);
+	while (iov_iter_count(iter) && bio->bi_vcnt < bio->bi_max_vecs) {
+		struct page *stack[16], **pages = stack;
+		unsigned int maxpages = min_t(unsigned int, ARRAY_SIZE(stack),
+					      bio->bi_max_vecs - bio->bi_vcnt);
+		size_t off, left;
+		int i;
+
+		ret = iov_iter_extract_pages(iter, &pages,
+					     UINT_MAX - bio->bi_iter.bi_size,
+					     maxpages, 0, &off);
+		if (ret <= 0) {
+			ret = ret ? ret : -EFAULT;
+			break;
+		}
+		for (left = ret, i = 0; left; i++) {
+			size_t len = min_t(size_t, PAGE_SIZE - off, left);
+
+			__bio_add_page(bio, pages[i], len, off);
+			left -= len;
+			off = 0;
+		}
+		ret = 0;
+	}
+	dio_bio_trim_tail(bio, iter, bio->bi_iter.bi_size & (lbs - 1));
+	if (bio->bi_vcnt)
+		return 0;
+	return ret ? ret : -EINVAL;
+}
+#endif
+
+/* 6.14 gave integrity payloads their own pool: nothing to set up there. */
+static inline int dio_bioset_integrity_create(struct bio_set *bs, int size)
+{
+#ifdef HAVE_BIOSET_INTEGRITY_CREATE
+	return bioset_integrity_create(bs, size);
+#else
+	return 0;
+#endif
+}
+
 /* ---- integrity profile ---- */
 
 /**
  * struct dio_bi - what the module needs to know of a device's PI format
- * @tuple_size: bytes per interval, 0 without PI
+ * @md_size: metadata bytes per interval (what a PI buffer holds), 0 without
+ * @pi_size: bytes of the PI tuple inside it (8, or 16 for CRC64)
+ * @pi_offset: offset of the PI tuple in the metadata
  * @interval: protection interval in bytes
  * @guard: DIO_GUARD_*
  * @type: 1 or 3 (type 2 is handled as 1 by the kernel)
  * @kgenerate: block layer generates PI on writes without a payload
  * @kverify: block layer verifies PI on reads without a payload
  * @device_capable: the device (not only the HBA) handles PI
- * @name: profile name as the kernel prints it in sysfs
+ * @name: profile name as the kernel shows it in sysfs
  */
 struct dio_bi {
-	unsigned int	tuple_size;
+	unsigned int	md_size;
+	unsigned int	pi_size;
+	unsigned int	pi_offset;
 	unsigned int	interval;
 	unsigned int	guard;
 	unsigned int	type;
@@ -139,16 +233,41 @@ struct dio_bi {
 	const char	*name;
 };
 
+static inline void dio_bi_name(struct dio_bi *out)
+{
+	static const char * const names[][2] = {
+		[DIO_GUARD_NONE]  = { "nop", "nop" },
+		[DIO_GUARD_IP]    = { "T10-DIF-TYPE1-IP", "T10-DIF-TYPE3-IP" },
+		[DIO_GUARD_CRC16] = { "T10-DIF-TYPE1-CRC", "T10-DIF-TYPE3-CRC" },
+		[3]               = { "nop", "nop" },
+		[DIO_GUARD_CRC64] = { "EXT-DIF-TYPE1-CRC64", "EXT-DIF-TYPE3-CRC64" },
+	};
+
+	out->name = names[out->guard][out->type == 3];
+}
+
 #ifdef HAVE_BI_CSUM_TYPE
+/* 6.11+: the format is described by csum_type and flags. */
 static inline bool dio_bdev_integrity(struct block_device *bdev,
 				      struct dio_bi *out)
 {
 	struct blk_integrity *bi = bdev_get_integrity(bdev);
 
 	memset(out, 0, sizeof(*out));
-	if (!bi || !bi->tuple_size)
+	if (!bi)
 		return false;
-	out->tuple_size = bi->tuple_size;
+#ifdef HAVE_BI_PI_TUPLE_SIZE
+	/* 6.15+: metadata may be larger than the PI tuple. */
+	out->md_size = bi->metadata_size;
+	out->pi_size = bi->pi_tuple_size;
+#else
+	out->md_size = bi->tuple_size;
+	out->pi_size = bi->csum_type == BLK_INTEGRITY_CSUM_CRC64 ? 16 :
+		       bi->csum_type != BLK_INTEGRITY_CSUM_NONE ? 8 : 0;
+#endif
+	if (!out->md_size)
+		return false;
+	out->pi_offset = bi->pi_offset;
 	out->interval = 1U << bi->interval_exp;
 	out->type = (bi->flags & BLK_INTEGRITY_REF_TAG) ? 1 : 3;
 	out->kgenerate = !(bi->flags & BLK_INTEGRITY_NOGENERATE);
@@ -157,27 +276,24 @@ static inline bool dio_bdev_integrity(struct block_device *bdev,
 	switch (bi->csum_type) {
 	case BLK_INTEGRITY_CSUM_IP:
 		out->guard = DIO_GUARD_IP;
-		out->name = out->type == 1 ? "T10-DIF-TYPE1-IP" :
-					     "T10-DIF-TYPE3-IP";
 		break;
 	case BLK_INTEGRITY_CSUM_CRC:
 		out->guard = DIO_GUARD_CRC16;
-		out->name = out->type == 1 ? "T10-DIF-TYPE1-CRC" :
-					     "T10-DIF-TYPE3-CRC";
 		break;
 	case BLK_INTEGRITY_CSUM_CRC64:
+		/* The kernel's 3 is not LBMD's 4: map, never copy raw. */
 		out->guard = DIO_GUARD_CRC64;
-		out->name = out->type == 1 ? "EXT-DIF-TYPE1-CRC64" :
-					     "EXT-DIF-TYPE3-CRC64";
 		break;
 	default:
 		out->guard = DIO_GUARD_NONE;
-		out->name = "nop";
+		out->pi_size = 0;
 		break;
 	}
+	dio_bi_name(out);
 	return true;
 }
 #else
+/* 6.1: a registered profile, known by its name. */
 static inline bool dio_bdev_integrity(struct block_device *bdev,
 				      struct dio_bi *out)
 {
@@ -188,8 +304,7 @@ static inline bool dio_bdev_integrity(struct block_device *bdev,
 	if (!bi || !bi->profile || !bi->tuple_size)
 		return false;
 	name = bi->profile->name;
-	out->name = name;
-	out->tuple_size = bi->tuple_size;
+	out->md_size = bi->tuple_size;
 	out->interval = 1U << bi->interval_exp;
 	out->kgenerate = bi->flags & BLK_INTEGRITY_GENERATE;
 	out->kverify = bi->flags & BLK_INTEGRITY_VERIFY;
@@ -203,6 +318,9 @@ static inline bool dio_bdev_integrity(struct block_device *bdev,
 		out->guard = DIO_GUARD_CRC16;
 	else
 		out->guard = DIO_GUARD_NONE;
+	out->pi_size = out->guard == DIO_GUARD_CRC64 ? 16 :
+		       out->guard != DIO_GUARD_NONE ? 8 : 0;
+	dio_bi_name(out);
 	return true;
 }
 #endif

@@ -319,6 +319,11 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
 	q->max_segment_size = queue_max_segment_size(rq);
 	if (!dio_bdev_integrity(bdev, &bi))
 		return;
+	strscpy(q->profile, bi.name, sizeof(q->profile));
+	q->pi_interval = bi.interval;
+	q->pi_md_size = bi.md_size;
+	if (!bi.pi_size)
+		return;		/* metadata without PI */
 	q->pi_caps = DIO_PI_CAP_INTEGRITY;
 	if (bi.type == 1)
 		q->pi_caps |= DIO_PI_CAP_REFTAG;
@@ -330,15 +335,13 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
 		q->pi_caps |= DIO_PI_CAP_DEVICE;
 	if (dio_bdev_is_scsi(bdev))
 		q->pi_caps |= DIO_PI_CAP_NOCHECK;
-	q->pi_interval = bi.interval;
-	q->pi_tuple_size = bi.tuple_size;
+	q->pi_tuple_size = bi.pi_size;
 	q->pi_guard_type = bi.guard;
 	q->pi_type = bi.type;
 	q->pi_app_tag_size = bi.guard != DIO_GUARD_NONE ? 2 : 0;
 	q->pi_ref_tag_size = bi.guard == DIO_GUARD_CRC64 ? 6 :
 			     bi.guard != DIO_GUARD_NONE ? 4 : 0;
-	q->pi_offset = 0;
-	strscpy(q->profile, bi.name, sizeof(q->profile));
+	q->pi_offset = bi.pi_offset;
 }
 
 /**
@@ -346,29 +349,31 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
  * @df: the calling descriptor
  * @arg: user pointer to struct dio_query
  *
+ * Only @size and @handle are read; the rest is output.
+ *
  * Return: 0, or -EBADF for a handle that is not live in the context,
- * -EINVAL for non-zero output or reserved fields, -EFAULT.
+ * -EINVAL (size too small), -E2BIG (unknown non-zero tail), -EFAULT.
  */
 long dio_handle_query_ioctl(struct dio_file *df, void __user *arg)
 {
 	struct dio_handle *h;
 	struct dio_query q;
-	u32 usize;
+	u32 usize, handle;
 	int ret;
 
 	ret = dio_copy_arg(&q, sizeof(q), DIO_QUERY_SIZE_VER0, arg);
 	if (ret)
 		return ret;
 	usize = q.size;
-	if (memchr_inv(&q.logical_block_size, 0,
-		       sizeof(q) - offsetof(struct dio_query, logical_block_size)))
-		return -EINVAL;
-	h = dio_handle_get(df->ctx, q.handle);
+	handle = q.handle;
+	memset(&q, 0, sizeof(q));
+	h = dio_handle_get(df->ctx, handle);
 	if (!h)
 		return -EBADF;
 	dio_query_fill(h, &q);
 	dio_handle_put(h);
 	q.size = sizeof(q);
+	q.handle = handle;
 	if (copy_to_user(arg, &q, min_t(size_t, usize, sizeof(q))))
 		return -EFAULT;
 	return 0;

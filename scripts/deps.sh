@@ -10,6 +10,7 @@ PKGS=(
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	bc bison flex libelf-dev libssl-dev dwarves xz-utils zstd rsync
 	qemu-system-x86 busybox-static cpio kmod libkmod-dev dkms debootstrap
+	e2fsprogs dmsetup libc6-dev-i386
 	libcmocka-dev libisal-dev liburing-dev libaio-dev
 )
 

@@ -9,7 +9,7 @@ set -u
 : "${TEST_TIMEOUT:=600}"
 bad='BUG:|WARNING:|Oops|KASAN|refcount_t|list_add corruption|list_del corruption|possible circular locking|sleeping function called from invalid context|general protection fault|kernel BUG|INFO: task .* blocked|unreferenced object|UBSAN'
 pass=0 fail=0
-export DIO_KO DIO_MODDIR
+export DIO_KO DIO_MODDIR DIO_BUILD
 tests=${TESTS:-$(ls "$DIO_BUILD"/tests/guest/ | grep '^t_' | sed 's/^t_//')}
 
 record() { # name ok|fail

@@ -181,7 +181,7 @@ int tl_scsi_debug_disks(char names[][32], int max)
 	while ((de = readdir(d)) && n < max) {
 		if (strncmp(de->d_name, "sd", 2) || !tl_is_scsi_debug(de->d_name))
 			continue;
-		snprintf(names[n++], 32, "%s", de->d_name);
+		snprintf(names[n++], 32, "%.31s", de->d_name);
 	}
 	closedir(d);
 	return n;
@@ -240,14 +240,44 @@ int tl_scsi_debug_unload(void)
 	return tl_kmod_remove("scsi_debug");
 }
 
+/* Namespace names are not stable across kernels: match them by nsid. */
+static int tl_nvme_find(int nsid, char *dev, size_t devlen)
+{
+	struct dirent *de;
+	int found = 0;
+	char *v;
+	DIR *d;
+
+	d = opendir("/sys/block");
+	if (!d)
+		return 0;
+	while (!found && (de = readdir(d))) {
+		if (strncmp(de->d_name, "nvme0n", 6))
+			continue;
+		v = tl_sysfs_read("/sys/block/%s/nsid", de->d_name);
+		if (v && atoi(v) == nsid) {
+			snprintf(dev, devlen, "/dev/%.32s", de->d_name);
+			found = 1;
+		}
+		free(v);
+	}
+	closedir(d);
+	return found;
+}
+
 int tl_nvme_dev(int nsid, char *dev, size_t devlen)
 {
-	int ret = tl_kmod_probe("nvme", NULL);
+	int ret = tl_kmod_probe("nvme", NULL), i;
 
 	if (ret)
 		return ret;
-	snprintf(dev, devlen, "/dev/nvme0n%d", nsid);
-	ret = tl_wait_path(dev, 20);
+	for (i = 0; i < 400 && !tl_nvme_find(nsid, dev, devlen); i++)
+		usleep(50000);
+	if (i == 400) {
+		fprintf(stderr, "testlib: NVMe namespace %d did not appear\n", nsid);
+		return -ENODEV;
+	}
+	ret = tl_wait_path(dev, 10);
 	if (ret)
 		fprintf(stderr, "testlib: %s did not appear\n", dev);
 	return ret;
@@ -255,22 +285,40 @@ int tl_nvme_dev(int nsid, char *dev, size_t devlen)
 
 long tl_slab_active(const char *cache)
 {
-	char line[512], name[128];
-	long active = -1, a;
+	char path[256];
+	char *v;
+	long n;
 	FILE *f;
 
-	f = fopen("/proc/slabinfo", "r");
+	/*
+	 * /proc/slabinfo counts SLUB's per-CPU slabs as fully used; flush
+	 * them first, then read the objects in use (guests boot with
+	 * slab_nomerge, so each cache has its own entry).
+	 */
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", cache);
+	f = fopen(path, "w");
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%127s %ld", name, &a) == 2 &&
-		    !strcmp(name, cache)) {
-			active = a;
-			break;
-		}
-	}
+	fputs("1", f);
 	fclose(f);
-	return active;
+	v = tl_sysfs_read("/sys/kernel/slab/%s/objects", cache);
+	if (!v)
+		return -1;
+	n = strtol(v, NULL, 10);
+	free(v);
+	return n;
+}
+
+long tl_slab_wait(const char *cache, long want, int seconds)
+{
+	long n = tl_slab_active(cache);
+	int i;
+
+	for (i = 0; n != want && i < seconds * 10; i++) {
+		usleep(100000);
+		n = tl_slab_active(cache);
+	}
+	return n;
 }
 
 int tl_sh(const char *fmt, ...)

@@ -43,6 +43,11 @@ const char *tl_basename(const char *dev);
 
 /* Active objects of a slab cache, -1 when it does not exist. */
 long tl_slab_active(const char *cache);
+/*
+ * Wait up to @seconds for a cache to hold @want objects (RCU and deferred
+ * frees take a moment); returns the last count seen.
+ */
+long tl_slab_wait(const char *cache, long want, int seconds);
 
 /* Run a shell command; returns its exit status. */
 int tl_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -10,8 +10,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 flavour=$1
 B=$top/build
-res=$B/vm/$flavour
-counts=$B/results/$flavour.counts
+# A subset run gets its own directory, so runs can go side by side.
+tag=$flavour${TESTS:+-$(echo "$TESTS" | tr ' ' '_')}
+res=$B/vm/$tag
+counts=$B/results/$tag.counts
 mkdir -p "$B/results"
 bad='BUG:|WARNING:|Oops|KASAN|refcount_t|list_add corruption|list_del corruption|possible circular locking|sleeping function called from invalid context|general protection fault|Kernel panic|UBSAN'
 
@@ -27,7 +29,7 @@ eval "$("$here/kernel.sh" env "$flavour")" || fail_setup "kernel.sh env $flavour
 rm -rf "$res" && mkdir -p "$res"
 "$here/kernel.sh" build-module "$flavour" "$res/ko" >"$res/build.log" 2>&1 ||
 	{ cat "$res/build.log" >&2; fail_setup "module does not build for $KVER"; }
-if grep -E 'warning:' "$res/build.log" >&2; then
+if grep -iE 'warning' "$res/build.log" >&2; then
 	fail_setup "module build for $KVER has warnings"
 fi
 

@@ -40,7 +40,7 @@ timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
 	-M q35 -cpu max -smp "$VM_SMP" -m "$VM_MEM" -accel tcg,thread=multi \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$VMLINUZ" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 loglevel=4 dio.top=$top ${KCMDLINE_EXTRA:-}" \
+	-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge dio.top=$top ${KCMDLINE_EXTRA:-}" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$top",mount_tag=srctree,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$res",mount_tag=results,security_model=none,multidevs=remap \

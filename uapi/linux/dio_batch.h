@@ -176,14 +176,17 @@ struct dio_close {
  * @max_segment_size: largest data segment, bytes
  * @pi_caps:	DIO_PI_CAP_*
  * @pi_interval: protection interval in bytes (0: no PI)
- * @pi_tuple_size: bytes of PI per interval (8 or 16)
+ * @pi_tuple_size: bytes of the PI tuple (8, or 16 for CRC64; 0: no PI)
  * @pi_guard_type: DIO_GUARD_*
  * @pi_type:	T10 protection type 1, 2 or 3 (0: no PI).  Type 2 devices
  *		report 1: the kernel treats them alike.
  * @pi_app_tag_size: bytes of application tag in a tuple (2)
  * @pi_ref_tag_size: bytes of reference tag in a tuple (4, or 6 for CRC64)
- * @pi_offset:	offset of the PI tuple in the metadata (always 0 here)
+ * @pi_offset:	offset of the PI tuple in the metadata
  * @pi_storage_tag_size: bytes of storage tag (0 on these kernels)
+ * @pi_md_size:	metadata bytes per interval: what a PI buffer holds per
+ *		interval (equal to @pi_tuple_size unless the device has more
+ *		metadata than PI)
  * @pad:	zero
  * @profile:	the kernel's integrity profile name, NUL-terminated
  *		("T10-DIF-TYPE1-CRC", "EXT-DIF-TYPE1-CRC64", or "" without PI)
@@ -208,7 +211,8 @@ struct dio_query {
 	__u8	pi_ref_tag_size;
 	__u8	pi_offset;
 	__u8	pi_storage_tag_size;
-	__u8	pad[3];
+	__u8	pi_md_size;
+	__u8	pad[2];
 	char	profile[32];
 	__u64	reserved[4];
 };
@@ -272,9 +276,10 @@ struct dio_query {
  * @len:	data bytes, or iovec count with DIO_REQ_IOVEC
  * @offset:	device offset in bytes
  * @cookie:	the caller's, returned untouched
- * @pi_buf:	with DIO_REQ_PI: PI tuples, one per protection interval of the
- *		data, in the device's tuple format
- * @pi_len:	bytes at @pi_buf: exactly (data bytes / interval) * tuple size
+ * @pi_buf:	with DIO_REQ_PI: the metadata, pi_md_size bytes per protection
+ *		interval of the data, holding the PI tuple in the device's
+ *		format at pi_offset
+ * @pi_len:	bytes at @pi_buf: exactly (data bytes / interval) * pi_md_size
  * @pi_flags:	DIO_PI_*
  * @app_tag:	application tag to generate or to check
  * @app_tag_mask: bits of @app_tag that DIO_PI_CHK_APPTAG compares

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * compat32: built with -m32, run by t_query in the guest.  A 32-bit
+ * program uses the same ABI through compat_ioctl: features, a private
+ * context, a handle for the device in argv[1], its query, a 4 KiB write
+ * and read back, close.  Prints what it saw; exit status 0 when all held.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dioctl.h"
+
+#define CHECK(c) do { if (!(c)) { printf("compat32: %s failed (errno %d)\n", #c, errno); return 1; } } while (0)
+
+int main(int argc, char **argv)
+{
+	struct dio_request w, r, *rp;
+	struct dio_features f;
+	struct dio_query q;
+	int ctx, fd, h;
+	char *a, *b;
+
+	CHECK(sizeof(void *) == 4);
+	CHECK(argc == 2);
+	CHECK(sys_dio_features(&f) == 0);
+	CHECK(f.abi_version == DIO_BATCH_ABI_VERSION);
+	ctx = sys_dio_init(0, DIO_PRIVATE);
+	CHECK(ctx >= 0);
+	fd = open(argv[1], O_RDWR);
+	CHECK(fd >= 0);
+	h = sys_dio_open(ctx, fd, 0);
+	CHECK(h >= 1);
+	CHECK(sys_dio_query(ctx, h, &q) == 0);
+	printf("compat32: %s lbs %u capacity %llu profile %s\n", argv[1],
+	       q.logical_block_size, (unsigned long long)q.capacity, q.profile);
+	CHECK(posix_memalign((void **)&a, 4096, 4096) == 0);
+	CHECK(posix_memalign((void **)&b, 4096, 4096) == 0);
+	memset(a, 0x32, 4096);
+	memset(b, 0, 4096);
+	dio_req_prep_write(&w, h, a, 4096, 8192);
+	rp = &w;
+	CHECK(sys_dio_submit(ctx, &rp, 1) == 1);
+	CHECK(sys_dio_wait(ctx, &rp, 1, NULL) == 1);
+	CHECK(w.result == 4096);
+	dio_req_prep_read(&r, h, b, 4096, 8192);
+	rp = &r;
+	CHECK(sys_dio_submit(ctx, &rp, 1) == 1);
+	CHECK(sys_dio_collect(ctx, &rp, 1, 1, NULL) == 1);
+	CHECK(rp == &r);
+	CHECK(r.result == 4096);
+	CHECK(memcmp(a, b, 4096) == 0);
+	CHECK(sys_dio_close(ctx, h) == 0);
+	CHECK(sys_dio_exit(ctx) == 0);
+	printf("compat32: ok\n");
+	return 0;
+}
