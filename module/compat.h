@@ -19,6 +19,14 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/uio.h>
+#include <linux/crc-t10dif.h>
+#include <linux/crc64.h>
+#include <net/checksum.h>
+#if __has_include(<linux/unaligned.h>)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
 #error "dio_batch needs Linux 6.1 or newer"
@@ -86,13 +94,29 @@ static inline void dio_bdev_close(struct dio_bdev *b, void *holder)
 #endif
 }
 
+/*
+ * Alignment of user buffers for direct I/O: the device's DMA alignment and,
+ * with PI, the protection interval (at most a page).  The block layer
+ * generates and verifies PI a page piece at a time, rounding each piece up
+ * to whole intervals: a straddling interval gets a wrong tuple, and more
+ * tuples are written than its buffer holds (KASAN slab-out-of-bounds in
+ * t10_pi_type1_generate_crc on 6.1, with plain O_DIRECT too).
+ */
 static inline unsigned int dio_bdev_dma_alignment(struct block_device *bdev)
 {
+	struct blk_integrity *bi = bdev_get_integrity(bdev);
+	unsigned int align;
+
 #ifdef HAVE_BDEV_DMA_ALIGNMENT
-	return bdev_dma_alignment(bdev) + 1;
+	align = bdev_dma_alignment(bdev) + 1;
 #else
-	return queue_dma_alignment(bdev_get_queue(bdev)) + 1;
+	align = queue_dma_alignment(bdev_get_queue(bdev)) + 1;
 #endif
+	if (bi && bi->interval_exp)
+		align = max_t(unsigned int, align,
+			      1U << min_t(unsigned int, bi->interval_exp,
+					  PAGE_SHIFT));
+	return align;
 }
 
 /* ---- file descriptors ---- */
@@ -100,6 +124,15 @@ static inline unsigned int dio_bdev_dma_alignment(struct block_device *bdev)
 /* struct fd became opaque in 6.12; fd_file() is a macro since then. */
 #ifndef fd_file
 #define fd_file(f)	((f).file)
+#endif
+
+/* ---- pages ---- */
+
+/* nth_page() went away once struct pages of a folio were always contiguous. */
+#ifdef nth_page
+#define dio_nth_page(page, n)	nth_page(page, n)
+#else
+#define dio_nth_page(page, n)	((page) + (n))
 #endif
 
 /* ---- user buffers ---- */
@@ -324,5 +357,63 @@ static inline bool dio_bdev_integrity(struct block_device *bdev,
 	return true;
 }
 #endif
+
+/* ---- PI payloads and guards ---- */
+
+/* CRC64-NVMe (the kernel's crc64_rocksoft before 6.15), 0 to start. */
+static inline u64 dio_crc64_nvme(u64 crc, const void *p, size_t len)
+{
+#ifdef HAVE_CRC64_NVME
+	return crc64_nvme(crc, p, len);
+#else
+	return crc64_rocksoft_update(crc, p, len);
+#endif
+}
+
+/*
+ * Can a read skip the HBA's and disk's checks?  Before 6.14 only SCSI
+ * disks look at BIP_CTRL_NOCHECK/BIP_DISK_NOCHECK; since then the
+ * BIP_CHECK_* flags tell every driver what to check.
+ */
+static inline bool dio_nocheck_capable(bool scsi)
+{
+#ifdef HAVE_BIP_CHECK_FLAGS
+	return true;
+#else
+	return scsi;
+#endif
+}
+
+/**
+ * dio_bip_set_flags - control flags of a payload the module attaches
+ * @bip: the payload
+ * @bi: the device's format
+ * @nocheck: a raw read: neither HBA nor disk checks
+ * @app_tag: with @chk_app, the app tag the device should check (6.14+)
+ * @chk_app: ask the device to check the app tag, where it can
+ */
+static inline void dio_bip_set_flags(struct bio_integrity_payload *bip,
+				     const struct dio_bi *bi, bool nocheck,
+				     u16 app_tag, bool chk_app)
+{
+	if (bi->guard == DIO_GUARD_IP)
+		bip->bip_flags |= BIP_IP_CHECKSUM;
+#ifdef HAVE_BIP_CHECK_FLAGS
+	if (nocheck) {
+		bip->bip_flags |= BIP_DISK_NOCHECK;
+		return;
+	}
+	bip->bip_flags |= BIP_CHECK_GUARD;
+	if (bi->type == 1)
+		bip->bip_flags |= BIP_CHECK_REFTAG;
+	if (chk_app) {
+		bip->bip_flags |= BIP_CHECK_APPTAG;
+		bip->app_tag = app_tag;
+	}
+#else
+	if (nocheck)
+		bip->bip_flags |= BIP_CTRL_NOCHECK | BIP_DISK_NOCHECK;
+#endif
+}
 
 #endif /* _DIO_BATCH_COMPAT_H */

@@ -89,8 +89,6 @@ struct dio_file {
 						 * under ctx->lock */
 };
 
-struct dio_pi_payload;
-
 struct dio_kreq {
 	struct list_head	node;		/* dio_file.done */
 	struct dio_file		*df;
@@ -104,7 +102,11 @@ struct dio_kreq {
 	u64			bytes;
 	spinlock_t		bio_lock;
 	struct bio		*bios;		/* completed, pages still held */
-	struct dio_pi_payload	*pi;
+	void			*pi;		/* kernel PI buffer, or NULL */
+	unsigned int		pi_order;	/* its page order */
+	unsigned int		pi_len;		/* bytes of PI for the data */
+	unsigned int		pi_off;		/* bytes given to bios so far */
+	struct dio_bi		bi;		/* the device's PI format */
 	struct dio_request	ureq;		/* the request as submitted */
 	struct dio_request	out;		/* result fields to write back */
 };
@@ -128,6 +130,7 @@ long dio_handle_query_ioctl(struct dio_file *df, void __user *arg);
 struct dio_handle *dio_handle_get(struct dio_ctx *ctx, u32 id);
 void dio_handle_put(struct dio_handle *h);
 void dio_file_drop_handles(struct dio_file *df);
+bool dio_bdev_is_scsi(struct block_device *bdev);
 int dio_handle_module_init(void);
 void dio_handle_module_exit(void);
 
@@ -144,7 +147,7 @@ void dio_io_module_exit(void);
 int dio_pi_check_request(struct dio_handle *h, const struct dio_request *r);
 int dio_pi_prepare(struct dio_kreq *kreq);
 int dio_pi_attach(struct dio_kreq *kreq, struct bio *bio);
-void dio_pi_finish(struct dio_kreq *kreq);
+void dio_pi_finish(struct dio_kreq *kreq, bool report);
 void dio_pi_free(struct dio_kreq *kreq);
 int dio_pi_module_init(void);
 void dio_pi_module_exit(void);

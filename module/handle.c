@@ -297,7 +297,13 @@ void dio_file_drop_handles(struct dio_file *df)
 	mutex_unlock(&ctx->lock);
 }
 
-static bool dio_bdev_is_scsi(struct block_device *bdev)
+/**
+ * dio_bdev_is_scsi - is @bdev a SCSI disk (sd)?
+ * @bdev: the device
+ *
+ * Return: true when the disk's parent device sits on the SCSI bus.
+ */
+bool dio_bdev_is_scsi(struct block_device *bdev)
 {
 	struct device *parent = disk_to_dev(bdev->bd_disk)->parent;
 
@@ -333,7 +339,7 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
 		q->pi_caps |= DIO_PI_CAP_KVERIFY;
 	if (bi.device_capable)
 		q->pi_caps |= DIO_PI_CAP_DEVICE;
-	if (dio_bdev_is_scsi(bdev))
+	if (dio_nocheck_capable(dio_bdev_is_scsi(bdev)))
 		q->pi_caps |= DIO_PI_CAP_NOCHECK;
 	q->pi_tuple_size = bi.pi_size;
 	q->pi_guard_type = bi.guard;

@@ -2,34 +2,506 @@
 /*
  * dio_batch: protection information carried by requests.
  *
- * Not implemented yet: a request that asks for PI is refused with
- * -EOPNOTSUPP, and DIO_IOC_FEATURES does not announce DIO_FEAT_PI.
+ * A request's PI travels through one physically contiguous kernel buffer
+ * (at most DIO_MAX_PI_BYTES).  Each bio gets its slice of it as its
+ * integrity payload, so the block layer neither generates nor verifies
+ * PI for it, and every driver's integrity segment limit (one, on NVMe)
+ * holds however the caller's PI buffer is laid out in memory.  PI is a
+ * small fraction of the data (8 or 16 bytes per 512 or 4096), so copying
+ * it costs little; the data itself stays zero-copy.
+ *
+ *  - write with a PI buffer: copied in at submission (and verified first
+ *    with DIO_PI_VERIFY_USER); the device checks it.
+ *  - write without one: the block layer generates PI, unless
+ *    DIO_PI_GEN_APPTAG asks for an app tag: then the module generates.
+ *  - read, with or without a PI buffer: the device's PI lands in the
+ *    kernel buffer; the module verifies it when asked to (DIO_PI_CHK_*;
+ *    by default when the caller gave no PI buffer and the device has
+ *    read_verify on) in place on the pages the bios hold, and copies it
+ *    out to the caller's PI buffer.
+ *  - any failure: the module finds the first bad interval by verifying
+ *    the data against the PI it has (a refused write), or by reading the
+ *    request again an interval at a time (a refused read; raw where the
+ *    driver allows, so that tag and values are known), and reports it.
+ *
+ * Reference tags are the whole device's LBA in protection intervals (a
+ * partition's offset included): the seed of every payload is set to it,
+ * so the kernel's type 1 remapping is the identity.
+ *
+ * Checks per tuple run guard, then app tag, then ref tag, as libdioctl's
+ * dio_pi_verify() does; tuples the kernel treats as escapes (app tag
+ * 0xffff, and for type 3 also an all-ones ref tag) are skipped.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bio.h>
+#include <linux/gfp.h>
+#include <linux/highmem.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/uio.h>
+
 #include "dio_batch.h"
 
-/**
- * dio_pi_check_request - can @h honour the PI fields of @r?
- * @h: the request's handle
- * @r: the request
- *
- * Return: 0, or -EOPNOTSUPP for PI this module or device cannot honour.
- */
-int dio_pi_check_request(struct dio_handle *h, const struct dio_request *r)
+#define DIO_PI_CHK_ALL	(DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG | DIO_PI_CHK_APPTAG)
+#define DIO_APP_ESCAPE	0xffff
+
+struct dio_tuple_t10 {
+	__be16	guard;
+	__be16	app;
+	__be32	ref;
+};
+
+struct dio_tuple_crc64 {
+	__be64	guard;
+	__be16	app;
+	u8	ref[6];
+};
+
+struct dio_tags {
+	u64	guard;
+	u64	ref;
+	u16	app;
+};
+
+static bool dio_pi_is_read(const struct dio_request *r)
 {
-	if ((r->flags & DIO_REQ_PI) || r->pi_flags || r->pi_buf || r->pi_len ||
-	    r->app_tag || r->app_tag_mask)
-		return -EOPNOTSUPP;
+	return r->opcode == DIO_OP_READ;
+}
+
+static u64 dio_ref_mask(const struct dio_bi *bi)
+{
+	return bi->guard == DIO_GUARD_CRC64 ? GENMASK_ULL(47, 0) :
+					      GENMASK_ULL(31, 0);
+}
+
+/* Guard of one interval, as the kernel's t10-pi profiles compute it. */
+static u64 dio_guard(const struct dio_bi *bi, const void *data)
+{
+	switch (bi->guard) {
+	case DIO_GUARD_CRC16:
+		return crc_t10dif(data, bi->interval);
+	case DIO_GUARD_IP:
+		/* Stored raw in the big-endian field, as t10_pi_ip_fn does. */
+		return be16_to_cpu((__force __be16)ip_compute_csum(data,
+								   bi->interval));
+	case DIO_GUARD_CRC64:
+		return dio_crc64_nvme(0, data, bi->interval);
+	}
 	return 0;
 }
 
+static void dio_tuple_get(const struct dio_bi *bi, const void *t,
+			  struct dio_tags *g)
+{
+	if (bi->guard == DIO_GUARD_CRC64) {
+		const struct dio_tuple_crc64 *p = t;
+
+		g->guard = be64_to_cpu(p->guard);
+		g->app = be16_to_cpu(p->app);
+		g->ref = (u64)get_unaligned_be16(p->ref) << 32 |
+			 get_unaligned_be32(p->ref + 2);
+	} else {
+		const struct dio_tuple_t10 *p = t;
+
+		g->guard = be16_to_cpu(p->guard);
+		g->app = be16_to_cpu(p->app);
+		g->ref = be32_to_cpu(p->ref);
+	}
+}
+
+static void dio_tuple_set(const struct dio_bi *bi, void *t,
+			  const struct dio_tags *g)
+{
+	if (bi->guard == DIO_GUARD_CRC64) {
+		struct dio_tuple_crc64 *p = t;
+
+		p->guard = cpu_to_be64(g->guard);
+		p->app = cpu_to_be16(g->app);
+		put_unaligned_be16(g->ref >> 32, p->ref);
+		put_unaligned_be32(g->ref, p->ref + 2);
+	} else {
+		struct dio_tuple_t10 *p = t;
+
+		p->guard = cpu_to_be16(g->guard);
+		p->app = cpu_to_be16(g->app);
+		p->ref = cpu_to_be32(g->ref);
+	}
+}
+
+/* First interval of the request, counted from the start of the disk. */
+static u64 dio_pi_seed(const struct dio_kreq *kreq)
+{
+	struct block_device *bdev = kreq->h->bdev.bdev;
+
+	return ((u64)get_start_sect(bdev) * SECTOR_SIZE + kreq->ureq.offset) >>
+	       ilog2(kreq->bi.interval);
+}
+
+static void *dio_pi_tuple(const struct dio_kreq *kreq, u64 i)
+{
+	return kreq->pi + i * kreq->bi.md_size + kreq->bi.pi_offset;
+}
+
+/* Checks the module applies when it verifies what a read returned. */
+static unsigned int dio_pi_read_checks(const struct dio_kreq *kreq)
+{
+	const struct dio_request *r = &kreq->ureq;
+	unsigned int chk = r->pi_flags & DIO_PI_CHK_ALL;
+
+	if (r->pi_flags & DIO_PI_NOCHECK)
+		return chk;
+	if (!chk && !(r->flags & DIO_REQ_PI) && kreq->bi.kverify)
+		chk = DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG;
+	return chk;
+}
+
 /**
- * dio_pi_prepare - pin a request's PI buffer
- * @kreq: the request
+ * dio_pi_check_request - can the request's device honour its PI fields?
+ * @h: the request's handle
+ * @r: the request
  *
- * Return: 0 or -errno.
+ * Return: 0; -EINVAL for PI fields that contradict each other or the
+ * data (unknown pi_flags bits, a PI length that is not exactly one
+ * metadata entry per interval or is above DIO_MAX_PI_BYTES, a PI buffer
+ * not aligned to the metadata size, flags that do not apply to the
+ * opcode, app tag fields no flag uses); -EOPNOTSUPP for PI on a device
+ * without it, a reference tag check on type 3, or a raw read the driver
+ * cannot do.
+ */
+int dio_pi_check_request(struct dio_handle *h, const struct dio_request *r)
+{
+	bool pi = r->flags & DIO_REQ_PI, read = dio_pi_is_read(r);
+	unsigned int f = r->pi_flags;
+	struct dio_bi bi;
+
+	if (f & ~DIO_PI_F_ALL)
+		return -EINVAL;
+	if (!pi && (r->pi_buf || r->pi_len))
+		return -EINVAL;
+	if (!(f & (DIO_PI_CHK_APPTAG | DIO_PI_GEN_APPTAG)) &&
+	    (r->app_tag || r->app_tag_mask))
+		return -EINVAL;
+	if ((f & DIO_PI_NOCHECK) && !read)
+		return -EINVAL;
+	if ((f & DIO_PI_VERIFY_USER) && (read || !pi))
+		return -EINVAL;
+	if ((f & DIO_PI_GEN_APPTAG) && (read || pi))
+		return -EINVAL;
+	if (!pi && !f)
+		return 0;
+
+	if (!dio_bdev_integrity(h->bdev.bdev, &bi) || !bi.pi_size)
+		return -EOPNOTSUPP;
+	if ((f & DIO_PI_CHK_REFTAG) && bi.type != 1)
+		return -EOPNOTSUPP;
+	if ((f & DIO_PI_NOCHECK) &&
+	    !dio_nocheck_capable(dio_bdev_is_scsi(h->bdev.bdev)))
+		return -EOPNOTSUPP;
+	if (!pi)
+		return 0;
+	if (r->len % bi.interval && !(r->flags & DIO_REQ_IOVEC))
+		return -EINVAL;
+	if (!(r->flags & DIO_REQ_IOVEC) &&
+	    r->pi_len != r->len / bi.interval * bi.md_size)
+		return -EINVAL;
+	if (!r->pi_len || r->pi_len > DIO_MAX_PI_BYTES)
+		return -EINVAL;
+	if (r->pi_buf & (min_t(unsigned int, bi.md_size, 16) - 1))
+		return -EINVAL;
+	return 0;
+}
+
+/* Walk the caller's data an interval at a time; process context. */
+typedef int (*dio_pi_fn)(struct dio_kreq *kreq, u64 i, const void *data,
+			 void *arg);
+
+static int dio_pi_walk(struct dio_kreq *kreq, dio_pi_fn fn, void *arg)
+{
+	const struct dio_request *r = &kreq->ureq;
+	struct iovec fast[UIO_FASTIOV], *iov = NULL;
+	unsigned int interval = kreq->bi.interval;
+	u64 i, n = kreq->bytes / interval;
+	struct iov_iter iter;
+	void *scratch;
+	int ret;
+
+	if (r->flags & DIO_REQ_IOVEC) {
+		iov = fast;
+		ret = import_iovec(ITER_SOURCE, u64_to_user_ptr(r->buf), r->len,
+				   UIO_FASTIOV, &iov, &iter);
+		if (ret < 0)
+			return ret;
+	} else {
+		ret = dio_import_buf(ITER_SOURCE, u64_to_user_ptr(r->buf),
+				     r->len, fast, &iter);
+		if (ret)
+			return ret;
+	}
+	scratch = kmalloc(interval, GFP_KERNEL);
+	if (!scratch) {
+		ret = -ENOMEM;
+		goto out_free_iov;
+	}
+	for (i = 0, ret = 0; i < n && !ret; i++) {
+		if (copy_from_iter(scratch, interval, &iter) != interval)
+			ret = -EFAULT;
+		else
+			ret = fn(kreq, i, scratch, arg);
+	}
+	kfree(scratch);
+out_free_iov:
+	kfree(iov);
+	return ret;
+}
+
+static int dio_pi_generate_one(struct dio_kreq *kreq, u64 i, const void *data,
+			       void *arg)
+{
+	const struct dio_bi *bi = &kreq->bi;
+	struct dio_tags g = {
+		.guard	= dio_guard(bi, data),
+		.app	= kreq->ureq.app_tag,
+		/* Type 3 has no reference tag: the kernel writes 0. */
+		.ref	= bi->type == 1 ? (*(u64 *)arg + i) & dio_ref_mask(bi) : 0,
+	};
+
+	dio_tuple_set(bi, dio_pi_tuple(kreq, i), &g);
+	return 0;
+}
+
+struct dio_pi_check {
+	u64		seed;
+	unsigned int	flags;
+};
+
+static int dio_pi_fail(struct dio_kreq *kreq, u64 sector, u8 tag, u64 expected,
+		       u64 actual)
+{
+	struct dio_request *o = &kreq->out;
+
+	o->pi_err_sector = sector;
+	o->pi_err_tag = tag;
+	o->pi_err_expected = expected;
+	o->pi_err_actual = actual;
+	return -EILSEQ;
+}
+
+/* Check one tuple against its interval's data; -EILSEQ fills the report. */
+static int dio_pi_check_tuple(struct dio_kreq *kreq, u64 sector,
+			      const void *data, const void *tuple,
+			      unsigned int flags)
+{
+	const struct dio_request *r = &kreq->ureq;
+	const struct dio_bi *bi = &kreq->bi;
+	struct dio_tags g;
+	u64 want;
+
+	dio_tuple_get(bi, tuple, &g);
+	if (g.app == DIO_APP_ESCAPE &&
+	    (bi->type == 1 || g.ref == dio_ref_mask(bi)))
+		return 0;
+	if (flags & DIO_PI_CHK_GUARD) {
+		want = dio_guard(bi, data);
+		if (want != g.guard)
+			return dio_pi_fail(kreq, sector, DIO_PI_TAG_GUARD, want,
+					   g.guard);
+	}
+	if ((flags & DIO_PI_CHK_APPTAG) &&
+	    ((g.app ^ r->app_tag) & r->app_tag_mask))
+		return dio_pi_fail(kreq, sector, DIO_PI_TAG_APP, r->app_tag,
+				   g.app);
+	if ((flags & DIO_PI_CHK_REFTAG) && bi->type == 1) {
+		want = sector & dio_ref_mask(bi);
+		if (want != g.ref)
+			return dio_pi_fail(kreq, sector, DIO_PI_TAG_REF, want,
+					   g.ref);
+	}
+	return 0;
+}
+
+static int dio_pi_verify_one(struct dio_kreq *kreq, u64 i, const void *data,
+			     void *arg)
+{
+	const struct dio_pi_check *c = arg;
+
+	return dio_pi_check_tuple(kreq, c->seed + i, data,
+				  dio_pi_tuple(kreq, i), c->flags);
+}
+
+/* First interval of @bio, from where its payload points in the buffer. */
+static u64 dio_pi_bio_first(const struct dio_kreq *kreq, struct bio *bio)
+{
+	struct bio_vec *bv = &bio_integrity(bio)->bip_vec[0];
+
+	return (page_address(bv->bv_page) + bv->bv_offset - kreq->pi) /
+	       kreq->bi.md_size;
+}
+
+/*
+ * Verify a completed read in place, on the pages its bios hold, bios in
+ * the order of their data so that the first failure is the one reported.
+ * Return: 0, -EILSEQ (report filled), or -EAGAIN when an interval is not
+ * within one page (the caller then walks the user's buffer instead).
+ */
+static int dio_pi_verify_bios(struct dio_kreq *kreq, unsigned int flags)
+{
+	unsigned int interval = kreq->bi.interval, j, off;
+	u64 seed = dio_pi_seed(kreq), next = 0;
+	struct bio *bio, *b;
+	int ret = 0;
+
+	for (;;) {
+		/* The bio whose data starts at interval @next. */
+		for (bio = NULL, b = kreq->bios; b && !bio; b = b->bi_next)
+			if (bio_integrity(b) && dio_pi_bio_first(kreq, b) == next)
+				bio = b;
+		if (!bio)
+			break;
+		for (j = 0; j < bio->bi_vcnt && !ret; j++) {
+			struct bio_vec *bv = &bio->bi_io_vec[j];
+
+			for (off = 0; off < bv->bv_len && !ret; off += interval) {
+				unsigned int at = bv->bv_offset + off;
+				struct page *page = dio_nth_page(bv->bv_page,
+								 at >> PAGE_SHIFT);
+				void *p;
+
+				at &= ~PAGE_MASK;
+				if (at + interval > PAGE_SIZE)
+					return -EAGAIN;
+				p = kmap_local_page(page);
+				ret = dio_pi_check_tuple(kreq, seed + next, p + at,
+							 dio_pi_tuple(kreq, next),
+							 flags);
+				kunmap_local(p);
+				next++;
+			}
+		}
+		if (ret)
+			return ret;
+	}
+	return next == kreq->bytes / interval ? 0 : -EAGAIN;
+}
+
+/* Verify the data against the kernel buffer; -EILSEQ fills the report. */
+static int dio_pi_verify(struct dio_kreq *kreq, unsigned int flags)
+{
+	struct dio_pi_check c = { .seed = dio_pi_seed(kreq), .flags = flags };
+
+	return dio_pi_walk(kreq, dio_pi_verify_one, &c);
+}
+
+/*
+ * A physically contiguous PI buffer: kmalloc() up to a page (a power-of-two
+ * size that never crosses a page), whole pages above.  Not zeroed: reads
+ * fill it, generation writes every tuple.
+ */
+static int dio_pi_alloc(struct dio_kreq *kreq, unsigned int len)
+{
+	struct page *page;
+
+	if (len <= PAGE_SIZE) {
+		kreq->pi = kmalloc(roundup_pow_of_two(len), GFP_KERNEL);
+		kreq->pi_order = 0;
+		if (!kreq->pi)
+			return -ENOMEM;
+	} else {
+		kreq->pi_order = get_order(len);
+		page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, kreq->pi_order);
+		if (!page)
+			return -ENOMEM;
+		kreq->pi = page_address(page);
+	}
+	kreq->pi_len = len;
+	kreq->pi_off = 0;
+	return 0;
+}
+
+/*
+ * Report a request refused before submission: SUBMIT fails it, and its
+ * result and pi_err_* fields tell why.
+ */
+static int dio_pi_refuse(struct dio_kreq *kreq, int err)
+{
+	struct dio_request __user *u = u64_to_user_ptr(kreq->uaddr);
+	size_t off = offsetof(struct dio_request, result);
+	size_t end = offsetof(struct dio_request, pad3);
+	struct dio_request out;
+
+	kreq->out.result = err;
+	kreq->out.pi_err_source = DIO_PI_SRC_USER;
+	/* Through the stack: hardened usercopy guards slab objects. */
+	memcpy((void *)&out + off, (void *)&kreq->out + off, end - off);
+	if (copy_to_user((void __user *)u + off, (void *)&out + off, end - off))
+		return -EFAULT;
+	return err;
+}
+
+/**
+ * dio_pi_prepare - set up a request's PI before its bios are built
+ * @kreq: the request, imported and checked
+ *
+ * Allocates the kernel PI buffer where the request needs one, copies the
+ * caller's PI in (verifying it with DIO_PI_VERIFY_USER) or generates PI
+ * for DIO_PI_GEN_APPTAG.
+ *
+ * Return: 0; -EILSEQ when the caller's PI failed DIO_PI_VERIFY_USER (the
+ * request's result and pi_err_* fields are written); -EFAULT; -ENOMEM.
  */
 int dio_pi_prepare(struct dio_kreq *kreq)
 {
+	const struct dio_request *r = &kreq->ureq;
+	bool pi = r->flags & DIO_REQ_PI;
+	unsigned int len;
+	int ret;
+
+	if (r->opcode == DIO_OP_FLUSH ||
+	    !dio_bdev_integrity(kreq->h->bdev.bdev, &kreq->bi) ||
+	    !kreq->bi.pi_size)
+		return 0;
+	len = kreq->bytes / kreq->bi.interval * kreq->bi.md_size;
+	if (pi && len != r->pi_len)
+		return -EINVAL;		/* an iovec request's PI length */
+	if (!pi && !(r->pi_flags & DIO_PI_GEN_APPTAG) &&
+	    !(dio_pi_is_read(r) && dio_pi_read_checks(kreq)))
+		return 0;		/* the block layer's own PI */
+	if (len > DIO_MAX_PI_BYTES) {
+		/*
+		 * Too long to bounce: PI the caller asked for is refused; a
+		 * plain read is left to the block layer's own verification.
+		 */
+		return pi || r->pi_flags ? -EINVAL : 0;
+	}
+	ret = dio_pi_alloc(kreq, len);
+	if (ret)
+		return ret;
+
+	if (dio_pi_is_read(r)) {
+		if (pi && fault_in_writeable(u64_to_user_ptr(r->pi_buf), len))
+			return -EFAULT;
+		return 0;
+	}
+	if (!pi) {
+		u64 seed = dio_pi_seed(kreq);
+
+		return dio_pi_walk(kreq, dio_pi_generate_one, &seed);
+	}
+	if (copy_from_user(kreq->pi, u64_to_user_ptr(r->pi_buf), len))
+		return -EFAULT;
+	if (r->pi_flags & DIO_PI_VERIFY_USER) {
+		unsigned int chk = r->pi_flags & DIO_PI_CHK_ALL;
+
+		ret = dio_pi_verify(kreq, chk ? chk : DIO_PI_CHK_GUARD |
+						     DIO_PI_CHK_REFTAG);
+		if (ret == -EILSEQ)
+			return dio_pi_refuse(kreq, ret);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
@@ -38,31 +510,188 @@ int dio_pi_prepare(struct dio_kreq *kreq)
  * @kreq: the request
  * @bio: one of its bios, pages added, not yet submitted
  *
- * Return: 0 or -errno.
+ * Return: 0; -EINVAL when the bio is not whole intervals; -ENOMEM.
  */
 int dio_pi_attach(struct dio_kreq *kreq, struct bio *bio)
 {
+	const struct dio_request *r = &kreq->ureq;
+	struct block_device *bdev = kreq->h->bdev.bdev;
+	unsigned int ishift, len;
+	struct bio_integrity_payload *bip;
+	void *vaddr;
+
+	if (!kreq->pi)
+		return 0;
+	ishift = ilog2(kreq->bi.interval);
+	if (bio->bi_iter.bi_size & (kreq->bi.interval - 1))
+		return -EINVAL;
+	len = (bio->bi_iter.bi_size >> ishift) * kreq->bi.md_size;
+	if (WARN_ON_ONCE(kreq->pi_off + len > kreq->pi_len))
+		return -EINVAL;
+
+	bip = bio_integrity_alloc(bio, GFP_NOIO, 1);
+	if (IS_ERR(bip))
+		return PTR_ERR(bip);
+	vaddr = kreq->pi + kreq->pi_off;
+	/* One segment: the buffer is physically contiguous. */
+	if (bio_integrity_add_page(bio, virt_to_page(vaddr), len,
+				   offset_in_page(vaddr)) != len)
+		return -ENOMEM;
+	/* 6.1's bio_integrity_add_page() leaves the size to the caller. */
+	if (!bip->bip_iter.bi_size)
+		bip->bip_iter.bi_size = len;
+	bip_set_seed(bip, (bio->bi_iter.bi_sector + get_start_sect(bdev)) >>
+			  (ishift - SECTOR_SHIFT));
+	dio_bip_set_flags(bip, &kreq->bi, r->pi_flags & DIO_PI_NOCHECK,
+			  r->app_tag, (r->pi_flags & DIO_PI_CHK_APPTAG) &&
+			  r->app_tag_mask == 0xffff);
+	kreq->pi_off += len;
 	return 0;
 }
 
-/**
- * dio_pi_finish - verify and report PI of a completed request
- * @kreq: the request, before its pages are released
+/*
+ * Read one interval again, on its own, into @data and @md.  Where the
+ * driver can skip the device's checks, it does, so that the module sees
+ * what is stored.  Return: 0 or -errno (-EILSEQ: the device refused it).
  */
-void dio_pi_finish(struct dio_kreq *kreq)
+static int dio_pi_read_interval(struct dio_kreq *kreq, u64 i, bool nocheck,
+				struct page *data, struct page *md)
 {
+	struct block_device *bdev = kreq->h->bdev.bdev;
+	const struct dio_bi *bi = &kreq->bi;
+	unsigned int ishift = ilog2(bi->interval);
+	struct bio_integrity_payload *bip;
+	struct bio *bio;
+	int ret;
+
+	bio = bio_alloc_bioset(bdev, 1, REQ_OP_READ, GFP_KERNEL, &dio_bio_set);
+	bio->bi_iter.bi_sector = (kreq->ureq.offset >> SECTOR_SHIFT) +
+				 (i << (ishift - SECTOR_SHIFT));
+	ret = -ENOMEM;
+	if (bio_add_page(bio, data, bi->interval, 0) != bi->interval)
+		goto out_put_bio;
+	bip = bio_integrity_alloc(bio, GFP_KERNEL, 1);
+	if (IS_ERR(bip)) {
+		ret = PTR_ERR(bip);
+		goto out_put_bio;
+	}
+	if (bio_integrity_add_page(bio, md, bi->md_size, 0) != bi->md_size)
+		goto out_put_bio;
+	if (!bip->bip_iter.bi_size)
+		bip->bip_iter.bi_size = bi->md_size;
+	bip_set_seed(bip, (bio->bi_iter.bi_sector + get_start_sect(bdev)) >>
+			  (ishift - SECTOR_SHIFT));
+	dio_bip_set_flags(bip, bi, nocheck, 0, false);
+	ret = submit_bio_wait(bio);
+out_put_bio:
+	bio_put(bio);
+	return ret;
+}
+
+/*
+ * The device refused a read: find the first interval it refuses, one at
+ * a time.  Where it can be read raw, the module checks it and reports
+ * tag, expected and actual values; otherwise the block and DIO_PI_TAG_NONE.
+ */
+static void dio_pi_locate(struct dio_kreq *kreq)
+{
+	bool nocheck = dio_nocheck_capable(dio_bdev_is_scsi(kreq->h->bdev.bdev));
+	u64 i, n = kreq->bytes / kreq->bi.interval, seed = dio_pi_seed(kreq);
+	struct page *data, *md;
+	int ret = 0;
+
+	data = alloc_pages(GFP_KERNEL, get_order(kreq->bi.interval));
+	md = alloc_page(GFP_KERNEL);
+	if (!data || !md)
+		goto out_free_pages;
+	for (i = 0; i < n && ret != -EILSEQ; i++) {
+		ret = dio_pi_read_interval(kreq, i, nocheck, data, md);
+		if (ret == -EILSEQ) {
+			dio_pi_fail(kreq, seed + i, DIO_PI_TAG_NONE, 0, 0);
+		} else if (!ret && nocheck) {
+			ret = dio_pi_check_tuple(kreq, seed + i,
+						 page_address(data),
+						 page_address(md) +
+						 kreq->bi.pi_offset,
+						 DIO_PI_CHK_ALL &
+						 ~(kreq->ureq.app_tag_mask ? 0 :
+						   DIO_PI_CHK_APPTAG));
+		}
+	}
+out_free_pages:
+	if (md)
+		__free_page(md);
+	if (data)
+		__free_pages(data, get_order(kreq->bi.interval));
 }
 
 /**
- * dio_pi_free - release a request's PI pages
+ * dio_pi_finish - verify a completed request's PI and report it
+ * @kreq: the request, before its data pages are released
+ * @report: the request is being reported to its submitter (WAIT or
+ *	COLLECT in the caller's process); otherwise nothing touches user
+ *	memory
+ *
+ * Sets kreq->out's result to -EILSEQ and fills pi_err_* when verification
+ * fails, and copies a read's PI to the caller's PI buffer.
+ */
+void dio_pi_finish(struct dio_kreq *kreq, bool report)
+{
+	const struct dio_request *r = &kreq->ureq;
+	struct dio_request *o = &kreq->out;
+	unsigned int chk;
+	int ret;
+
+	if (!report || !kreq->bi.pi_size || r->opcode == DIO_OP_FLUSH)
+		return;
+	if (kreq->error == -EILSEQ) {
+		o->pi_err_source = DIO_PI_SRC_DEVICE;
+		o->pi_err_sector = dio_pi_seed(kreq);
+		if (dio_pi_is_read(r))
+			/* What came back is not what is stored: look again. */
+			dio_pi_locate(kreq);
+		else if (kreq->pi)
+			/* The device refused a write: find where. */
+			dio_pi_verify(kreq, DIO_PI_CHK_ALL &
+				      ~(r->app_tag_mask ? 0 : DIO_PI_CHK_APPTAG));
+		return;
+	}
+	if (kreq->error || !dio_pi_is_read(r) || !kreq->pi)
+		return;
+	if ((r->flags & DIO_REQ_PI) &&
+	    copy_to_user(u64_to_user_ptr(r->pi_buf), kreq->pi, kreq->pi_len)) {
+		o->result = -EFAULT;
+		return;
+	}
+	chk = dio_pi_read_checks(kreq);
+	if (!chk)
+		return;
+	ret = dio_pi_verify_bios(kreq, chk);
+	if (ret == -EAGAIN)
+		ret = dio_pi_verify(kreq, chk);
+	if (ret == -EILSEQ) {
+		o->result = -EILSEQ;
+		o->pi_err_source = DIO_PI_SRC_MODULE;
+	}
+}
+
+/**
+ * dio_pi_free - free a request's PI buffer
  * @kreq: the request
  */
 void dio_pi_free(struct dio_kreq *kreq)
 {
+	if (!kreq->pi)
+		return;
+	if (kreq->pi_len <= PAGE_SIZE)
+		kfree(kreq->pi);
+	else
+		free_pages((unsigned long)kreq->pi, kreq->pi_order);
+	kreq->pi = NULL;
 }
 
 /**
- * dio_pi_module_init - nothing to set up yet
+ * dio_pi_module_init - nothing to set up: buffers are per request
  *
  * Return: 0.
  */
@@ -72,7 +701,7 @@ int dio_pi_module_init(void)
 }
 
 /**
- * dio_pi_module_exit - nothing to tear down yet
+ * dio_pi_module_exit - nothing to tear down
  */
 void dio_pi_module_exit(void)
 {

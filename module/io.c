@@ -13,22 +13,45 @@
  * release the pages (dirtying them after reads, which may sleep), write the
  * results into the caller's struct dio_request and free the kernel's state.
  * A descriptor closed with requests in flight reaps them from a work item.
+ *
+ * The request table of a descriptor is keyed by the request's user address
+ * divided by the smallest request size: requests that do not overlap never
+ * share a key, and a table of requests laid out in an array stays dense
+ * (one xarray leaf per 64 requests, not one per request).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blkdev.h>
 #include <linux/hrtimer.h>
+#include <linux/log2.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/task_io_accounting_ops.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
 
 #include "dio_batch.h"
 
+#define DIO_REQ_KEY_SHIFT	ilog2(DIO_REQUEST_SIZE_VER0)
+
 static struct kmem_cache *dio_kreq_cache;
 struct bio_set dio_bio_set;
 struct workqueue_struct *dio_wq;
+
+static unsigned long dio_req_key(u64 uaddr)
+{
+	BUILD_BUG_ON(DIO_REQUEST_SIZE_VER0 != 1U << DIO_REQ_KEY_SHIFT);
+	return uaddr >> DIO_REQ_KEY_SHIFT;
+}
+
+/* The request submitted at @uaddr on @df, or NULL; xa_lock held. */
+static struct dio_kreq *dio_kreq_lookup(struct dio_file *df, u64 uaddr)
+{
+	struct dio_kreq *kreq = xa_load(&df->reqs, dio_req_key(uaddr));
+
+	return kreq && kreq->uaddr == uaddr ? kreq : NULL;
+}
 
 /* ---- completion (any context) ---- */
 
@@ -41,11 +64,22 @@ static void dio_kreq_complete(struct dio_kreq *kreq)
 	kreq->done = true;
 	list_add_tail(&kreq->node, &df->done);
 	df->nr_done++;
-	/* Under the lock: a reaper cannot free @df before we are done. */
+	/*
+	 * A queued reap work holds @df (dio_file_reap_all() drops it): the
+	 * run already going may free every request, @df with the last.  Our
+	 * request holds @df until the reaper, which needs this lock, frees it.
+	 */
+	if (unlikely(df->released) && queue_work(dio_wq, &df->reap_work))
+		kref_get(&df->ref);
 	wake_up(&df->wait);
-	if (df->released)
-		queue_work(dio_wq, &df->reap_work);
 	xa_unlock_irqrestore(&df->reqs, flags);
+}
+
+/* Drop one count of @kreq: a bio's, or the submission's own. */
+static void dio_kreq_put(struct dio_kreq *kreq)
+{
+	if (atomic_dec_and_test(&kreq->remaining))
+		dio_kreq_complete(kreq);
 }
 
 static void dio_bio_end_io(struct bio *bio)
@@ -60,14 +94,13 @@ static void dio_bio_end_io(struct bio *bio)
 	bio->bi_next = kreq->bios;
 	kreq->bios = bio;
 	spin_unlock_irqrestore(&kreq->bio_lock, flags);
-	if (atomic_dec_and_test(&kreq->remaining))
-		dio_kreq_complete(kreq);
+	dio_kreq_put(kreq);
 }
 
-/* ---- reaping (process context) ---- */
+/* ---- releasing (process context) ---- */
 
-/* Release pages and bios once; safe to call again. */
-static void dio_kreq_release_bios(struct dio_kreq *kreq)
+/* Release the pages (dirtying them after a read), the bios and the PI. */
+static void dio_kreq_release(struct dio_kreq *kreq)
 {
 	bool dirty = kreq->opcode == DIO_OP_READ;
 	struct bio *bio;
@@ -78,44 +111,28 @@ static void dio_kreq_release_bios(struct dio_kreq *kreq)
 		bio_release_pages(bio, dirty);
 		bio_put(bio);
 	}
-}
-
-/* Compute the result; verifies PI where the module does. */
-static void dio_kreq_finish(struct dio_kreq *kreq)
-{
-	struct dio_request *out = &kreq->out;
-
-	if (!kreq->bios && !kreq->pi)
-		return;		/* already finished */
-	out->result = kreq->error ? kreq->error : kreq->bytes;
-	dio_pi_finish(kreq);
-	dio_kreq_release_bios(kreq);
 	dio_pi_free(kreq);
 }
 
+/*
+ * Compute the result (verifying PI where the module does, and giving a
+ * read's PI to the caller when @report), then release the request's pages.
+ */
+static void dio_kreq_finish(struct dio_kreq *kreq, bool report)
+{
+	kreq->out.result = kreq->error ? kreq->error : (s64)kreq->bytes;
+	dio_pi_finish(kreq, report);
+	dio_kreq_release(kreq);
+}
+
+/* Free a request that left the table; its resources are released. */
 static void dio_kreq_free(struct dio_kreq *kreq)
 {
 	struct dio_file *df = kreq->df;
 
-	dio_kreq_finish(kreq);
 	dio_handle_put(kreq->h);
 	kmem_cache_free(dio_kreq_cache, kreq);
 	dio_file_put(df);
-}
-
-/* Write the result fields into the caller's struct dio_request. */
-static int dio_kreq_report(struct dio_kreq *kreq)
-{
-	struct dio_request __user *u = u64_to_user_ptr(kreq->uaddr);
-	const struct dio_request *o = &kreq->out;
-	size_t off = offsetof(struct dio_request, result);
-	size_t end = offsetof(struct dio_request, pad3);
-
-	dio_kreq_finish(kreq);
-	if (copy_to_user((void __user *)u + off, (const void *)o + off,
-			 end - off))
-		return -EFAULT;
-	return 0;
 }
 
 /* Take a done request off the done list; xa_lock held. */
@@ -126,7 +143,7 @@ static void dio_kreq_claim(struct dio_file *df, struct dio_kreq *kreq)
 	kreq->claimed = true;
 }
 
-/* Put a claimed request back, when its report could not be written. */
+/* Put a claimed request back, when it could not be reported. */
 static void dio_kreq_unclaim(struct dio_file *df, struct dio_kreq *kreq)
 {
 	xa_lock_irq(&df->reqs);
@@ -134,43 +151,52 @@ static void dio_kreq_unclaim(struct dio_file *df, struct dio_kreq *kreq)
 	list_add(&kreq->node, &df->done);
 	df->nr_done++;
 	xa_unlock_irq(&df->reqs);
+	wake_up(&df->wait);
 }
 
-/* Forget a reported request: its address may be submitted again. */
-static void dio_kreq_retire(struct dio_file *df, struct dio_kreq *kreq)
+/* Take @kreq out of the table: its address may be submitted again. */
+static void dio_kreq_remove(struct dio_file *df, struct dio_kreq *kreq)
 {
 	xa_lock_irq(&df->reqs);
-	__xa_erase(&df->reqs, kreq->uaddr);
+	__xa_erase(&df->reqs, dio_req_key(kreq->uaddr));
 	df->nr_reqs--;
 	xa_unlock_irq(&df->reqs);
-	dio_kreq_free(kreq);
 }
 
 /**
  * dio_file_reap_all - free the done requests of a released descriptor
  * @df: the descriptor; its file is gone or going
  *
- * Marks @df released, so that later completions queue its reap work.  Must
- * not touch @df after freeing the last request: that may free @df.
+ * Called twice over: from the file's release, which marks @df released so
+ * that later completions queue its reap work, and from that work, which
+ * finds @df already released and drops the reference its queueing took.
+ * Results are not reported.  Must not touch @df after freeing the last
+ * request: that may free @df.
  */
 void dio_file_reap_all(struct dio_file *df)
 {
 	struct dio_kreq *kreq, *next;
 	LIST_HEAD(list);
+	bool from_work;
 
 	xa_lock_irq(&df->reqs);
+	from_work = df->released;
 	df->released = true;
 	list_for_each_entry(kreq, &df->done, node) {
 		kreq->claimed = true;
-		__xa_erase(&df->reqs, kreq->uaddr);
+		__xa_erase(&df->reqs, dio_req_key(kreq->uaddr));
 		df->nr_reqs--;
 	}
 	list_splice_init(&df->done, &list);
 	df->nr_done = 0;
 	xa_unlock_irq(&df->reqs);
 
-	list_for_each_entry_safe(kreq, next, &list, node)
+	list_for_each_entry_safe(kreq, next, &list, node) {
+		dio_kreq_finish(kreq, false);
 		dio_kreq_free(kreq);
+	}
+	if (from_work)
+		dio_file_put(df);
 }
 
 /**
@@ -207,16 +233,46 @@ static int dio_req_check(const struct dio_request *r)
 	return 0;
 }
 
+/*
+ * Every segment as the device needs it: its address aligned to the DMA
+ * alignment, its length a multiple of the logical block size (the rule of
+ * block/fops.c, which bio_iov_iter_get_pages() relies on).
+ */
+static bool dio_segs_aligned(const struct iovec *seg, unsigned long nr,
+			     unsigned long addr_mask, size_t len_mask)
+{
+	for (; nr; nr--, seg++) {
+		if (!seg->iov_len)
+			continue;
+		if (((unsigned long)seg->iov_base & addr_mask) ||
+		    (seg->iov_len & len_mask))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Turn the request's buffer into @iter.  On success *@iov is NULL, or the
+ * iovec array import_iovec() allocated, which the caller frees.
+ */
 static int dio_kreq_import(struct dio_kreq *kreq, struct iovec *fast,
 			   struct iovec **iov, struct iov_iter *iter)
 {
 	const struct dio_request *r = &kreq->ureq;
 	int dir = r->opcode == DIO_OP_READ ? ITER_DEST : ITER_SOURCE;
 	struct block_device *bdev = kreq->h->bdev.bdev;
+	unsigned long addr_mask = dio_bdev_dma_alignment(bdev) - 1;
 	unsigned int lbs = bdev_logical_block_size(bdev);
+	const struct iovec *segs;
+	unsigned long nr_segs;
+	struct iovec one;
+	u64 capacity = bdev_nr_bytes(bdev);
+	size_t count;
 	ssize_t ret;
 
 	*iov = NULL;
+	if (r->offset & (lbs - 1))
+		return -EINVAL;
 	if (r->flags & DIO_REQ_IOVEC) {
 		if (!r->len || r->len > UIO_MAXIOV)
 			return -EINVAL;
@@ -225,27 +281,32 @@ static int dio_kreq_import(struct dio_kreq *kreq, struct iovec *fast,
 				   UIO_FASTIOV, iov, iter);
 		if (ret < 0)
 			return ret;
+		/* The segments are in @fast unless import_iovec() allocated. */
+		segs = *iov ? *iov : fast;
+		nr_segs = r->len;
 	} else {
-		if (r->len > DIO_MAX_IO_BYTES)
+		if (!r->len || r->len > DIO_MAX_IO_BYTES)
 			return -EINVAL;
+		/* @fast[0] may back @iter (import_single_range()). */
 		ret = dio_import_buf(dir, u64_to_user_ptr(r->buf), r->len,
 				     fast, iter);
 		if (ret)
 			return ret;
+		one.iov_base = u64_to_user_ptr(r->buf);
+		one.iov_len = r->len;
+		segs = &one;
+		nr_segs = 1;
 	}
+	count = iov_iter_count(iter);
 	ret = -EINVAL;
-	if (!iov_iter_count(iter) || iov_iter_count(iter) > DIO_MAX_IO_BYTES)
+	if (!count || count > DIO_MAX_IO_BYTES || (count & (lbs - 1)))
 		goto out_free_iov;
-	if ((r->offset | iov_iter_count(iter)) & (lbs - 1))
-		goto out_free_iov;
-	if (!iov_iter_is_aligned(iter, dio_bdev_dma_alignment(bdev) - 1,
-				 lbs - 1))
+	if (!dio_segs_aligned(segs, nr_segs, addr_mask, lbs - 1))
 		goto out_free_iov;
 	ret = -ENXIO;
-	if (r->offset > bdev_nr_bytes(bdev) ||
-	    iov_iter_count(iter) > bdev_nr_bytes(bdev) - r->offset)
+	if (r->offset > capacity || count > capacity - r->offset)
 		goto out_free_iov;
-	kreq->bytes = iov_iter_count(iter);
+	kreq->bytes = count;
 	return 0;
 
 out_free_iov:
@@ -254,80 +315,132 @@ out_free_iov:
 	return ret;
 }
 
-/* Build and submit the bios; returns how many were submitted or -errno. */
+static void dio_bio_submit(struct dio_kreq *kreq, struct bio *bio)
+{
+	bio->bi_private = kreq;
+	bio->bi_end_io = dio_bio_end_io;
+	atomic_inc(&kreq->remaining);
+	submit_bio(bio);
+}
+
+/*
+ * Build and submit the request's bios.  Return: 0 once at least one bio is
+ * on its way (a later failure then fails the request as a whole: its bios
+ * already submitted complete, and the result is the error), or -errno when
+ * none was submitted.
+ */
 static int dio_kreq_submit_bios(struct dio_kreq *kreq, struct iov_iter *iter)
 {
 	const struct dio_request *r = &kreq->ureq;
 	struct block_device *bdev = kreq->h->bdev.bdev;
-	blk_opf_t opf;
 	loff_t pos = r->offset;
+	bool submitted = false;
 	struct bio *bio;
-	int nr = 0, ret = 0;
+	blk_opf_t opf;
+	int nr_vecs;
+	int ret;
 
 	if (r->opcode == DIO_OP_FLUSH) {
 		bio = bio_alloc_bioset(bdev, 0, REQ_OP_WRITE | REQ_PREFLUSH,
 				       GFP_KERNEL, &dio_bio_set);
-		bio->bi_private = kreq;
-		bio->bi_end_io = dio_bio_end_io;
-		atomic_inc(&kreq->remaining);
-		submit_bio(bio);
-		return 1;
+		dio_bio_submit(kreq, bio);
+		return 0;
 	}
 
-	opf = r->opcode == DIO_OP_READ ? REQ_OP_READ :
-	      REQ_OP_WRITE | REQ_SYNC | REQ_IDLE;
+	if (r->opcode == DIO_OP_READ)
+		opf = REQ_OP_READ;
+	else
+		opf = REQ_OP_WRITE | REQ_SYNC | REQ_IDLE;
 	if (r->flags & DIO_REQ_FUA)
 		opf |= REQ_FUA;
 	while (iov_iter_count(iter)) {
-		bio = bio_alloc_bioset(bdev, bio_iov_vecs_to_alloc(iter,
-				       BIO_MAX_VECS), opf, GFP_KERNEL,
+		nr_vecs = bio_iov_vecs_to_alloc(iter, BIO_MAX_VECS);
+		bio = bio_alloc_bioset(bdev, nr_vecs, opf, GFP_KERNEL,
 				       &dio_bio_set);
 		bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
-		bio->bi_private = kreq;
-		bio->bi_end_io = dio_bio_end_io;
-		ret = bio_iov_iter_get_pages(bio, iter);
-		if (unlikely(ret)) {
-			bio_put(bio);
-			break;
-		}
+		ret = dio_bio_iov_iter_get_pages(bio, iter);
+		if (unlikely(ret))
+			goto out_put_bio;
 		ret = dio_pi_attach(kreq, bio);
-		if (unlikely(ret)) {
-			bio_release_pages(bio, false);
-			bio_put(bio);
-			break;
-		}
+		if (unlikely(ret))
+			goto out_release_pages;
 		pos += bio->bi_iter.bi_size;
-		atomic_inc(&kreq->remaining);
-		submit_bio(bio);
-		nr++;
+		if (op_is_write(opf))
+			task_io_account_write(bio->bi_iter.bi_size);
+		dio_bio_submit(kreq, bio);
+		submitted = true;
 	}
-	return nr ? nr : ret;
+	return 0;
+
+out_release_pages:
+	bio_release_pages(bio, false);
+out_put_bio:
+	bio_put(bio);
+	if (!submitted)
+		return ret;
+	cmpxchg(&kreq->error, 0, ret);
+	return 0;
 }
 
-/* Undo a request that never reached the device. */
-static void dio_kreq_abort(struct dio_file *df, struct dio_kreq *kreq)
+/*
+ * Enter @kreq in its descriptor's table, counted against max_inflight.
+ * Return: 0, -EAGAIN (limit reached), -EBUSY (this address, or one it
+ * overlaps, is in flight) or -ENOMEM.
+ */
+static int dio_kreq_insert(struct dio_file *df, struct dio_kreq *kreq)
 {
-	kreq->bios = NULL;
-	dio_kreq_retire(df, kreq);
+	int ret;
+
+	xa_lock_irq(&df->reqs);
+	if (df->nr_reqs >= READ_ONCE(dio_max_inflight)) {
+		xa_unlock_irq(&df->reqs);
+		return -EAGAIN;
+	}
+	/* Counted first: __xa_insert() may drop the lock to allocate. */
+	df->nr_reqs++;
+	ret = __xa_insert(&df->reqs, dio_req_key(kreq->uaddr), kreq,
+			  GFP_KERNEL);
+	if (ret)
+		df->nr_reqs--;
+	xa_unlock_irq(&df->reqs);
+	if (ret)
+		return ret;
+	kref_get(&df->ref);
+	return 0;
+}
+
+/* Undo dio_kreq_insert() for a request that never reached the device. */
+static void dio_kreq_uninsert(struct dio_file *df, struct dio_kreq *kreq)
+{
+	dio_kreq_remove(df, kreq);
+	/* A WAIT that found it in the table must see it gone. */
+	wake_up(&df->wait);
+	dio_file_put(df);
 }
 
 static int dio_submit_one(struct dio_file *df, u64 uaddr)
 {
 	struct iovec fast[UIO_FASTIOV], *iov = NULL;
 	struct iov_iter iter = {};
+	struct dio_request ureq;
 	struct dio_kreq *kreq;
 	int ret;
 
+	/*
+	 * Through the stack: hardened usercopy refuses user copies into
+	 * slab objects of a cache without a whitelist.
+	 */
+	ret = dio_copy_arg(&ureq, sizeof(ureq), DIO_REQUEST_SIZE_VER0,
+			   u64_to_user_ptr(uaddr));
+	if (ret)
+		return ret;
+	ret = dio_req_check(&ureq);
+	if (ret)
+		return ret;
 	kreq = kmem_cache_zalloc(dio_kreq_cache, GFP_KERNEL);
 	if (!kreq)
 		return -ENOMEM;
-	ret = dio_copy_arg(&kreq->ureq, sizeof(kreq->ureq),
-			   DIO_REQUEST_SIZE_VER0, u64_to_user_ptr(uaddr));
-	if (ret)
-		goto out_free_kreq;
-	ret = dio_req_check(&kreq->ureq);
-	if (ret)
-		goto out_free_kreq;
+	kreq->ureq = ureq;
 	kreq->h = dio_handle_get(df->ctx, kreq->ureq.handle);
 	if (!kreq->h) {
 		ret = -EBADF;
@@ -350,38 +463,23 @@ static int dio_submit_one(struct dio_file *df, u64 uaddr)
 	ret = dio_pi_check_request(kreq->h, &kreq->ureq);
 	if (ret)
 		goto out_free_iov;
-
-	ret = xa_insert_irq(&df->reqs, uaddr, kreq, GFP_KERNEL);
+	ret = dio_kreq_insert(df, kreq);
 	if (ret)
-		goto out_free_iov;	/* -EBUSY: already in flight */
-	xa_lock_irq(&df->reqs);
-	if (df->nr_reqs >= READ_ONCE(dio_max_inflight)) {
-		__xa_erase(&df->reqs, uaddr);
-		xa_unlock_irq(&df->reqs);
-		ret = -EAGAIN;
 		goto out_free_iov;
-	}
-	df->nr_reqs++;
-	xa_unlock_irq(&df->reqs);
-	kref_get(&df->ref);
-
 	ret = dio_pi_prepare(kreq);
 	if (ret)
-		goto out_abort;
+		goto out_free_pi;	/* it may have allocated before failing */
 	ret = dio_kreq_submit_bios(kreq, &iter);
+	if (ret)
+		goto out_free_pi;
 	kfree(iov);
-	if (ret < 0)
-		goto out_abort;
-	/* Later bios that could not be built fail the request as a whole. */
-	if (iov_iter_count(&iter) && kreq->opcode != DIO_OP_FLUSH)
-		cmpxchg(&kreq->error, 0, -EFAULT);
-	if (atomic_dec_and_test(&kreq->remaining))
-		dio_kreq_complete(kreq);
+	/* From here on @kreq may complete and be reported at any time. */
+	dio_kreq_put(kreq);
 	return 0;
 
-out_abort:
-	dio_kreq_abort(df, kreq);
-	return ret;
+out_free_pi:
+	dio_pi_free(kreq);
+	dio_kreq_uninsert(df, kreq);
 out_free_iov:
 	kfree(iov);
 out_put_handle:
@@ -399,9 +497,9 @@ out_free_kreq:
  * Return: the number of requests queued; if the first one fails, -errno:
  * -EINVAL (bad request fields, alignment or length), -ENXIO (beyond the
  * device), -EBADF (handle not live, or write on a read-only handle),
- * -EBUSY (request already in flight on this descriptor), -EAGAIN (too many
- * requests in flight), -EOPNOTSUPP (PI the device cannot honour), -EFAULT,
- * -ENOMEM.
+ * -EBUSY (request already in flight on this descriptor, or one it
+ * overlaps), -EAGAIN (too many requests in flight), -EOPNOTSUPP (PI the
+ * device cannot honour), -EFAULT, -ENOMEM.
  */
 long dio_submit_ioctl(struct dio_file *df, void __user *arg)
 {
@@ -447,11 +545,12 @@ static int dio_wait_check(const struct dio_wait *w, bool collect)
 	return 0;
 }
 
+/* KTIME_MAX (no timer) for DIO_WAIT_FOREVER and for timeouts that far. */
 static ktime_t dio_deadline(s64 timeout_ns)
 {
 	if (timeout_ns == DIO_WAIT_FOREVER)
 		return KTIME_MAX;
-	return ktime_add_ns(ktime_get(), timeout_ns);
+	return ktime_add_safe(ktime_get(), ns_to_ktime(timeout_ns));
 }
 
 static ktime_t dio_remaining(ktime_t deadline)
@@ -463,7 +562,8 @@ static ktime_t dio_remaining(ktime_t deadline)
 
 /*
  * Wait condition of WAIT: true when the request at @uaddr can be reported
- * (then claimed into *@out) or is not in this descriptor's table.
+ * (then claimed into *@out) or is not in this descriptor's table (or is
+ * being reported by another caller).
  */
 static bool dio_req_ready(struct dio_file *df, u64 uaddr,
 			  struct dio_kreq **out)
@@ -471,9 +571,9 @@ static bool dio_req_ready(struct dio_file *df, u64 uaddr,
 	struct dio_kreq *kreq;
 	bool ready = true;
 
-	xa_lock_irq(&df->reqs);
-	kreq = xa_load(&df->reqs, uaddr);
 	*out = NULL;
+	xa_lock_irq(&df->reqs);
+	kreq = dio_kreq_lookup(df, uaddr);
 	if (kreq && !kreq->claimed) {
 		if (kreq->done) {
 			dio_kreq_claim(df, kreq);
@@ -486,16 +586,28 @@ static bool dio_req_ready(struct dio_file *df, u64 uaddr,
 	return ready;
 }
 
-/* Report a claimed request; on failure it goes back on the done list. */
-static int dio_kreq_deliver(struct dio_file *df, struct dio_kreq *kreq,
-			    u64 __user *slot)
+/*
+ * Report a claimed request: its result into its struct dio_request, then
+ * free it.  Return: 0 or -EFAULT.  When the struct cannot be written, the
+ * result is lost and the request freed all the same (it would otherwise
+ * stay first on the done list for ever).
+ */
+static int dio_kreq_report(struct dio_file *df, struct dio_kreq *kreq)
 {
-	if ((slot && put_user(kreq->uaddr, slot)) || dio_kreq_report(kreq)) {
-		dio_kreq_unclaim(df, kreq);
-		return -EFAULT;
-	}
-	dio_kreq_retire(df, kreq);
-	return 0;
+	size_t off = offsetof(struct dio_request, result);
+	size_t end = offsetof(struct dio_request, pad3);
+	void __user *u = u64_to_user_ptr(kreq->uaddr);
+	struct dio_request out;
+	int ret = 0;
+
+	dio_kreq_finish(kreq, true);
+	/* Through the stack, as in dio_submit_one(). */
+	memcpy((void *)&out + off, (const void *)&kreq->out + off, end - off);
+	if (copy_to_user(u + off, (const void *)&out + off, end - off))
+		ret = -EFAULT;
+	dio_kreq_remove(df, kreq);
+	dio_kreq_free(kreq);
+	return ret;
 }
 
 static int dio_wait_result(unsigned int n, int err)
@@ -552,7 +664,7 @@ long dio_wait_ioctl(struct dio_file *df, void __user *arg)
 			ret = -ENOENT;
 			break;
 		}
-		ret = dio_kreq_deliver(df, kreq, NULL);
+		ret = dio_kreq_report(df, kreq);
 		if (ret)
 			break;
 	}
@@ -600,12 +712,15 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 			READ_ONCE(df->nr_done) >= w.min_nr,
 			dio_remaining(dio_deadline(w.timeout_ns)));
 	while (n < w.nr && (kreq = dio_kreq_claim_first(df))) {
-		int err = dio_kreq_deliver(df, kreq, &out[n]);
-
-		if (err) {
-			ret = err;
+		/* Where to report it first: a bad array loses nothing. */
+		if (put_user(kreq->uaddr, &out[n])) {
+			dio_kreq_unclaim(df, kreq);
+			ret = -EFAULT;
 			break;
 		}
+		ret = dio_kreq_report(df, kreq);
+		if (ret)
+			break;
 		n++;
 	}
 	return dio_wait_result(n, ret);
@@ -618,7 +733,7 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
  */
 int dio_io_module_init(void)
 {
-	int ret = -ENOMEM;
+	int ret;
 
 	dio_kreq_cache = KMEM_CACHE(dio_kreq, 0);
 	if (!dio_kreq_cache)
@@ -626,7 +741,7 @@ int dio_io_module_init(void)
 	ret = bioset_init(&dio_bio_set, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS);
 	if (ret)
 		goto out_destroy_cache;
-	ret = bioset_integrity_create(&dio_bio_set, BIO_POOL_SIZE);
+	ret = dio_bioset_integrity_create(&dio_bio_set, BIO_POOL_SIZE);
 	if (ret)
 		goto out_exit_bioset;
 	dio_wq = alloc_workqueue("dio_batch", WQ_UNBOUND, 0);

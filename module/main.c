@@ -53,7 +53,7 @@ static long dio_features_ioctl(void __user *arg)
 	struct dio_features f = {
 		.size		= sizeof(f),
 		.abi_version	= DIO_BATCH_ABI_VERSION,
-		.features	= DIO_FEAT_CONTEXTS | DIO_FEAT_BATCH_IO,
+		.features	= DIO_FEAT_ALL,
 		.init_flags	= DIO_INIT_F_ALL,
 		.open_flags	= DIO_OPEN_F_ALL,
 		.req_flags	= DIO_REQ_F_ALL,

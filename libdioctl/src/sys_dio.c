@@ -115,11 +115,17 @@ static void dio_narrow(struct dio_request **reqs, uint64_t *a, int n)
 
 static int64_t dio_timeout_ns(const struct timespec *ts)
 {
+	int64_t sec;
+
 	if (!ts)
 		return DIO_WAIT_FOREVER;
 	if (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000L)
 		return -2;
-	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
+	sec = ts->tv_sec;
+	/* Saturate: a timeout of centuries is as good as forever. */
+	if (sec >= INT64_MAX / 1000000000LL)
+		return INT64_MAX;
+	return sec * 1000000000LL + ts->tv_nsec;
 }
 
 int sys_dio_submit(int ctx, struct dio_request **reqs, unsigned int nr)

@@ -95,7 +95,9 @@ static void check_query(const char *dev, const struct expect *e)
 			 sysfs_long(dev, "integrity/write_generate"));
 	assert_int_equal(!!(q.pi_caps & DIO_PI_CAP_DEVICE),
 			 sysfs_long(dev, "integrity/device_is_integrity_capable"));
-	assert_int_equal(!!(q.pi_caps & DIO_PI_CAP_NOCHECK), e->scsi);
+	/* Raw reads: SCSI always; every driver since 6.14's BIP_CHECK_*. */
+	assert_int_equal(!!(q.pi_caps & DIO_PI_CAP_NOCHECK),
+			 e->scsi || tl_kernel_at_least(6, 14));
 out:
 	free(fmt);
 	close(fd);

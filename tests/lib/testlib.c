@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +33,28 @@ static struct kmod_ctx *tl_kmod(void)
 	return ctx;
 }
 
+static int tl_kmod_load_depends(struct kmod_module *mod)
+{
+	struct kmod_list *info = NULL, *l;
+	int ret = 0;
+
+	if (kmod_module_get_info(mod, &info) < 0)
+		return 0;
+	kmod_list_foreach(l, info) {
+		char *deps, *dep, *save;
+
+		if (strcmp(kmod_module_info_get_key(l), "depends"))
+			continue;
+		deps = strdup(kmod_module_info_get_value(l));
+		for (dep = strtok_r(deps, ",", &save); dep && !ret;
+		     dep = strtok_r(NULL, ",", &save))
+			ret = tl_kmod_probe(dep, NULL);
+		free(deps);
+	}
+	kmod_module_info_free_list(info);
+	return ret;
+}
+
 int tl_kmod_insert_path(const char *path, const char *opts)
 {
 	struct kmod_ctx *ctx = tl_kmod();
@@ -43,6 +66,12 @@ int tl_kmod_insert_path(const char *path, const char *opts)
 	ret = kmod_module_new_from_path(ctx, path, &mod);
 	if (ret < 0) {
 		fprintf(stderr, "testlib: %s: %s\n", path, strerror(-ret));
+		return ret;
+	}
+	/* A module file's dependencies (modinfo "depends") are ours to load. */
+	ret = tl_kmod_load_depends(mod);
+	if (ret < 0) {
+		kmod_module_unref(mod);
 		return ret;
 	}
 	ret = kmod_module_insert_module(mod, 0, opts);
@@ -70,7 +99,7 @@ int tl_kmod_probe(const char *name, const char *opts)
 		struct kmod_module *mod = kmod_module_get_module(l);
 
 		ret = kmod_module_probe_insert_module(mod,
-				KMOD_PROBE_IGNORE_LOADED, opts, NULL, NULL,
+				0, opts, NULL, NULL,
 				NULL);
 		if (ret < 0)
 			fprintf(stderr, "testlib: probe %s: %s\n", name,
@@ -319,6 +348,16 @@ long tl_slab_wait(const char *cache, long want, int seconds)
 		n = tl_slab_active(cache);
 	}
 	return n;
+}
+
+int tl_kernel_at_least(int maj, int min)
+{
+	struct utsname u;
+	int a = 0, b = 0;
+
+	uname(&u);
+	sscanf(u.release, "%d.%d", &a, &b);
+	return a > maj || (a == maj && b >= min);
 }
 
 int tl_sh(const char *fmt, ...)

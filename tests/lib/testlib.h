@@ -49,6 +49,9 @@ long tl_slab_active(const char *cache);
  */
 long tl_slab_wait(const char *cache, long want, int seconds);
 
+/* Is the running kernel at least MAJ.MIN? */
+int tl_kernel_at_least(int maj, int min);
+
 /* Run a shell command; returns its exit status. */
 int tl_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -9,5 +9,8 @@ sync
 cd /
 umount /tmp/results
 echo "init: powering off"
+# Synchronous power-off (PID 1 must never exit); sysrq as a fallback, then
+# spin in the shell itself: nothing may be exec'd once the root is gone.
+/bin/busybox poweroff -f
 echo o >/proc/sysrq-trigger
-sleep 60
+while :; do :; done

@@ -297,6 +297,20 @@ struct dio_query {
  * The kernel reads the request at DIO_IOC_SUBMIT and writes @result and the
  * pi_err_* fields back at DIO_IOC_WAIT or DIO_IOC_COLLECT, from the process
  * that calls them.  It never stores a kernel pointer in it.
+ *
+ * PI (see also README.md): reference tags count protection intervals from
+ * the start of the whole disk.  A write with DIO_REQ_PI sends the caller's
+ * PI; DIO_PI_VERIFY_USER checks it first (against DIO_PI_CHK_*, or guard
+ * and ref tag when none is given) and fails SUBMIT with -EILSEQ, the
+ * request's result and pi_err_* filled, before any I/O.  A write without
+ * PI gets the kernel's, or the module's with DIO_PI_GEN_APPTAG.  A read
+ * returns the device's PI into @pi_buf with DIO_REQ_PI; the module checks
+ * what DIO_PI_CHK_* ask (by default guard and ref tag when the caller gave
+ * no PI buffer and the device verifies reads).  PI features need the
+ * request's PI to fit DIO_IOC_FEATURES' max_pi_bytes (-EINVAL otherwise).
+ * A PI failure completes the request with -EILSEQ and the pi_err_* fields;
+ * pi_err_tag is DIO_PI_TAG_NONE when the device refused a block the driver
+ * cannot read raw.
  */
 struct dio_request {
 	__u32	size;
@@ -334,7 +348,11 @@ struct dio_request {
  * @reserved:	zero
  *
  * Returns how many were queued.  It stops at the first invalid request:
- * the count before it, or the error when it is the first.
+ * the count before it, or the error when it is the first: -EINVAL (fields,
+ * alignment, lengths), -ENXIO (beyond the device), -EBADF (handle not
+ * live, write on a read-only handle), -EBUSY (already in flight here),
+ * -EAGAIN (max_inflight reached), -EOPNOTSUPP (PI the device cannot
+ * honour), -EILSEQ (DIO_PI_VERIFY_USER failed), -EFAULT, -ENOMEM.
  */
 struct dio_submit {
 	__u32	size;

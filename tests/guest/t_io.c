@@ -1,0 +1,1577 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Batched direct I/O: SUBMIT, WAIT, COLLECT and poll on real devices
+ * (scsi_debug with 512- and 4096-byte sectors, QEMU NVMe namespaces with
+ * 512- and 4096-byte blocks).  Data is checked byte for byte, against what
+ * was written and against a plain O_DIRECT descriptor of the same device;
+ * every error case checks the exact errno.  Devices are set up by each
+ * test's setup: a device that does not appear fails the test.  The last
+ * test checks that nothing is left allocated and that the module unloads.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "dioctl.h"
+#include "testlib.h"
+
+#define KiB		1024UL
+#define MiB		(1024 * KiB)
+#define SD_DRV		"/sys/bus/pseudo/drivers/scsi_debug"
+#define P_INFLIGHT	"/sys/module/dio_batch/parameters/max_inflight"
+#define SENTINEL	0x5a5a5a5aLL
+
+enum dev_kind { DEV_NONE, DEV_SD512, DEV_SD4K, DEV_NVME1, DEV_NVME2 };
+
+/* The device under test: a claimed handle and an unclaimed O_DIRECT fd. */
+static struct dev {
+	enum dev_kind kind;
+	char path[64];
+	int fd;
+	int ctx;
+	int h;
+	struct dio_query q;
+	unsigned int lbs;
+	unsigned int align;	/* what the buffers need */
+	uint64_t cap;
+} d = { .kind = DEV_NONE, .fd = -1, .ctx = -1 };
+
+/* Descriptors a test opened besides d's, closed by its teardown. */
+static int extra_fd[4] = { -1, -1, -1, -1 };
+
+static int track(int fd)
+{
+	for (int i = 0; i < 4; i++)
+		if (extra_fd[i] < 0) {
+			extra_fd[i] = fd;
+			break;
+		}
+	return fd;
+}
+
+static void untrack_close(int fd)
+{
+	for (int i = 0; i < 4; i++)
+		if (extra_fd[i] == fd)
+			extra_fd[i] = -1;
+	close(fd);
+}
+
+static char inflight_orig[32];
+
+/* ---- helpers ---- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+/* Content unique to @tag at every 8 bytes. */
+static void fill(void *buf, size_t len, uint64_t tag)
+{
+	uint64_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		p[i] = mix(tag * 0x100000001b3ULL + i);
+}
+
+static void check_same(const void *a, const void *b, size_t len,
+		       const char *what)
+{
+	const uint8_t *x = a, *y = b;
+	size_t i;
+
+	if (!memcmp(a, b, len))
+		return;
+	for (i = 0; i < len && x[i] == y[i]; i++)
+		;
+	fail_msg("%s: %zu bytes differ from byte %zu on", what, len, i);
+}
+
+static void *xalloc(size_t len)
+{
+	void *p = NULL;
+
+	assert_int_equal(posix_memalign(&p, 4096, len), 0);
+	memset(p, 0, len);
+	return p;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int xioctl(int fd, unsigned long cmd, void *arg)
+{
+	int ret = ioctl(fd, cmd, arg);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static int xsubmit(int ctx, struct dio_request **r, unsigned int nr)
+{
+	int ret = sys_dio_submit(ctx, r, nr);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static int xwait(int ctx, struct dio_request **r, unsigned int nr,
+		 const struct timespec *ts)
+{
+	int ret = sys_dio_wait(ctx, r, nr, ts);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static int xcollect(int ctx, struct dio_request **r, unsigned int min_nr,
+		    unsigned int nr, const struct timespec *ts)
+{
+	int ret = sys_dio_collect(ctx, r, min_nr, nr, ts);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static const struct timespec ts_zero = { 0, 0 };
+
+static struct timespec ts_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	return ts;
+}
+
+/* Collect exactly @nr completions, each one of @reqs, each once. */
+static void collect_exactly(int ctx, struct dio_request **reqs, unsigned int nr)
+{
+	struct dio_request **got = calloc(nr, sizeof(*got));
+	unsigned int n = 0, i;
+	bool *seen = calloc(nr, 1);
+	int ret;
+
+	assert_non_null(got);
+	assert_non_null(seen);
+	while (n < nr) {
+		ret = xcollect(ctx, got, 1, nr - n, NULL);
+		assert_true(ret >= 1);
+		for (int k = 0; k < ret; k++) {
+			for (i = 0; i < nr && reqs[i] != got[k]; i++)
+				;
+			assert_true(i < nr);
+			assert_false(seen[i]);
+			seen[i] = true;
+		}
+		n += ret;
+	}
+	assert_int_equal(xcollect(ctx, got, 0, 1, &ts_zero), 0);
+	free(seen);
+	free(got);
+}
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* scsi_debug's completion delay; refused while commands are queued. */
+static void sd_ndelay(long ns)
+{
+	char v[32];
+	int i, ret = 0;
+
+	snprintf(v, sizeof(v), "%ld", ns);
+	for (i = 0; i < 100; i++) {
+		ret = write_file(SD_DRV "/ndelay", v);
+		if (ret != -EBUSY)
+			break;
+		usleep(20000);
+	}
+	assert_int_equal(ret, 0);
+}
+
+/* Active objects of a dio_batch cache, exact: per-CPU slabs flushed first. */
+static long slab_active(const char *cache)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", cache);
+	write_file(path, "1");
+	return tl_slab_active(cache);
+}
+
+static bool slab_wait(const char *cache, long want, int seconds)
+{
+	int i;
+
+	for (i = 0; i < seconds * 20; i++) {
+		if (slab_active(cache) == want)
+			return true;
+		usleep(50000);
+	}
+	print_message("# %s: %ld active, want %ld\n", cache,
+		      slab_active(cache), want);
+	return false;
+}
+
+/* ---- the device under test ---- */
+
+static void dev_detach(void)
+{
+	if (d.ctx >= 0)
+		close(d.ctx);
+	if (d.fd >= 0)
+		close(d.fd);
+	d.ctx = d.fd = -1;
+	d.kind = DEV_NONE;
+}
+
+static int dev_attach(void)
+{
+	d.fd = open(d.path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (d.fd < 0) {
+		fprintf(stderr, "open %s: %s\n", d.path, strerror(errno));
+		return -1;
+	}
+	d.ctx = sys_dio_init(0, DIO_PRIVATE);
+	if (d.ctx < 0) {
+		fprintf(stderr, "sys_dio_init: %s\n", strerror(errno));
+		return -1;
+	}
+	d.h = sys_dio_open(d.ctx, d.fd, 0);
+	if (d.h < 1 || sys_dio_query(d.ctx, d.h, &d.q)) {
+		fprintf(stderr, "sys_dio_open/query %s: %s\n", d.path,
+			strerror(errno));
+		return -1;
+	}
+	d.lbs = d.q.logical_block_size;
+	d.align = d.q.dma_alignment;
+	/*
+	 * With PI, a protection interval must not straddle a page: the
+	 * block layer generates and checks PI a page piece at a time.
+	 */
+	if (d.q.pi_interval && d.align < d.q.pi_interval)
+		d.align = d.q.pi_interval < 4096 ? d.q.pi_interval : 4096;
+	d.cap = d.q.capacity;
+	print_message("# %s: %u-byte blocks, dma alignment %u, %llu MiB, %s\n",
+		      d.path, d.lbs, d.align,
+		      (unsigned long long)(d.cap / MiB), d.q.profile);
+	return 0;
+}
+
+static int use_dev(enum dev_kind kind)
+{
+	int ret;
+
+	if (d.kind == kind)
+		return 0;
+	dev_detach();
+	switch (kind) {
+	case DEV_SD512:
+		ret = tl_scsi_debug_load("dev_size_mb=64 dif=1 dix=1 guard=0",
+					 d.path, sizeof(d.path));
+		break;
+	case DEV_SD4K:
+		ret = tl_scsi_debug_load("dev_size_mb=64 sector_size=4096 dif=1 dix=1 guard=1",
+					 d.path, sizeof(d.path));
+		break;
+	case DEV_NVME1:
+		ret = tl_nvme_dev(1, d.path, sizeof(d.path));
+		break;
+	case DEV_NVME2:
+		ret = tl_nvme_dev(2, d.path, sizeof(d.path));
+		break;
+	default:
+		return -1;
+	}
+	if (ret) {
+		fprintf(stderr, "device for test not available: %d\n", ret);
+		return -1;
+	}
+	if (dev_attach()) {
+		dev_detach();
+		return -1;
+	}
+	d.kind = kind;
+	return 0;
+}
+
+static int setup_sd512(void **state) { return use_dev(DEV_SD512); }
+static int setup_sd4k(void **state) { return use_dev(DEV_SD4K); }
+static int setup_nvme1(void **state) { return use_dev(DEV_NVME1); }
+static int setup_nvme2(void **state) { return use_dev(DEV_NVME2); }
+
+/* For the tests that keep requests in flight with scsi_debug's delay. */
+static int teardown_sd(void **state)
+{
+	char v[32];
+	int i;
+
+	if (d.kind == DEV_SD512 || d.kind == DEV_SD4K)
+		write_file(SD_DRV "/ndelay", "0");
+	snprintf(v, sizeof(v), "%s", inflight_orig);
+	write_file(P_INFLIGHT, v);
+	for (i = 0; i < 4; i++)
+		if (extra_fd[i] >= 0)
+			untrack_close(extra_fd[i]);
+	/* A failed test may have left requests: start the next one clean. */
+	if (d.kind != DEV_NONE && slab_active("dio_kreq") != 0)
+		dev_detach();
+	return 0;
+}
+
+/* One request, submitted and waited for; returns its result. */
+static int64_t rw1(int op, int h, void *buf, size_t len, uint64_t off)
+{
+	struct dio_request r, *rp = &r;
+	int ret;
+
+	if (op == DIO_OP_READ)
+		dio_req_prep_read(&r, h, buf, len, off);
+	else
+		dio_req_prep_write(&r, h, buf, len, off);
+	r.result = SENTINEL;
+	ret = xsubmit(d.ctx, &rp, 1);
+	if (ret != 1)
+		return ret < 0 ? ret : -1000;
+	assert_int_equal(xwait(d.ctx, &rp, 1, NULL), 1);
+	return r.result;
+}
+
+/* A request prepared to fail at submission, for the error tests. */
+static int submit1(struct dio_request *r)
+{
+	return xsubmit(d.ctx, &r, 1);
+}
+
+static void xpread(void *buf, size_t len, uint64_t off)
+{
+	assert_int_equal(pread(d.fd, buf, len, off), (ssize_t)len);
+}
+
+static void xpwrite(const void *buf, size_t len, uint64_t off)
+{
+	assert_int_equal(pwrite(d.fd, buf, len, off), (ssize_t)len);
+}
+
+/* ---- tests ---- */
+
+static void test_features(void **state)
+{
+	struct dio_features f;
+
+	assert_int_equal(sys_dio_features(&f), 0);
+	assert_true(f.features & DIO_FEAT_BATCH_IO);
+	assert_int_equal(f.opcodes, (1U << DIO_OP_READ) | (1U << DIO_OP_WRITE) |
+			 (1U << DIO_OP_FLUSH));
+	assert_int_equal(f.max_batch, 4096);
+	assert_int_equal(f.max_inflight, atoi(inflight_orig));
+}
+
+/* Random offsets and sizes, 1 block to 8 MiB, both ways. */
+static void test_roundtrip(void **state)
+{
+	static const size_t caps[] = { 0, 64 * KiB, 1 * MiB, 7 * MiB };
+	size_t max = 8 * MiB;
+	uint8_t *w = xalloc(max), *r = xalloc(max), *x = xalloc(max);
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		size_t blocks = i % 4 ? 1 + rnd() % (caps[i % 4] / d.lbs) : 1;
+		size_t len = blocks * d.lbs;
+		uint64_t off, tag = rnd();
+
+		if (i % 4 == 3 && len <= 1 * MiB)
+			len += 1 * MiB;		/* always more than one bio */
+		off = rnd() % ((d.cap - len) / d.lbs + 1) * d.lbs;
+		fill(w, len, tag);
+		memset(r, 0, len);
+		memset(x, 0, len);
+		if (i % 2 == 0) {
+			assert_int_equal(rw1(DIO_OP_WRITE, d.h, w, len, off), len);
+			xpread(x, len, off);
+			check_same(w, x, len, "O_DIRECT read of a dio write");
+		} else {
+			xpwrite(w, len, off);
+		}
+		assert_int_equal(rw1(DIO_OP_READ, d.h, r, len, off), len);
+		check_same(w, r, len, "dio read");
+	}
+	free(w);
+	free(r);
+	free(x);
+}
+
+/* The first and the last block of the device. */
+static void test_edges(void **state)
+{
+	size_t len = 4 * d.lbs;
+	uint8_t *w = xalloc(len), *r = xalloc(len);
+
+	fill(w, len, 11);
+	assert_int_equal(rw1(DIO_OP_WRITE, d.h, w, len, 0), len);
+	assert_int_equal(rw1(DIO_OP_READ, d.h, r, len, 0), len);
+	check_same(w, r, len, "first blocks");
+	fill(w, len, 12);
+	assert_int_equal(rw1(DIO_OP_WRITE, d.h, w, len, d.cap - len), len);
+	xpread(r, len, d.cap - len);
+	check_same(w, r, len, "last blocks");
+	free(w);
+	free(r);
+}
+
+/*
+ * Many segments: written from 300 scattered segments at DMA-aligned (not
+ * block-aligned) addresses, read back contiguously and through another
+ * segmentation; then UIO_MAXIOV (1024) separate pages, so the request
+ * needs several bios, and one segment too many.
+ */
+static void test_iovec(void **state)
+{
+	enum { NSEG = 300, NMAX = 1024 };
+	size_t pool_len = (NMAX + 1) * 2 * 4096 + 8 * d.lbs;
+	uint8_t *pool = xalloc(pool_len), *flat, *back;
+	struct iovec *iov = calloc(NMAX + 1, sizeof(*iov));
+	struct dio_request r, *rp = &r;
+	size_t total = 0, pos;
+	uint64_t off = 3 * MiB;
+	int i;
+
+	assert_non_null(iov);
+	for (i = 0; i < NSEG; i++) {
+		size_t adj = d.align > 1 ? (i % 4) * d.align : 0;
+
+		iov[i].iov_base = pool + (size_t)i * 4 * 4096 + adj;
+		iov[i].iov_len = d.lbs * (1 + i % 3);
+		fill(iov[i].iov_base, iov[i].iov_len, 1000 + i);
+		total += iov[i].iov_len;
+	}
+	flat = xalloc(total);
+	back = xalloc(total);
+	for (i = 0, pos = 0; i < NSEG; pos += iov[i].iov_len, i++)
+		memcpy(flat + pos, iov[i].iov_base, iov[i].iov_len);
+
+	dio_req_prep_writev(&r, d.h, iov, NSEG, off);
+	assert_int_equal(submit1(&r), 1);
+	assert_int_equal(xwait(d.ctx, &rp, 1, NULL), 1);
+	assert_int_equal(r.result, total);
+	assert_int_equal(rw1(DIO_OP_READ, d.h, back, total, off), total);
+	check_same(flat, back, total, "300-segment write");
+	xpread(back, total, off);
+	check_same(flat, back, total, "300-segment write, O_DIRECT");
+
+	/* Read it back into 130 segments of other sizes. */
+	memset(pool, 0, pool_len);
+	for (i = 0, pos = 0; pos < total; i++) {
+		size_t len = d.lbs * (1 + (i * 7) % 5);
+
+		if (len > total - pos)
+			len = total - pos;
+		iov[i].iov_base = pool + (size_t)i * 6 * 4096;
+		iov[i].iov_len = len;
+		pos += len;
+	}
+	assert_true(i >= 100 && i <= NMAX && (size_t)i * 6 * 4096 < pool_len);
+	dio_req_prep_readv(&r, d.h, iov, i, off);
+	assert_int_equal(submit1(&r), 1);
+	assert_int_equal(xwait(d.ctx, &rp, 1, NULL), 1);
+	assert_int_equal(r.result, total);
+	for (int k = 0, p = 0; k < i; p += iov[k].iov_len, k++)
+		check_same(flat + p, iov[k].iov_base, iov[k].iov_len,
+			   "segmented read");
+	free(flat);
+	free(back);
+
+	/* 1024 segments, one page each, no two pages adjacent. */
+	total = 0;
+	for (i = 0; i < NMAX; i++) {
+		iov[i].iov_base = pool + (size_t)i * 2 * 4096;
+		iov[i].iov_len = 4096;
+		fill(iov[i].iov_base, 4096, 5000 + i);
+		total += 4096;
+	}
+	dio_req_prep_writev(&r, d.h, iov, NMAX, off);
+	assert_int_equal(submit1(&r), 1);
+	assert_int_equal(xwait(d.ctx, &rp, 1, NULL), 1);
+	assert_int_equal(r.result, total);
+	back = xalloc(total);
+	xpread(back, total, off);
+	for (i = 0; i < NMAX; i++)
+		check_same(iov[i].iov_base, back + (size_t)i * 4096, 4096,
+			   "1024-segment write");
+	memset(back, 0, total);
+	assert_int_equal(rw1(DIO_OP_READ, d.h, back, total, off), total);
+	for (i = 0; i < NMAX; i++)
+		check_same(iov[i].iov_base, back + (size_t)i * 4096, 4096,
+			   "1024-segment read back");
+	iov[NMAX].iov_base = pool + (size_t)NMAX * 2 * 4096;
+	iov[NMAX].iov_len = 4096;
+	dio_req_prep_writev(&r, d.h, iov, NMAX + 1, off);
+	assert_int_equal(submit1(&r), -EINVAL);
+	dio_req_prep_writev(&r, d.h, iov, 0, off);
+	assert_int_equal(submit1(&r), -EINVAL);
+	free(back);
+	free(iov);
+	free(pool);
+}
+
+/*
+ * Batches of @nr requests of @len bytes in one SUBMIT each: writes, then
+ * reads; then one batch of reads of the odd ones and rewrites of the even
+ * ones, mixed.
+ */
+static void run_batches(unsigned int nr, size_t len, uint64_t base)
+{
+	struct dio_request *r = calloc(nr, sizeof(*r)), **rp = calloc(nr, sizeof(*rp));
+	uint8_t *w = xalloc(nr * len), *b = xalloc(nr * len), *x = xalloc(nr * len);
+	unsigned int i;
+
+	assert_non_null(r);
+	assert_non_null(rp);
+	for (i = 0; i < nr; i++) {
+		fill(w + i * len, len, (uint64_t)nr << 32 | i);
+		dio_req_prep_write(&r[i], d.h, w + i * len, len, base + i * len);
+		r[i].cookie = i;
+		r[i].result = SENTINEL;
+		rp[i] = &r[i];
+	}
+	assert_int_equal(xsubmit(d.ctx, rp, nr), nr);
+	collect_exactly(d.ctx, rp, nr);
+	for (i = 0; i < nr; i++) {
+		assert_int_equal(r[i].result, len);
+		assert_int_equal(r[i].cookie, i);
+		dio_req_prep_read(&r[i], d.h, b + i * len, len, base + i * len);
+	}
+	assert_int_equal(xsubmit(d.ctx, rp, nr), nr);
+	assert_int_equal(xwait(d.ctx, rp, nr, NULL), nr);
+	for (i = 0; i < nr; i++)
+		assert_int_equal(r[i].result, len);
+	check_same(w, b, nr * len, "batch read");
+	xpread(x, nr * len, base);
+	check_same(w, x, nr * len, "batch write, O_DIRECT");
+
+	/* Mixed: even ones write new data, odd ones read the old. */
+	memset(b, 0, nr * len);
+	for (i = 0; i < nr; i++) {
+		if (i % 2) {
+			dio_req_prep_read(&r[i], d.h, b + i * len, len,
+					  base + i * len);
+		} else {
+			fill(w + i * len, len, (uint64_t)nr << 40 | i);
+			dio_req_prep_write(&r[i], d.h, w + i * len, len,
+					   base + i * len);
+		}
+	}
+	assert_int_equal(xsubmit(d.ctx, rp, nr), nr);
+	collect_exactly(d.ctx, rp, nr);
+	for (i = 0; i < nr; i++) {
+		assert_int_equal(r[i].result, len);
+		if (i % 2)
+			check_same(w + i * len, b + i * len, len, "mixed read");
+	}
+	xpread(x, nr * len, base);
+	check_same(w, x, nr * len, "mixed batch, O_DIRECT");
+	free(r);
+	free(rp);
+	free(w);
+	free(b);
+	free(x);
+}
+
+static void test_batches(void **state)
+{
+	run_batches(1, d.lbs, 0);
+	run_batches(64, 16 * KiB, 1 * MiB);
+	run_batches(1024, 4 * KiB, 8 * MiB);
+}
+
+/* WAIT in any order and COLLECT report each request exactly once. */
+static void test_wait_and_collect(void **state)
+{
+	enum { N = 16 };
+	struct dio_request r[N], *rp[N], *got[N];
+	uint8_t *buf = xalloc(N * 4096);
+	int i;
+
+	for (i = 0; i < N; i++) {
+		dio_req_prep_read(&r[i], d.h, buf + i * 4096, 4096, i * 4096);
+		r[i].result = SENTINEL;
+		rp[i] = &r[i];
+	}
+	/* WAIT for all in reverse order. */
+	assert_int_equal(xsubmit(d.ctx, rp, N), N);
+	for (i = 0; i < N; i++)
+		got[i] = rp[N - 1 - i];
+	assert_int_equal(xwait(d.ctx, got, N, NULL), N);
+	for (i = 0; i < N; i++)
+		assert_int_equal(r[i].result, 4096);
+	assert_int_equal(xcollect(d.ctx, got, 0, N, &ts_zero), 0);
+
+	/* WAIT for three, COLLECT gets the other thirteen. */
+	for (i = 0; i < N; i++)
+		r[i].result = SENTINEL;
+	assert_int_equal(xsubmit(d.ctx, rp, N), N);
+	got[0] = rp[5];
+	got[1] = rp[0];
+	got[2] = rp[15];
+	assert_int_equal(xwait(d.ctx, got, 3, NULL), 3);
+	assert_int_equal(r[5].result, 4096);
+	assert_int_equal(r[0].result, 4096);
+	assert_int_equal(r[15].result, 4096);
+	{
+		struct dio_request *rest[N - 3];
+		int k = 0;
+
+		for (i = 0; i < N; i++)
+			if (i != 0 && i != 5 && i != 15)
+				rest[k++] = rp[i];
+		collect_exactly(d.ctx, rest, N - 3);
+	}
+	for (i = 0; i < N; i++)
+		assert_int_equal(r[i].result, 4096);
+	/* A reported request is gone: WAIT does not know it any more. */
+	assert_int_equal(xwait(d.ctx, rp, 1, &ts_zero), -ENOENT);
+	free(buf);
+}
+
+static void test_collect_partial_room(void **state)
+{
+	enum { N = 12 };
+	struct dio_request r[N], *rp[N], *got[N];
+	uint8_t *buf = xalloc(N * 4096);
+	int i, n = 0, ret;
+
+	for (i = 0; i < N; i++) {
+		dio_req_prep_read(&r[i], d.h, buf + i * 4096, 4096, i * 4096);
+		rp[i] = &r[i];
+	}
+	assert_int_equal(xsubmit(d.ctx, rp, N), N);
+	/* Wait for all twelve, then take them five at a time. */
+	for (i = 0; i < N; i++)
+		got[i] = NULL;
+	while (n < N) {
+		ret = xcollect(d.ctx, got + n, 1, (N - n) < 5 ? N - n : 5, NULL);
+		assert_true(ret >= 1 && ret <= 5);
+		n += ret;
+	}
+	for (i = 0; i < N; i++)
+		assert_int_equal(r[i].result, 4096);
+	assert_int_equal(xcollect(d.ctx, got, 0, N, &ts_zero), 0);
+	free(buf);
+}
+
+/* poll() and epoll: readable exactly while completions are unreported. */
+static void test_poll_epoll(void **state)
+{
+	struct pollfd pfd = { .fd = d.ctx, .events = POLLIN };
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	struct dio_request r[2], *rp[2] = { &r[0], &r[1] }, *got[2];
+	uint8_t *buf = xalloc(2 * 4096);
+	int ep = epoll_create1(EPOLL_CLOEXEC), et = epoll_create1(EPOLL_CLOEXEC);
+
+	assert_true(ep >= 0 && et >= 0);
+	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, d.ctx, &ev), 0);
+	ev.events = EPOLLIN | EPOLLET;
+	assert_int_equal(epoll_ctl(et, EPOLL_CTL_ADD, d.ctx, &ev), 0);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	assert_int_equal(epoll_wait(ep, &out, 1, 0), 0);
+	assert_int_equal(epoll_wait(et, &out, 1, 0), 0);
+
+	dio_req_prep_read(&r[0], d.h, buf, 4096, 0);
+	dio_req_prep_read(&r[1], d.h, buf + 4096, 4096, 4096);
+	assert_int_equal(xsubmit(d.ctx, rp, 1), 1);
+	assert_int_equal(poll(&pfd, 1, 10000), 1);
+	assert_int_equal(pfd.revents, POLLIN);
+	assert_int_equal(epoll_wait(ep, &out, 1, 10000), 1);
+	assert_int_equal(out.events, EPOLLIN);
+	assert_int_equal(epoll_wait(et, &out, 1, 10000), 1);
+	/* Level-triggered stays readable; edge-triggered reported once. */
+	assert_int_equal(epoll_wait(ep, &out, 1, 0), 1);
+	assert_int_equal(epoll_wait(et, &out, 1, 0), 0);
+	/* A second completion is a new edge. */
+	assert_int_equal(xsubmit(d.ctx, rp + 1, 1), 1);
+	assert_int_equal(epoll_wait(et, &out, 1, 10000), 1);
+	assert_int_equal(xcollect(d.ctx, got, 2, 2, NULL), 2);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	assert_int_equal(epoll_wait(ep, &out, 1, 0), 0);
+	assert_int_equal(r[0].result, 4096);
+	assert_int_equal(r[1].result, 4096);
+
+	/* Readable again after WAIT reported one of two. */
+	assert_int_equal(xsubmit(d.ctx, rp, 2), 2);
+	assert_int_equal(xwait(d.ctx, rp, 1, NULL), 1);
+	assert_int_equal(poll(&pfd, 1, 10000), 1);
+	assert_int_equal(xwait(d.ctx, rp + 1, 1, NULL), 1);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	close(ep);
+	close(et);
+	free(buf);
+}
+
+/* COLLECT with min_nr above what completes returns what there is, late. */
+static void test_collect_timeout(void **state)
+{
+	struct dio_request r[2], *rp[2] = { &r[0], &r[1] }, *got[4];
+	struct pollfd pfd = { .fd = d.ctx, .events = POLLIN };
+	uint8_t *buf = xalloc(2 * 4096);
+	struct timespec ts = ts_ms(200);
+	uint64_t t0;
+
+	dio_req_prep_read(&r[0], d.h, buf, 4096, 0);
+	dio_req_prep_read(&r[1], d.h, buf + 4096, 4096, 4096);
+	assert_int_equal(xsubmit(d.ctx, rp, 2), 2);
+	assert_int_equal(poll(&pfd, 1, 10000), 1);
+	usleep(500000);		/* both done, neither reported */
+	t0 = now_ns();
+	assert_int_equal(xcollect(d.ctx, got, 4, 4, &ts), 2);
+	assert_true(now_ns() - t0 >= 200000000ULL);
+	assert_int_equal(r[0].result, 4096);
+	assert_int_equal(r[1].result, 4096);
+	/* Nothing at all: 0 after the timeout, and at once with timeout 0. */
+	ts = ts_ms(50);
+	t0 = now_ns();
+	assert_int_equal(xcollect(d.ctx, got, 1, 4, &ts), 0);
+	assert_true(now_ns() - t0 >= 50000000ULL);
+	assert_int_equal(xcollect(d.ctx, got, 1, 4, &ts_zero), 0);
+	assert_int_equal(xcollect(d.ctx, got, 0, 4, NULL), 0);
+	free(buf);
+}
+
+/* WAIT on a request that is still at the device (scsi_debug delays it). */
+static void test_wait_timeout_inflight(void **state)
+{
+	struct dio_request r, *rp = &r;
+	struct dio_wait w = { .size = sizeof(w), .nr = 1 };
+	uint8_t *buf = xalloc(4096);
+	struct timespec ts = ts_ms(50);
+	uint64_t t0;
+	uint64_t addr = (uintptr_t)rp;
+
+	sd_ndelay(900000000);		/* 900 ms */
+	dio_req_prep_read(&r, d.h, buf, 4096, 0);
+	r.result = SENTINEL;
+	t0 = now_ns();
+	assert_int_equal(submit1(&r), 1);
+	assert_int_equal(xwait(d.ctx, &rp, 1, &ts_zero), 0);
+	assert_int_equal(r.result, SENTINEL);
+	assert_int_equal(xwait(d.ctx, &rp, 1, &ts), 0);
+	assert_true(now_ns() - t0 >= 50000000ULL);
+	assert_int_equal(r.result, SENTINEL);
+	/* A timeout too far for the clock is as good as none. */
+	w.reqs = (uintptr_t)&addr;
+	w.timeout_ns = INT64_MAX;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), 1);
+	assert_true(now_ns() - t0 >= 850000000ULL);
+	assert_int_equal(r.result, 4096);
+	/* Negative timeouts other than DIO_WAIT_FOREVER are refused. */
+	w.timeout_ns = -2;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), -EINVAL);
+	free(buf);
+}
+
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+static void alarm_in_ms(long ms)
+{
+	struct itimerval it = { .it_value = { ms / 1000, (ms % 1000) * 1000 } };
+	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+}
+
+/* A signal ends a blocking COLLECT or WAIT; the completion stays. */
+static void test_eintr(void **state)
+{
+	struct dio_request r, *rp = &r, *got;
+	uint8_t *buf = xalloc(4096);
+
+	sd_ndelay(900000000);		/* 900 ms */
+	dio_req_prep_read(&r, d.h, buf, 4096, 0);
+	r.result = SENTINEL;
+	alarms = 0;
+	assert_int_equal(submit1(&r), 1);
+	alarm_in_ms(50);
+	assert_int_equal(xcollect(d.ctx, &got, 1, 1, NULL), -EINTR);
+	assert_int_equal(alarms, 1);
+	assert_int_equal(r.result, SENTINEL);
+	assert_int_equal(xcollect(d.ctx, &got, 1, 1, NULL), 1);
+	assert_ptr_equal(got, &r);
+	assert_int_equal(r.result, 4096);
+
+	r.result = SENTINEL;
+	assert_int_equal(submit1(&r), 1);
+	alarm_in_ms(50);
+	assert_int_equal(xwait(d.ctx, &rp, 1, NULL), -EINTR);
+	assert_int_equal(alarms, 2);
+	assert_int_equal(r.result, SENTINEL);
+	assert_int_equal(xwait(d.ctx, &rp, 1, NULL), 1);
+	assert_int_equal(r.result, 4096);
+	signal(SIGALRM, SIG_DFL);
+	free(buf);
+}
+
+/* max_inflight counts submitted and unreported requests per descriptor. */
+static void test_eagain(void **state)
+{
+	enum { N = 10 };
+	struct dio_request r[N], *rp[N], *got[N];
+	struct dio_features f;
+	uint8_t *buf = xalloc(N * 4096);
+	int i, ctx2, h2;
+
+	assert_int_equal(write_file(P_INFLIGHT, "8"), 0);
+	assert_int_equal(sys_dio_features(&f), 0);
+	assert_int_equal(f.max_inflight, 8);
+	for (i = 0; i < N; i++) {
+		dio_req_prep_read(&r[i], d.h, buf + i * 4096, 4096, i * 4096);
+		r[i].result = SENTINEL;
+		rp[i] = &r[i];
+	}
+	assert_int_equal(xsubmit(d.ctx, rp, N), 8);
+	assert_int_equal(xsubmit(d.ctx, rp + 8, 2), -EAGAIN);
+	assert_int_equal(r[8].result, SENTINEL);
+	/* Completed but not reported still counts. */
+	assert_int_equal(xwait(d.ctx, rp, 1, NULL), 1);
+	assert_int_equal(xsubmit(d.ctx, rp + 8, 2), 1);
+	assert_int_equal(xsubmit(d.ctx, rp + 9, 1), -EAGAIN);
+	/* The limit is per descriptor. */
+	ctx2 = track(sys_dio_init(0, DIO_PRIVATE));
+	assert_true(ctx2 >= 0);
+	h2 = sys_dio_open(ctx2, d.fd, DIO_OPEN_NOCLAIM);
+	assert_true(h2 >= 1);
+	r[9].handle = h2;
+	assert_int_equal(xsubmit(ctx2, rp + 9, 1), 1);
+	assert_int_equal(xwait(ctx2, rp + 9, 1, NULL), 1);
+	assert_int_equal(r[9].result, 4096);
+	untrack_close(ctx2);
+	collect_exactly(d.ctx, rp + 1, 8);
+	for (i = 0; i < N; i++)
+		assert_int_equal(r[i].result, 4096);
+	/* Room again. */
+	r[9].handle = d.h;
+	assert_int_equal(xsubmit(d.ctx, rp + 2, 8), 8);
+	assert_int_equal(xcollect(d.ctx, got, 8, 8, NULL), 8);
+	assert_int_equal(write_file(P_INFLIGHT, "0"), 0);
+	assert_int_equal(xsubmit(d.ctx, rp, 1), -EAGAIN);
+	assert_int_equal(write_file(P_INFLIGHT, inflight_orig), 0);
+	free(buf);
+}
+
+static void test_flush_fua(void **state)
+{
+	struct dio_request r[3], *rp[3] = { &r[0], &r[1], &r[2] };
+	uint8_t *w = xalloc(8192), *b = xalloc(8192);
+
+	fill(w, 8192, 77);
+	dio_req_prep_write(&r[0], d.h, w, 8192, 5 * MiB);
+	r[0].flags |= DIO_REQ_FUA;
+	dio_req_prep_flush(&r[1], d.h);
+	dio_req_prep_write(&r[2], d.h, w, 4096, 6 * MiB);
+	r[0].result = r[1].result = r[2].result = SENTINEL;
+	assert_int_equal(xsubmit(d.ctx, rp, 3), 3);
+	assert_int_equal(xwait(d.ctx, rp, 3, NULL), 3);
+	assert_int_equal(r[0].result, 8192);
+	assert_int_equal(r[1].result, 0);
+	assert_int_equal(r[2].result, 4096);
+	xpread(b, 8192, 5 * MiB);
+	check_same(w, b, 8192, "FUA write");
+	/* FUA is for writes; a flush carries nothing. */
+	dio_req_prep_read(&r[0], d.h, b, 4096, 0);
+	r[0].flags |= DIO_REQ_FUA;
+	assert_int_equal(submit1(&r[0]), -EINVAL);
+	dio_req_prep_flush(&r[1], d.h);
+	r[1].flags = DIO_REQ_FUA;
+	assert_int_equal(submit1(&r[1]), -EINVAL);
+	dio_req_prep_flush(&r[1], d.h);
+	r[1].len = 4096;
+	assert_int_equal(submit1(&r[1]), -EINVAL);
+	dio_req_prep_flush(&r[1], d.h);
+	r[1].offset = 4096;
+	assert_int_equal(submit1(&r[1]), -EINVAL);
+	free(w);
+	free(b);
+}
+
+/*
+ * QUERY's dma_alignment is enough for I/O: with PI it keeps protection
+ * intervals from straddling pages.
+ */
+static void test_query_alignment(void **state)
+{
+	print_message("# %s: dma_alignment %u, pi_interval %u, needed %u\n",
+		      d.path, d.q.dma_alignment, d.q.pi_interval, d.align);
+	assert_int_equal(d.q.dma_alignment, d.align);
+}
+
+/* Offsets, lengths and buffers the device cannot take. */
+static void test_bad_alignment(void **state)
+{
+	size_t lbs = d.lbs;
+	uint8_t *buf = xalloc(8 * 4096);
+	struct iovec iov[3];
+	struct dio_request r;
+
+	dio_req_prep_read(&r, d.h, buf, lbs, 1);
+	assert_int_equal(submit1(&r), -EINVAL);
+	dio_req_prep_read(&r, d.h, buf, lbs, lbs / 2);
+	assert_int_equal(submit1(&r), -EINVAL);
+	dio_req_prep_write(&r, d.h, buf, lbs - 1, 0);
+	assert_int_equal(submit1(&r), -EINVAL);
+	dio_req_prep_write(&r, d.h, buf, lbs + 1, 0);
+	assert_int_equal(submit1(&r), -EINVAL);
+	dio_req_prep_write(&r, d.h, buf, 0, 0);
+	assert_int_equal(submit1(&r), -EINVAL);
+	dio_req_prep_write(&r, d.h, buf, 64 * MiB + lbs, 0);
+	assert_int_equal(submit1(&r), -EINVAL);
+	/* Buffer below the DMA alignment; at the alignment it works. */
+	assert_true(d.align >= 2);
+	if (d.q.dma_alignment < d.align) {
+		/* PI: a protection interval may not straddle a page. */
+		dio_req_prep_write(&r, d.h, buf + d.q.dma_alignment, lbs, 0);
+		assert_int_equal(submit1(&r), -EINVAL);
+	}
+	dio_req_prep_read(&r, d.h, buf + 1, lbs, 0);
+	assert_int_equal(submit1(&r), -EINVAL);
+	dio_req_prep_write(&r, d.h, buf + d.align / 2, lbs, 0);
+	assert_int_equal(submit1(&r), -EINVAL);
+	fill(buf + d.align, lbs, 31);
+	assert_int_equal(rw1(DIO_OP_WRITE, d.h, buf + d.align, lbs, 4 * MiB), lbs);
+	assert_int_equal(rw1(DIO_OP_READ, d.h, buf + 4096 * 2 + d.align, lbs,
+			     4 * MiB), lbs);
+	check_same(buf + d.align, buf + 4096 * 2 + d.align, lbs,
+		   "DMA-aligned buffer");
+	/* An iovec whose segments are not each a block multiple. */
+	iov[0].iov_base = buf;
+	iov[0].iov_len = lbs / 2;
+	iov[1].iov_base = buf + 4096;
+	iov[1].iov_len = lbs / 2;
+	dio_req_prep_writev(&r, d.h, iov, 2, 0);
+	assert_int_equal(submit1(&r), -EINVAL);
+	/* An iovec segment at an address below the DMA alignment. */
+	iov[0].iov_base = buf;
+	iov[0].iov_len = lbs;
+	iov[1].iov_base = buf + 4096 + 1;
+	iov[1].iov_len = lbs;
+	dio_req_prep_readv(&r, d.h, iov, 2, 0);
+	assert_int_equal(submit1(&r), -EINVAL);
+	/* Empty segments do not matter; all empty is no I/O. */
+	iov[1].iov_len = 0;
+	iov[2].iov_base = buf + 8192;
+	iov[2].iov_len = lbs;
+	assert_int_equal(rw1(DIO_OP_WRITE, d.h, buf + 16384, 2 * lbs, 4 * MiB),
+			 2 * lbs);
+	dio_req_prep_readv(&r, d.h, iov, 3, 4 * MiB);
+	assert_int_equal(submit1(&r), 1);
+	assert_int_equal(xwait(d.ctx, (struct dio_request *[]){ &r }, 1, NULL), 1);
+	assert_int_equal(r.result, 2 * lbs);
+	iov[0].iov_len = iov[2].iov_len = 0;
+	dio_req_prep_readv(&r, d.h, iov, 3, 0);
+	assert_int_equal(submit1(&r), -EINVAL);
+	free(buf);
+}
+
+/* Fields that must be zero or known. */
+static void test_bad_fields(void **state)
+{
+	uint8_t *buf = xalloc(4096);
+	struct {
+		struct dio_request r;
+		uint64_t tail;
+	} big;
+	struct dio_request r;
+
+	dio_req_prep_read(&r, d.h, buf, 4096, 0);
+	r.opcode = DIO_OP_LAST + 1;
+	assert_int_equal(submit1(&r), -EINVAL);
+	dio_req_prep_read(&r, d.h, buf, 4096, 0);
+	r.flags = 0x8000;
+	assert_int_equal(submit1(&r), -EINVAL);
+	dio_req_prep_read(&r, d.h, buf, 4096, 0);
+	r.pad0 = 1;
+	assert_int_equal(submit1(&r), -EINVAL);
+	dio_req_prep_read(&r, d.h, buf, 4096, 0);
+	r.pad1 = 1;
+	assert_int_equal(submit1(&r), -EINVAL);
+	dio_req_prep_read(&r, d.h, buf, 4096, 0);
+	r.pad2[2] = 1;
+	assert_int_equal(submit1(&r), -EINVAL);
+	dio_req_prep_read(&r, d.h, buf, 4096, 0);
+	r.reserved[1] = 1;
+	assert_int_equal(submit1(&r), -EINVAL);
+	dio_req_prep_read(&r, d.h, buf, 4096, 0);
+	r.size = DIO_REQUEST_SIZE_VER0 - 8;
+	assert_int_equal(submit1(&r), -EINVAL);
+	/* A newer, larger request: a zero tail is fine, any other is not. */
+	memset(&big, 0, sizeof(big));
+	dio_req_prep_read(&big.r, d.h, buf, 4096, 0);
+	big.r.size = sizeof(big);
+	assert_int_equal(submit1(&big.r), 1);
+	assert_int_equal(xwait(d.ctx, (struct dio_request *[]){ &big.r }, 1,
+			       NULL), 1);
+	assert_int_equal(big.r.result, 4096);
+	big.tail = 1;
+	assert_int_equal(submit1(&big.r), -E2BIG);
+	/* Handles: unknown, and 0. */
+	dio_req_prep_read(&r, d.h + 1000, buf, 4096, 0);
+	assert_int_equal(submit1(&r), -EBADF);
+	dio_req_prep_read(&r, 0, buf, 4096, 0);
+	assert_int_equal(submit1(&r), -EBADF);
+	free(buf);
+}
+
+static void test_past_end(void **state)
+{
+	uint8_t *buf = xalloc(2 * 4096);
+	struct dio_request r;
+	size_t lbs = d.lbs;
+
+	dio_req_prep_read(&r, d.h, buf, lbs, d.cap);
+	assert_int_equal(submit1(&r), -ENXIO);
+	dio_req_prep_write(&r, d.h, buf, 2 * lbs, d.cap - lbs);
+	assert_int_equal(submit1(&r), -ENXIO);
+	dio_req_prep_read(&r, d.h, buf, lbs, UINT64_MAX - lbs + 1);
+	assert_int_equal(submit1(&r), -ENXIO);
+	dio_req_prep_read(&r, d.h, buf, lbs, d.cap + 64 * MiB);
+	assert_int_equal(submit1(&r), -ENXIO);
+	assert_int_equal(rw1(DIO_OP_READ, d.h, buf, lbs, d.cap - lbs), lbs);
+	free(buf);
+}
+
+static void test_nr_bounds(void **state)
+{
+	struct dio_request r, *rp = &r;
+	uint64_t *many = calloc(4097, sizeof(*many));
+	struct dio_submit s = { .size = sizeof(s) };
+	struct dio_wait w = { .size = sizeof(w) };
+	uint8_t *buf = xalloc(4096);
+	int i;
+
+	assert_non_null(many);
+	dio_req_prep_read(&r, d.h, buf, 4096, 0);
+	for (i = 0; i < 4097; i++)
+		many[i] = (uintptr_t)&r;
+	s.reqs = (uintptr_t)many;
+	s.nr = 0;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EINVAL);
+	s.nr = 4097;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EINVAL);
+	s.nr = 1;
+	s.reserved[0] = 1;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EINVAL);
+	s.reserved[0] = 0;
+	s.size = DIO_SUBMIT_SIZE_VER0 - 8;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EINVAL);
+	/* Nothing got in. */
+	assert_int_equal(xwait(d.ctx, &rp, 1, &ts_zero), -ENOENT);
+
+	w.reqs = (uintptr_t)many;
+	w.nr = 0;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), -EINVAL);
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_COLLECT, &w), -EINVAL);
+	w.nr = 4097;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), -EINVAL);
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_COLLECT, &w), -EINVAL);
+	w.nr = 2;
+	w.min_nr = 3;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_COLLECT, &w), -EINVAL);
+	w.min_nr = 1;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), -EINVAL);
+	w.min_nr = 0;
+	w.pad = 1;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_COLLECT, &w), -EINVAL);
+	free(many);
+	free(buf);
+}
+
+/* A page that is reserved but not accessible. */
+static void *noaccess_page(void)
+{
+	void *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	assert_true(p != MAP_FAILED);
+	return p;
+}
+
+static void test_efault(void **state)
+{
+	struct dio_submit s = { .size = sizeof(s), .nr = 1 };
+	struct dio_wait w = { .size = sizeof(w), .nr = 1 };
+	uint8_t *buf = xalloc(8192), *bad = noaccess_page(), *half;
+	struct dio_request r, *rp = &r, *got[2];
+	struct iovec iov[2], *iov_bad = (struct iovec *)bad;
+	uint64_t addr;
+
+	/* The array of request pointers. */
+	s.reqs = 0;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EFAULT);
+	s.reqs = (uintptr_t)bad;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EFAULT);
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_SUBMIT, NULL), -EFAULT);
+	/* The request itself. */
+	assert_int_equal(xsubmit(d.ctx, (struct dio_request *[]){ NULL }, 1),
+			 -EFAULT);
+	assert_int_equal(xsubmit(d.ctx, (struct dio_request *[]){
+				(struct dio_request *)bad }, 1), -EFAULT);
+	/* The data buffer, and an iovec array or segment. */
+	dio_req_prep_write(&r, d.h, NULL, 4096, 0);
+	assert_int_equal(submit1(&r), -EFAULT);
+	dio_req_prep_write(&r, d.h, bad, 4096, 0);
+	assert_int_equal(submit1(&r), -EFAULT);
+	dio_req_prep_read(&r, d.h, bad, 4096, 0);
+	assert_int_equal(submit1(&r), -EFAULT);
+	dio_req_prep_readv(&r, d.h, iov_bad, 2, 0);
+	assert_int_equal(submit1(&r), -EFAULT);
+	dio_req_prep_readv(&r, d.h, NULL, 2, 0);
+	assert_int_equal(submit1(&r), -EFAULT);
+	iov[0].iov_base = bad;
+	iov[0].iov_len = 4096;
+	iov[1].iov_base = buf;
+	iov[1].iov_len = 4096;
+	dio_req_prep_writev(&r, d.h, iov, 2, 0);
+	assert_int_equal(submit1(&r), -EFAULT);
+	/* None of them stayed. */
+	assert_int_equal(xcollect(d.ctx, got, 0, 2, &ts_zero), 0);
+	assert_int_equal(slab_active("dio_kreq"), 0);
+
+	/*
+	 * Half the buffer mapped: the first bios go, the rest cannot be
+	 * built, and the request fails as a whole.
+	 */
+	half = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(half != MAP_FAILED);
+	memset(half, 1, 1 * MiB);
+	assert_int_equal(mprotect(half + 1 * MiB, 1 * MiB, PROT_NONE), 0);
+	dio_req_prep_read(&r, d.h, half, 2 * MiB, 0);
+	r.result = SENTINEL;
+	assert_int_equal(submit1(&r), 1);
+	assert_int_equal(xwait(d.ctx, &rp, 1, NULL), 1);
+	assert_int_equal(r.result, -EFAULT);
+	munmap(half, 2 * MiB);
+
+	/* COLLECT into an unusable array: the completion stays queued. */
+	dio_req_prep_read(&r, d.h, buf, 4096, 0);
+	r.result = SENTINEL;
+	assert_int_equal(submit1(&r), 1);
+	w.reqs = (uintptr_t)bad;
+	w.min_nr = 1;
+	w.timeout_ns = DIO_WAIT_FOREVER;
+	/* The kernel cannot write there (a sanity check of the test). */
+	assert_int_equal(syscall(SYS_clock_gettime, CLOCK_MONOTONIC, bad), -1);
+	assert_int_equal(errno, EFAULT);
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_COLLECT, &w), -EFAULT);
+	assert_int_equal(r.result, SENTINEL);
+	w.reqs = 0;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_COLLECT, &w), -EFAULT);
+	assert_int_equal(xcollect(d.ctx, got, 1, 2, NULL), 1);
+	assert_ptr_equal(got[0], &r);
+	assert_int_equal(r.result, 4096);
+	/* WAIT with an unusable list. */
+	w.reqs = (uintptr_t)bad;
+	w.min_nr = 0;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), -EFAULT);
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, NULL), -EFAULT);
+	/* The address list is read, and only read. */
+	addr = (uintptr_t)&r;
+	w.reqs = (uintptr_t)&addr;
+	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), -ENOENT);
+	munmap(bad, 4096);
+	free(buf);
+}
+
+/*
+ * A request whose struct cannot take its result any more (read-only
+ * after SUBMIT): -EFAULT, and it does not block the completions behind it.
+ */
+static void test_result_unwritable(void **state)
+{
+	struct dio_request *r = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct dio_request other, *got[2];
+	uint8_t *buf = xalloc(8192);
+	struct pollfd pfd = { .fd = d.ctx, .events = POLLIN };
+
+	assert_true(r != MAP_FAILED);
+	dio_req_prep_read(r, d.h, buf, 4096, 0);
+	r->result = SENTINEL;
+	assert_int_equal(submit1(r), 1);
+	assert_int_equal(poll(&pfd, 1, 10000), 1);
+	assert_int_equal(mprotect(r, 4096, PROT_READ), 0);
+	assert_int_equal(xwait(d.ctx, &r, 1, NULL), -EFAULT);
+	assert_int_equal(xwait(d.ctx, &r, 1, &ts_zero), -ENOENT);
+	assert_int_equal(slab_active("dio_kreq"), 0);
+	/* The same through COLLECT, with a good one done behind it. */
+	assert_int_equal(mprotect(r, 4096, PROT_READ | PROT_WRITE), 0);
+	assert_int_equal(r->result, SENTINEL);
+	assert_int_equal(submit1(r), 1);
+	assert_int_equal(poll(&pfd, 1, 10000), 1);
+	assert_int_equal(mprotect(r, 4096, PROT_READ), 0);
+	dio_req_prep_read(&other, d.h, buf + 4096, 4096, 4096);
+	other.result = SENTINEL;
+	assert_int_equal(submit1(&other), 1);
+	assert_int_equal(xcollect(d.ctx, got, 2, 2, NULL), -EFAULT);
+	assert_ptr_equal(got[0], r);
+	assert_int_equal(xcollect(d.ctx, got, 1, 2, NULL), 1);
+	assert_ptr_equal(got[0], &other);
+	assert_int_equal(other.result, 4096);
+	assert_int_equal(slab_active("dio_kreq"), 0);
+	munmap(r, 4096);
+	free(buf);
+}
+
+/* A bad request stops the batch: those before it go, the rest are untouched. */
+static void test_bad_in_middle(void **state)
+{
+	enum { N = 6 };
+	struct dio_request r[N], *rp[N], *got[N];
+	uint8_t *w = xalloc(N * 4096), *x = xalloc(N * 4096);
+	uint8_t *zero = xalloc(N * 4096);
+	struct timespec ts = ts_ms(100);
+	int i;
+
+	for (i = 0; i < N; i++) {
+		fill(w + i * 4096, 4096, 900 + i);
+		dio_req_prep_write(&r[i], d.h, w + i * 4096, 4096,
+				   10 * MiB + i * 4096);
+		r[i].result = SENTINEL;
+		rp[i] = &r[i];
+	}
+	xpwrite(x, N * 4096, 10 * MiB);		/* zeroes */
+	r[2].offset = 10 * MiB + 2 * 4096 + 1;
+	assert_int_equal(xsubmit(d.ctx, rp, N), 2);
+	assert_int_equal(xwait(d.ctx, rp, 2, NULL), 2);
+	assert_int_equal(r[0].result, 4096);
+	assert_int_equal(r[1].result, 4096);
+	for (i = 2; i < N; i++)
+		assert_int_equal(r[i].result, SENTINEL);
+	assert_int_equal(xwait(d.ctx, rp + 3, 1, &ts_zero), -ENOENT);
+	assert_int_equal(xcollect(d.ctx, got, 1, N, &ts), 0);
+	xpread(x, N * 4096, 10 * MiB);
+	check_same(w, x, 2 * 4096, "requests before the bad one");
+	check_same(zero, x + 2 * 4096, (N - 2) * 4096, "requests after it");
+	/* A NULL in the list stops it the same way. */
+	r[2].offset = 10 * MiB + 2 * 4096;
+	rp[3] = NULL;
+	assert_int_equal(xsubmit(d.ctx, rp + 2, 3), 1);
+	assert_int_equal(xcollect(d.ctx, got, 1, N, NULL), 1);
+	assert_ptr_equal(got[0], &r[2]);
+	assert_int_equal(r[2].result, 4096);
+	assert_int_equal(r[4].result, SENTINEL);
+	free(w);
+	free(x);
+	free(zero);
+}
+
+/* A request in flight cannot be submitted again; a reported one can. */
+static void test_ebusy(void **state)
+{
+	struct dio_request *r = xalloc(4096), *rp[2], *got[2];
+	uint8_t *buf = xalloc(8192);
+
+	dio_req_prep_read(&r[0], d.h, buf, 4096, 0);
+	dio_req_prep_read(&r[1], d.h, buf + 4096, 4096, 0);
+	rp[0] = &r[0];
+	rp[1] = &r[1];
+	assert_int_equal(xsubmit(d.ctx, rp, 1), 1);
+	assert_int_equal(xsubmit(d.ctx, rp, 1), -EBUSY);
+	assert_int_equal(xsubmit(d.ctx, (struct dio_request *[]){ &r[1], &r[0] },
+				 2), 1);
+	/* In one batch twice. */
+	assert_int_equal(xwait(d.ctx, rp, 2, NULL), 2);
+	assert_int_equal(xsubmit(d.ctx, (struct dio_request *[]){ &r[0], &r[0] },
+				 2), 1);
+	assert_int_equal(xcollect(d.ctx, got, 1, 2, NULL), 1);
+	assert_int_equal(r[0].result, 4096);
+	/* A struct overlapping one in flight. */
+	assert_int_equal(xsubmit(d.ctx, rp, 1), 1);
+	dio_req_prep_read((struct dio_request *)((uint8_t *)r + 64), d.h,
+			  buf + 4096, 4096, 0);
+	assert_int_equal(xsubmit(d.ctx, (struct dio_request *[]){
+				(struct dio_request *)((uint8_t *)r + 64) }, 1),
+			 -EBUSY);
+	assert_int_equal(xcollect(d.ctx, got, 1, 2, NULL), 1);
+	assert_ptr_equal(got[0], &r[0]);
+	free(r);
+	free(buf);
+}
+
+static void test_enoent(void **state)
+{
+	struct dio_request r[2], *rp[2] = { &r[0], &r[1] };
+	uint8_t *buf = xalloc(4096);
+
+	dio_req_prep_read(&r[0], d.h, buf, 4096, 0);
+	dio_req_prep_read(&r[1], d.h, buf, 4096, 0);
+	assert_int_equal(xwait(d.ctx, rp + 1, 1, NULL), -ENOENT);
+	assert_int_equal(submit1(&r[0]), 1);
+	assert_int_equal(xwait(d.ctx, rp, 2, NULL), 1);
+	assert_int_equal(r[0].result, 4096);
+	/* An address inside a request in flight is not that request. */
+	assert_int_equal(submit1(&r[0]), 1);
+	assert_int_equal(xwait(d.ctx, (struct dio_request *[]){
+				(struct dio_request *)((uint8_t *)&r[0] + 8) },
+			       1, &ts_zero), -ENOENT);
+	assert_int_equal(xwait(d.ctx, rp, 1, NULL), 1);
+	free(buf);
+}
+
+/* Revoking a handle stops new requests; those in flight complete. */
+static void test_revoked_handle(void **state)
+{
+	struct dio_request r[3], *rp[3] = { &r[0], &r[1], &r[2] };
+	uint8_t *w = xalloc(8192), *b = xalloc(8192);
+
+	fill(w, 8192, 4242);
+	sd_ndelay(300000000);		/* 300 ms */
+	dio_req_prep_write(&r[0], d.h, w, 8192, 12 * MiB);
+	dio_req_prep_read(&r[1], d.h, b, 4096, 0);
+	r[0].result = r[1].result = SENTINEL;
+	assert_int_equal(xsubmit(d.ctx, rp, 2), 2);
+	assert_int_equal(sys_dio_close(d.ctx, d.h), 0);
+	dio_req_prep_read(&r[2], d.h, b + 4096, 4096, 0);
+	assert_int_equal(submit1(&r[2]), -EBADF);
+	assert_int_equal(r[0].result, SENTINEL);
+	assert_int_equal(xwait(d.ctx, rp, 2, NULL), 2);
+	assert_int_equal(r[0].result, 8192);
+	assert_int_equal(r[1].result, 4096);
+	sd_ndelay(0);
+	xpread(b, 8192, 12 * MiB);
+	check_same(w, b, 8192, "write in flight at revocation");
+	assert_int_equal(submit1(&r[2]), -EBADF);
+	/* Open it again for the tests that follow. */
+	d.h = sys_dio_open(d.ctx, d.fd, 0);
+	assert_true(d.h >= 1);
+	free(w);
+	free(b);
+}
+
+static void test_readonly_handle(void **state)
+{
+	int fd = track(open(d.path, O_RDONLY | O_DIRECT | O_CLOEXEC));
+	int ctx = track(sys_dio_init(0, DIO_PRIVATE)), h;
+	struct dio_request r, *rp = &r;
+	uint8_t *buf = xalloc(2 * 4096);
+
+	assert_true(fd >= 0 && ctx >= 0);
+	h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
+	assert_true(h >= 1);
+	fill(buf, 4096, 99);
+	dio_req_prep_write(&r, h, buf, 4096, 0);
+	assert_int_equal(xsubmit(ctx, &rp, 1), -EBADF);
+	dio_req_prep_writev(&r, h, &(struct iovec){ buf, 4096 }, 1, 0);
+	assert_int_equal(xsubmit(ctx, &rp, 1), -EBADF);
+	dio_req_prep_read(&r, h, buf, 4096, 0);
+	assert_int_equal(xsubmit(ctx, &rp, 1), 1);
+	assert_int_equal(xwait(ctx, &rp, 1, NULL), 1);
+	assert_int_equal(r.result, 4096);
+	xpread(buf + 4096, 4096, 0);
+	check_same(buf, buf + 4096, 4096, "read through a read-only handle");
+	/* Another descriptor's requests are not this one's. */
+	assert_int_equal(xsubmit(ctx, &rp, 1), 1);
+	assert_int_equal(xwait(d.ctx, &rp, 1, &ts_zero), -ENOENT);
+	assert_int_equal(xwait(ctx, &rp, 1, NULL), 1);
+	untrack_close(ctx);
+	untrack_close(fd);
+	free(buf);
+}
+
+/* One slab object per request, and none left once reported. */
+static void test_one_object_per_request(void **state)
+{
+	enum { N = 200 };
+	struct dio_request *r = calloc(N, sizeof(*r)), **rp = calloc(N, sizeof(*rp));
+	uint8_t *buf = xalloc(N * 4096);
+	int i;
+
+	assert_int_equal(slab_active("dio_kreq"), 0);
+	for (i = 0; i < N; i++) {
+		dio_req_prep_read(&r[i], d.h, buf + i * 4096, 4096, i * 4096);
+		rp[i] = &r[i];
+	}
+	assert_int_equal(xsubmit(d.ctx, rp, N / 2), N / 2);
+	assert_int_equal(slab_active("dio_kreq"), N / 2);
+	assert_int_equal(xsubmit(d.ctx, rp + N / 2, N / 2), N / 2);
+	assert_int_equal(slab_active("dio_kreq"), N);
+	assert_int_equal(xwait(d.ctx, rp, N / 2, NULL), N / 2);
+	assert_int_equal(slab_active("dio_kreq"), N / 2);
+	collect_exactly(d.ctx, rp + N / 2, N / 2);
+	assert_int_equal(slab_active("dio_kreq"), 0);
+	free(r);
+	free(rp);
+	free(buf);
+}
+
+/* Closing a descriptor with requests in flight: they are reaped. */
+static void test_close_with_inflight(void **state)
+{
+	enum { N = 256 };
+	struct dio_request *r = calloc(N, sizeof(*r)), **rp = calloc(N, sizeof(*rp));
+	uint8_t *buf = xalloc(N * 4096);
+	long files = slab_active("dio_file");
+	int ctx = track(sys_dio_init(0, DIO_PRIVATE)), h, i;
+
+	assert_true(ctx >= 0);
+	h = sys_dio_open(ctx, d.fd, DIO_OPEN_NOCLAIM);
+	assert_true(h >= 1);
+	assert_int_equal(slab_active("dio_file"), files + 1);
+	sd_ndelay(200000000);		/* 200 ms */
+	for (i = 0; i < N; i++) {
+		if (i % 2)
+			dio_req_prep_read(&r[i], h, buf + i * 4096, 4096,
+					  i * 4096);
+		else
+			dio_req_prep_write(&r[i], h, buf + i * 4096, 4096,
+					   20 * MiB + i * 4096);
+		r[i].result = SENTINEL;
+		rp[i] = &r[i];
+	}
+	assert_int_equal(xsubmit(ctx, rp, N), N);
+	assert_int_equal(slab_active("dio_kreq"), N);
+	untrack_close(ctx);
+	assert_true(slab_wait("dio_kreq", 0, 20));
+	assert_true(slab_wait("dio_file", files, 5));
+	for (i = 0; i < N; i++)
+		assert_int_equal(r[i].result, SENTINEL);
+	free(r);
+	free(rp);
+	free(buf);
+}
+
+/* Everything closed: no object left, the module unloads. */
+static void test_all_freed_and_unload(void **state)
+{
+	dev_detach();
+	assert_true(slab_wait("dio_kreq", 0, 10));
+	assert_true(slab_wait("dio_file", 0, 10));
+	assert_true(slab_wait("dio_handle", 0, 10));
+	assert_true(slab_wait("dio_ctx", 0, 10));
+	assert_int_equal(tl_scsi_debug_unload(), 0);
+	assert_int_equal(tl_dio_unload(), 0);
+	assert_false(tl_module_loaded("dio_batch"));
+}
+
+static int group_setup(void **state)
+{
+	char *v;
+
+	if (tl_dio_load())
+		return -1;
+	v = tl_sysfs_read(P_INFLIGHT);
+	if (!v)
+		return -1;
+	snprintf(inflight_orig, sizeof(inflight_orig), "%s", v);
+	free(v);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	dev_detach();
+	return 0;
+}
+
+#define T(fn, setup) { #fn, fn, setup, teardown_sd, NULL }
+#define TD(name, fn, setup) { name, fn, setup, teardown_sd, NULL }
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_features, setup_sd512),
+		TD("roundtrip_sd512", test_roundtrip, setup_sd512),
+		TD("edges_sd512", test_edges, setup_sd512),
+		TD("iovec_sd512", test_iovec, setup_sd512),
+		TD("batches_sd512", test_batches, setup_sd512),
+		T(test_wait_and_collect, setup_sd512),
+		T(test_collect_partial_room, setup_sd512),
+		T(test_poll_epoll, setup_sd512),
+		T(test_collect_timeout, setup_sd512),
+		T(test_wait_timeout_inflight, setup_sd512),
+		T(test_eintr, setup_sd512),
+		T(test_eagain, setup_sd512),
+		T(test_flush_fua, setup_sd512),
+		TD("bad_alignment_sd512", test_bad_alignment, setup_sd512),
+		TD("query_alignment_sd512", test_query_alignment, setup_sd512),
+		T(test_bad_fields, setup_sd512),
+		TD("past_end_sd512", test_past_end, setup_sd512),
+		T(test_nr_bounds, setup_sd512),
+		T(test_efault, setup_sd512),
+		T(test_result_unwritable, setup_sd512),
+		T(test_bad_in_middle, setup_sd512),
+		T(test_ebusy, setup_sd512),
+		T(test_enoent, setup_sd512),
+		T(test_revoked_handle, setup_sd512),
+		T(test_readonly_handle, setup_sd512),
+		T(test_one_object_per_request, setup_sd512),
+		T(test_close_with_inflight, setup_sd512),
+		TD("roundtrip_sd4k", test_roundtrip, setup_sd4k),
+		TD("edges_sd4k", test_edges, setup_sd4k),
+		TD("iovec_sd4k", test_iovec, setup_sd4k),
+		TD("batches_sd4k", test_batches, setup_sd4k),
+		TD("bad_alignment_sd4k", test_bad_alignment, setup_sd4k),
+		TD("past_end_sd4k", test_past_end, setup_sd4k),
+		TD("roundtrip_nvme1", test_roundtrip, setup_nvme1),
+		TD("iovec_nvme1", test_iovec, setup_nvme1),
+		TD("batches_nvme1", test_batches, setup_nvme1),
+		TD("bad_alignment_nvme1", test_bad_alignment, setup_nvme1),
+		TD("roundtrip_nvme2", test_roundtrip, setup_nvme2),
+		TD("edges_nvme2", test_edges, setup_nvme2),
+		TD("iovec_nvme2", test_iovec, setup_nvme2),
+		TD("past_end_nvme2", test_past_end, setup_nvme2),
+		TD("query_alignment_nvme2", test_query_alignment, setup_nvme2),
+		T(test_all_freed_and_unload, NULL),
+	};
+
+	return cmocka_run_group_tests_name("io", tests, group_setup,
+					   group_teardown);
+}

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Batched direct I/O under faults: processes killed by SIGKILL with 256
+ * requests in flight (after SUBMIT returned, while blocked in COLLECT, at
+ * random moments that may fall inside SUBMIT, with threads in WAIT and
+ * COLLECT), and threads sharing one descriptor.  Afterwards nothing may be
+ * left: no descriptor, context, handle or request object, no module
+ * reference, and the module must unload.  scsi_debug delays every command
+ * so that the requests are still at the device when the process dies.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "dioctl.h"
+#include "testlib.h"
+
+#define SD_DRV		"/sys/bus/pseudo/drivers/scsi_debug"
+#define NR_INFLIGHT	256
+#define KILL_ITERS	100
+#define BLK		4096
+
+static char disk[64];
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int sd_ndelay(long ns)
+{
+	char v[32];
+	int i, ret = 0;
+
+	snprintf(v, sizeof(v), "%ld", ns);
+	for (i = 0; i < 200; i++) {
+		ret = write_file(SD_DRV "/ndelay", v);
+		if (ret != -EBUSY)
+			break;
+		usleep(20000);
+	}
+	return ret;
+}
+
+/* Exact active objects: per-CPU slabs are flushed first. */
+static long slab_active(const char *cache)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", cache);
+	write_file(path, "1");
+	return tl_slab_active(cache);
+}
+
+static bool slab_wait(const char *cache, long want, int seconds)
+{
+	int i;
+
+	for (i = 0; i < seconds * 10; i++) {
+		if (slab_active(cache) == want)
+			return true;
+		usleep(100000);
+	}
+	print_message("# %s: %ld active, want %ld\n", cache,
+		      slab_active(cache), want);
+	return false;
+}
+
+static void *xalloc(size_t len)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 4096, len))
+		return NULL;
+	memset(p, 0x33, len);
+	return p;
+}
+
+/* ---- the victim ---- */
+
+struct victim {
+	int ctx;
+	int h;
+	struct dio_request *r;
+	struct dio_request **rp;
+	uint8_t *buf;
+};
+
+static int victim_init(struct victim *v, unsigned int nr)
+{
+	int fd = open(disk, O_RDWR | O_DIRECT | O_CLOEXEC);
+	unsigned int i;
+
+	v->ctx = sys_dio_init(0, DIO_PRIVATE);
+	if (fd < 0 || v->ctx < 0)
+		return -1;
+	v->h = sys_dio_open(v->ctx, fd, DIO_OPEN_NOCLAIM);
+	close(fd);
+	v->r = calloc(nr, sizeof(*v->r));
+	v->rp = calloc(nr, sizeof(*v->rp));
+	v->buf = xalloc((size_t)nr * BLK);
+	if (v->h < 1 || !v->r || !v->rp || !v->buf)
+		return -1;
+	for (i = 0; i < nr; i++) {
+		if (i % 2)
+			dio_req_prep_read(&v->r[i], v->h, v->buf + i * BLK,
+					  BLK, (uint64_t)i * BLK);
+		else
+			dio_req_prep_write(&v->r[i], v->h, v->buf + i * BLK,
+					   BLK, (32ULL << 20) + i * BLK);
+		v->rp[i] = &v->r[i];
+	}
+	return 0;
+}
+
+static void *victim_waiter(void *arg)
+{
+	struct victim *v = arg;
+
+	sys_dio_wait(v->ctx, v->rp + NR_INFLIGHT - 1, 1, NULL);
+	pause();
+	return NULL;
+}
+
+static void *victim_collector(void *arg)
+{
+	struct victim *v = arg;
+	struct dio_request *got[NR_INFLIGHT];
+
+	for (;;)
+		sys_dio_collect(v->ctx, got, 1, NR_INFLIGHT / 2, NULL);
+	return NULL;
+}
+
+/*
+ * Modes: 0 pause after SUBMIT; 1 block in COLLECT for more than there
+ * are; 2 threads in WAIT and COLLECT while the main one submits more on a
+ * second descriptor; 3 as 0, but the parent does not wait to kill.
+ */
+static void victim(int tell, int mode)
+{
+	struct dio_request *got[NR_INFLIGHT];
+	struct victim v, v2;
+	pthread_t t;
+
+	if (victim_init(&v, NR_INFLIGHT))
+		_exit(3);
+	if (sys_dio_submit(v.ctx, v.rp, NR_INFLIGHT) != NR_INFLIGHT)
+		_exit(4);
+	if (mode == 2) {
+		if (victim_init(&v2, NR_INFLIGHT))
+			_exit(3);
+		pthread_create(&t, NULL, victim_waiter, &v);
+		pthread_create(&t, NULL, victim_collector, &v);
+		if (sys_dio_submit(v2.ctx, v2.rp, NR_INFLIGHT) != NR_INFLIGHT)
+			_exit(4);
+	}
+	if (write(tell, "s", 1) != 1)
+		_exit(5);
+	if (mode == 1)
+		sys_dio_collect(v.ctx, got, NR_INFLIGHT, NR_INFLIGHT, NULL);
+	for (;;)
+		pause();
+}
+
+static int setup(void **state)
+{
+	if (tl_dio_load())
+		return -1;
+	if (tl_scsi_debug_load("dev_size_mb=64 dif=1 dix=1 guard=0", disk,
+			       sizeof(disk)))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	sd_ndelay(0);
+	return 0;
+}
+
+static void test_sigkill_with_inflight(void **state)
+{
+	unsigned int seed = 12345;
+	uint64_t t0 = now_ns();
+	int i, p[2], st;
+	pid_t pid;
+	char c;
+
+	assert_int_equal(slab_active("dio_kreq"), 0);
+	assert_int_equal(slab_active("dio_file"), 0);
+	assert_int_equal(sd_ndelay(20000000), 0);	/* 20 ms a command */
+	for (i = 0; i < KILL_ITERS; i++) {
+		int mode = i % 4;
+
+		assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			close(p[0]);
+			victim(p[1], mode);
+		}
+		close(p[1]);
+		if (mode == 3)
+			usleep(rand_r(&seed) % 30000);
+		else
+			assert_int_equal(read(p[0], &c, 1), 1);
+		assert_int_equal(kill(pid, SIGKILL), 0);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		close(p[0]);
+		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+			fail_msg("victim %d (mode %d) ended with status %#x",
+				 i, mode, st);
+	}
+	print_message("# %d victims killed in %.1f s\n", KILL_ITERS,
+		      (now_ns() - t0) / 1e9);
+	assert_true(slab_wait("dio_kreq", 0, 60));
+	assert_true(slab_wait("dio_file", 0, 10));
+	assert_true(slab_wait("dio_handle", 0, 10));
+	assert_true(slab_wait("dio_ctx", 0, 10));
+	print_message("# all reaped after %.1f s\n", (now_ns() - t0) / 1e9);
+}
+
+/* Threads sharing one descriptor, each waiting for its own requests. */
+struct worker {
+	pthread_t t;
+	int ctx;
+	int h;
+	int id;
+	int errors;
+};
+
+static void *worker_run(void *arg)
+{
+	enum { N = 16, ROUNDS = 40 };
+	struct worker *w = arg;
+	struct dio_request r[N], *rp[N];
+	uint8_t *buf = xalloc(2 * N * BLK);
+	uint64_t base = (uint64_t)w->id * 2 * N * BLK;
+	int round, i;
+
+	if (!buf) {
+		w->errors++;
+		return NULL;
+	}
+	for (round = 0; round < ROUNDS; round++) {
+		for (i = 0; i < N; i++) {
+			memset(buf + i * BLK, w->id * 31 + round + i, BLK);
+			dio_req_prep_write(&r[i], w->h, buf + i * BLK, BLK,
+					   base + i * BLK);
+			rp[i] = &r[i];
+		}
+		if (sys_dio_submit(w->ctx, rp, N) != N ||
+		    sys_dio_wait(w->ctx, rp, N, NULL) != N)
+			w->errors++;
+		for (i = 0; i < N; i++) {
+			if (r[i].result != BLK)
+				w->errors++;
+			dio_req_prep_read(&r[i], w->h, buf + (N + i) * BLK,
+					  BLK, base + i * BLK);
+		}
+		if (sys_dio_submit(w->ctx, rp, N) != N ||
+		    sys_dio_wait(w->ctx, rp, N, NULL) != N)
+			w->errors++;
+		for (i = 0; i < N; i++)
+			if (r[i].result != BLK ||
+			    memcmp(buf + i * BLK, buf + (N + i) * BLK, BLK))
+				w->errors++;
+	}
+	free(buf);
+	return NULL;
+}
+
+static void test_threads_share_descriptor(void **state)
+{
+	enum { T = 4 };
+	struct worker w[T];
+	int ctx = sys_dio_init(0, DIO_PRIVATE), fd, h, i;
+	struct dio_request *got[1];
+
+	assert_int_equal(sd_ndelay(0), 0);
+	fd = open(disk, O_RDWR | O_DIRECT | O_CLOEXEC);
+	assert_true(ctx >= 0 && fd >= 0);
+	h = sys_dio_open(ctx, fd, 0);
+	assert_true(h >= 1);
+	for (i = 0; i < T; i++) {
+		w[i] = (struct worker){ .ctx = ctx, .h = h, .id = i };
+		assert_int_equal(pthread_create(&w[i].t, NULL, worker_run,
+						&w[i]), 0);
+	}
+	for (i = 0; i < T; i++) {
+		assert_int_equal(pthread_join(w[i].t, NULL), 0);
+		assert_int_equal(w[i].errors, 0);
+	}
+	assert_int_equal(sys_dio_collect(ctx, got, 0, 1, &(struct timespec){ 0, 0 }), 0);
+	assert_int_equal(slab_active("dio_kreq"), 0);
+	close(ctx);
+	close(fd);
+}
+
+/* Nothing left behind: the device is free, the module unloads. */
+static void test_all_freed_and_unload(void **state)
+{
+	char *ref;
+
+	assert_int_equal(sd_ndelay(0), 0);
+	assert_true(slab_wait("dio_kreq", 0, 10));
+	assert_true(slab_wait("dio_file", 0, 10));
+	assert_true(slab_wait("dio_handle", 0, 10));
+	assert_true(slab_wait("dio_ctx", 0, 10));
+	ref = tl_sysfs_read("/sys/module/dio_batch/refcnt");
+	assert_non_null(ref);
+	assert_string_equal(ref, "0");
+	free(ref);
+	assert_int_equal(tl_scsi_debug_unload(), 0);
+	assert_int_equal(tl_dio_unload(), 0);
+	assert_false(tl_module_loaded("dio_batch"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_sigkill_with_inflight, teardown),
+		cmocka_unit_test_teardown(test_threads_share_descriptor, teardown),
+		cmocka_unit_test_teardown(test_all_freed_and_unload, teardown),
+	};
+
+	return cmocka_run_group_tests_name("io_faults", tests, setup, NULL);
+}

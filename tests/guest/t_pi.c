@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Protection information end to end, on every profile the guest offers:
+ * user PI written and read back, kernel-generated PI cross-checked with
+ * libdioctl, app tags, exact failure reports (wrong guard, ref and app
+ * tags refused by the device; data corrupted behind an NVMe namespace's
+ * back), DIO_PI_VERIFY_USER, raw reads, partitions, and bad PI input.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "dioctl.h"
+#include "testlib.h"
+
+#define LEN	(64 * 1024)
+
+struct dev {
+	char path[64];
+	int ctx, fd, h;
+	struct dio_query q;
+	struct dio_pi_profile p;
+	unsigned char *data, *back, *pi, *pi2;
+	size_t pilen;
+};
+
+static void dev_open(struct dev *d, const char *path)
+{
+	snprintf(d->path, sizeof(d->path), "%s", path);
+	d->ctx = sys_dio_init(0, DIO_PRIVATE);
+	assert_true(d->ctx >= 0);
+	d->fd = open(path, O_RDWR);
+	assert_true(d->fd >= 0);
+	d->h = sys_dio_open(d->ctx, d->fd, 0);
+	assert_true(d->h >= 1);
+	assert_int_equal(sys_dio_query(d->ctx, d->h, &d->q), 0);
+	assert_int_equal(dio_pi_profile_from_query(&d->q, &d->p), 0);
+	d->pilen = LEN / d->q.pi_interval * d->q.pi_md_size;
+	assert_int_equal(posix_memalign((void **)&d->data, 4096, LEN), 0);
+	assert_int_equal(posix_memalign((void **)&d->back, 4096, LEN), 0);
+	assert_int_equal(posix_memalign((void **)&d->pi, 4096, d->pilen), 0);
+	assert_int_equal(posix_memalign((void **)&d->pi2, 4096, d->pilen), 0);
+	for (size_t i = 0; i < LEN; i++)
+		d->data[i] = (unsigned char)(rand() >> 7);
+}
+
+static void dev_close(struct dev *d)
+{
+	free(d->data);
+	free(d->back);
+	free(d->pi);
+	free(d->pi2);
+	close(d->fd);
+	close(d->ctx);
+}
+
+static uint64_t seed_of(struct dev *d, uint64_t off)
+{
+	return off / d->q.pi_interval;
+}
+
+/* One request, submitted and waited for; returns the submit's result. */
+static int run(struct dev *d, struct dio_request *r)
+{
+	struct dio_request *rp = r;
+	int ret = sys_dio_submit(d->ctx, &rp, 1);
+
+	if (ret != 1)
+		return -errno;
+	assert_int_equal(sys_dio_wait(d->ctx, &rp, 1, NULL), 1);
+	return 0;
+}
+
+static void write_pi(struct dev *d, uint64_t off, uint16_t app, unsigned int flags,
+		     struct dio_request *r)
+{
+	dio_req_prep_write(r, d->h, d->data, LEN, off);
+	dio_req_set_pi(r, d->pi, d->pilen, flags, 0, 0);
+	if (flags & DIO_PI_CHK_APPTAG) {
+		r->app_tag = app;
+		r->app_tag_mask = 0xffff;
+	}
+}
+
+static void read_pi(struct dev *d, uint64_t off, unsigned int flags,
+		    uint16_t app, uint16_t mask, struct dio_request *r)
+{
+	memset(d->back, 0, LEN);
+	memset(d->pi2, 0xee, d->pilen);
+	dio_req_prep_read(r, d->h, d->back, LEN, off);
+	dio_req_set_pi(r, d->pi2, d->pilen, flags, app, mask);
+}
+
+static unsigned char *tuple(struct dev *d, unsigned char *pi, int i)
+{
+	return pi + (size_t)i * d->q.pi_md_size + d->q.pi_offset;
+}
+
+static void check_profile(const char *path)
+{
+	struct dio_request r;
+	struct dio_pi_error e;
+	uint64_t off = 8 * LEN;
+	struct dev d;
+	int type1;
+
+	dev_open(&d, path);
+	type1 = d.q.pi_type == 1;
+	print_message("# %s: %s\n", path, d.q.profile);
+
+	/* 1. User PI round trip. */
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed_of(&d, off), 0x1234), 0);
+	write_pi(&d, off, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	read_pi(&d, off, DIO_PI_CHK_GUARD | (type1 ? DIO_PI_CHK_REFTAG : 0) | DIO_PI_CHK_APPTAG,
+		0x1234, 0xffff, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	assert_memory_equal(d.back, d.data, LEN);
+	assert_memory_equal(d.pi2, d.pi, d.pilen);
+
+	/* 2. The app tag is checked by the module: a wrong one is reported. */
+	read_pi(&d, off, DIO_PI_CHK_APPTAG, 0x4321, 0xffff, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, -EILSEQ);
+	assert_int_equal(r.pi_err_tag, DIO_PI_TAG_APP);
+	/* Since 6.14 the device checks it too, and refuses the read first. */
+	assert_true(r.pi_err_source == DIO_PI_SRC_MODULE ||
+		    (tl_kernel_at_least(6, 14) && r.pi_err_source == DIO_PI_SRC_DEVICE));
+	assert_int_equal(r.pi_err_sector, seed_of(&d, off));
+	assert_int_equal(r.pi_err_expected, 0x4321);
+	assert_int_equal(r.pi_err_actual, 0x1234);
+	/* ... under its mask. */
+	read_pi(&d, off, DIO_PI_CHK_APPTAG, 0x1299, 0xff00, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+
+	/* 3. Kernel-generated PI, fetched and verified with libdioctl. */
+	dio_req_prep_write(&r, d.h, d.data, LEN, off);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	read_pi(&d, off, 0, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2, seed_of(&d, off), 0, 0,
+				       DIO_PI_CHK_GUARD | (type1 ? DIO_PI_CHK_REFTAG : 0), &e), 0);
+
+	/* 4. App tag generated by the module for a write without PI. */
+	dio_req_prep_write(&r, d.h, d.data, LEN, off);
+	r.pi_flags = DIO_PI_GEN_APPTAG;
+	r.app_tag = 0x5555;
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	read_pi(&d, off, 0, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2, seed_of(&d, off), 0x5555,
+				       0xffff, DIO_PI_CHK_ALL & ~(type1 ? 0 : DIO_PI_CHK_REFTAG), &e), 0);
+
+	/* 5. A wrong guard in block 3: the device refuses, the module says where. */
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed_of(&d, off), 0), 0);
+	tuple(&d, d.pi, 3)[0] ^= 0x01;
+	write_pi(&d, off, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, -EILSEQ);
+	assert_int_equal(r.pi_err_source, DIO_PI_SRC_DEVICE);
+	assert_int_equal(r.pi_err_tag, DIO_PI_TAG_GUARD);
+	assert_int_equal(r.pi_err_sector, seed_of(&d, off) + 3);
+	assert_int_equal(r.pi_err_expected ^ r.pi_err_actual,
+			 d.q.pi_guard_type == DIO_GUARD_CRC64 ? 1ULL << 56 : 0x100);
+
+	/* 6. The same, caught before submission by DIO_PI_VERIFY_USER. */
+	write_pi(&d, off, 0, DIO_PI_VERIFY_USER | DIO_PI_CHK_GUARD, &r);
+	struct dio_request *rp = &r;
+	assert_int_equal(sys_dio_submit(d.ctx, &rp, 1), -1);
+	assert_int_equal(errno, EILSEQ);
+	assert_int_equal(r.result, -EILSEQ);
+	assert_int_equal(r.pi_err_source, DIO_PI_SRC_USER);
+	assert_int_equal(r.pi_err_tag, DIO_PI_TAG_GUARD);
+	assert_int_equal(r.pi_err_sector, seed_of(&d, off) + 3);
+
+	/* 7. A wrong ref tag in block 5 (type 1 only: type 3 has none). */
+	if (type1) {
+		assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed_of(&d, off), 0), 0);
+		tuple(&d, d.pi, 5)[d.q.pi_tuple_size - 1] ^= 0x40;
+		write_pi(&d, off, 0, 0, &r);
+		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(r.result, -EILSEQ);
+		assert_int_equal(r.pi_err_tag, DIO_PI_TAG_REF);
+		assert_int_equal(r.pi_err_sector, seed_of(&d, off) + 5);
+		assert_int_equal(r.pi_err_expected, seed_of(&d, off) + 5);
+		assert_int_equal(r.pi_err_actual, (seed_of(&d, off) + 5) ^ 0x40);
+	}
+
+	/* 8. Bad PI input. */
+	write_pi(&d, off, 0, 0, &r);
+	r.pi_len -= d.q.pi_md_size;
+	assert_int_equal(run(&d, &r), -EINVAL);
+	r.pi_len += 2 * d.q.pi_md_size;
+	assert_int_equal(run(&d, &r), -EINVAL);
+	r.pi_len = d.pilen;
+	r.pi_buf += 4;
+	assert_int_equal(run(&d, &r), -EINVAL);
+	r.pi_buf = (uintptr_t)mmap(NULL, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_int_equal(run(&d, &r), -EFAULT);
+	read_pi(&d, off, 0, 0, 0, &r);
+	r.pi_buf = (uintptr_t)mmap(NULL, 1 << 20, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_int_equal(run(&d, &r), -EFAULT);
+	write_pi(&d, off, 0, 1U << 9, &r);
+	assert_int_equal(run(&d, &r), -EINVAL);
+	write_pi(&d, off, 0, DIO_PI_NOCHECK, &r);
+	assert_int_equal(run(&d, &r), -EINVAL);
+	write_pi(&d, off, 0, 0, &r);
+	r.app_tag = 7;		/* no flag uses it */
+	assert_int_equal(run(&d, &r), -EINVAL);
+	if (!type1) {
+		read_pi(&d, off, DIO_PI_CHK_REFTAG, 0, 0, &r);
+		assert_int_equal(run(&d, &r), -EOPNOTSUPP);
+	}
+	dev_close(&d);
+}
+
+static void test_scsi_debug_profiles(void **state)
+{
+	static const char *opts[] = {
+		"dif=1 dix=1 guard=0",
+		"dif=1 dix=1 guard=1",
+		"dif=2 dix=1 guard=0 sector_size=4096",
+		"dif=3 dix=1 guard=0",
+		"dif=3 dix=1 guard=1 sector_size=4096",
+	};
+	char o[128], dev[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		snprintf(o, sizeof(o), "dev_size_mb=16 %s", opts[i]);
+		assert_int_equal(tl_scsi_debug_load(o, dev, sizeof(dev)), 0);
+		check_profile(dev);
+		assert_int_equal(tl_scsi_debug_unload(), 0);
+	}
+}
+
+static void test_nvme_profiles(void **state)
+{
+	char dev[64];
+	int ns;
+
+	for (ns = 1; ns <= 3; ns++) {
+		assert_int_equal(tl_nvme_dev(ns, dev, sizeof(dev)), 0);
+		check_profile(dev);
+	}
+}
+
+/*
+ * Corrupt a data byte behind the device's back (the namespace's backing
+ * file is the results share): reads report the exact block and tag.
+ */
+static void test_nvme_corruption_detected(void **state)
+{
+	struct dio_request r;
+	uint64_t off = 32 * LEN;
+	char dev[64];
+	struct dev d;
+	FILE *f;
+
+	assert_int_equal(tl_nvme_dev(1, dev, sizeof(dev)), 0);
+	dev_open(&d, dev);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed_of(&d, off), 0), 0);
+	write_pi(&d, off, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+
+	/* Namespace 1 stores its data first: byte 100 of block 7. */
+	f = fopen("/tmp/results/nvme1.img", "r+");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)(off + 7 * 512 + 100), SEEK_SET), 0);
+	assert_int_equal(fputc(d.data[7 * 512 + 100] ^ 0xff, f), d.data[7 * 512 + 100] ^ 0xff);
+	fclose(f);
+
+	/*
+	 * The device refuses the read; the module finds the block by reading
+	 * again an interval at a time.  Since 6.14 it can read it raw, so it
+	 * also knows the tag and values; before, NVMe cannot skip its checks.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 0) {
+			memset(d.back, 0, LEN);
+			dio_req_prep_read(&r, d.h, d.back, LEN, off);
+		} else {
+			read_pi(&d, off, DIO_PI_CHK_GUARD, 0, 0, &r);
+		}
+		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(r.result, -EILSEQ);
+		assert_int_equal(r.pi_err_source, DIO_PI_SRC_DEVICE);
+		assert_int_equal(r.pi_err_sector, seed_of(&d, off) + 7);
+		print_message("# corrupted block: sector %llu tag %u expected %#llx actual %#llx\n",
+			      (unsigned long long)r.pi_err_sector, r.pi_err_tag,
+			      (unsigned long long)r.pi_err_expected,
+			      (unsigned long long)r.pi_err_actual);
+		if (tl_kernel_at_least(6, 14)) {
+			assert_int_equal(r.pi_err_tag, DIO_PI_TAG_GUARD);
+			/* The stored guard is the one we wrote. */
+			assert_int_equal(r.pi_err_actual,
+					 (uint64_t)tuple(&d, d.pi, 7)[0] << 8 |
+					 tuple(&d, d.pi, 7)[1]);
+			assert_int_not_equal(r.pi_err_expected, r.pi_err_actual);
+		} else {
+			assert_int_equal(r.pi_err_tag, DIO_PI_TAG_NONE);
+		}
+	}
+
+	/* A raw read fetches the bad block and its PI where the kernel can. */
+	read_pi(&d, off, DIO_PI_NOCHECK, 0, 0, &r);
+	if (tl_kernel_at_least(6, 14)) {
+		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(r.result, LEN);
+		assert_int_equal(d.back[7 * 512 + 100], d.data[7 * 512 + 100] ^ 0xff);
+		assert_memory_equal(d.pi2, d.pi, d.pilen);
+	} else {
+		assert_int_equal(run(&d, &r), -EOPNOTSUPP);
+	}
+	/* Repair from our own copy. */
+	write_pi(&d, off, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	dev_close(&d);
+}
+
+static void test_scsi_raw_read(void **state)
+{
+	struct dio_request r;
+	char dev[64];
+	struct dev d;
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
+	dev_open(&d, dev);
+	assert_true(d.q.pi_caps & DIO_PI_CAP_NOCHECK);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, 0, 0), 0);
+	write_pi(&d, 0, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	read_pi(&d, 0, DIO_PI_NOCHECK, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	assert_memory_equal(d.back, d.data, LEN);
+	assert_memory_equal(d.pi2, d.pi, d.pilen);
+	dev_close(&d);
+	assert_int_equal(tl_scsi_debug_unload(), 0);
+}
+
+static void test_no_pi_device_refuses_pi(void **state)
+{
+	struct dio_request r;
+	char dev[64];
+	struct dev d;
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=0 dix=0", dev, sizeof(dev)), 0);
+	memset(&d, 0, sizeof(d));
+	d.ctx = sys_dio_init(0, DIO_PRIVATE);
+	d.fd = open(dev, O_RDWR);
+	d.h = sys_dio_open(d.ctx, d.fd, 0);
+	assert_true(d.h >= 1);
+	assert_int_equal(posix_memalign((void **)&d.data, 4096, LEN), 0);
+	assert_int_equal(posix_memalign((void **)&d.pi, 4096, 1024), 0);
+	dio_req_prep_write(&r, d.h, d.data, LEN, 0);
+	dio_req_set_pi(&r, d.pi, 1024, 0, 0, 0);
+	assert_int_equal(run(&d, &r), -EOPNOTSUPP);
+	dio_req_prep_read(&r, d.h, d.data, LEN, 0);
+	r.pi_flags = DIO_PI_CHK_GUARD;
+	assert_int_equal(run(&d, &r), -EOPNOTSUPP);
+	close(d.fd);
+	close(d.ctx);
+	free(d.data);
+	free(d.pi);
+	assert_int_equal(tl_scsi_debug_unload(), 0);
+}
+
+/* A partition: ref tags are the whole disk's LBAs. */
+static void test_partition(void **state)
+{
+	unsigned char mbr[512] = { 0 };
+	struct dio_request r;
+	char dev[64], part[72];
+	struct dev d, whole;
+	int fd, i;
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
+	mbr[446 + 4] = 0x83;
+	*(uint32_t *)&mbr[446 + 8] = 2048;		/* start LBA */
+	*(uint32_t *)&mbr[446 + 12] = 16384;		/* sectors */
+	mbr[510] = 0x55;
+	mbr[511] = 0xaa;
+	fd = open(dev, O_RDWR | O_SYNC);
+	assert_int_equal(pwrite(fd, mbr, 512, 0), 512);
+	assert_int_equal(fsync(fd), 0);
+	assert_int_equal(ioctl(fd, BLKRRPART), 0);
+	close(fd);
+	snprintf(part, sizeof(part), "%s1", dev);
+	for (i = 0; i < 100 && access(part, F_OK); i++)
+		usleep(50000);
+	dev_open(&d, part);
+	assert_int_equal(d.q.capacity, 16384ULL * 512);
+	/* Seeds count from the start of the disk. */
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, 2048 + 8, 0), 0);
+	write_pi(&d, 8 * 512, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	/* Partition-relative ref tags are refused. */
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, 8, 0), 0);
+	write_pi(&d, 8 * 512, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, -EILSEQ);
+	assert_int_equal(r.pi_err_tag, DIO_PI_TAG_REF);
+	dev_close(&d);
+
+	/* Read through the whole disk (no claim: the partition is not ours). */
+	dev_open(&whole, dev);
+	read_pi(&whole, (2048 + 8) * 512, DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG, 0, 0, &r);
+	assert_int_equal(run(&whole, &r), 0);
+	assert_int_equal(r.result, LEN);
+	assert_int_equal(dio_pi_verify(&whole.p, whole.back, LEN, whole.pi2, 2048 + 8, 0, 0,
+				       DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG, NULL), 0);
+	dev_close(&whole);
+	assert_int_equal(tl_scsi_debug_unload(), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scsi_debug_profiles),
+		cmocka_unit_test(test_nvme_profiles),
+		cmocka_unit_test(test_nvme_corruption_detected),
+		cmocka_unit_test(test_scsi_raw_read),
+		cmocka_unit_test(test_no_pi_device_refuses_pi),
+		cmocka_unit_test(test_partition),
+	};
+
+	srand(42);
+	if (tl_dio_load())
+		return 1;
+	return cmocka_run_group_tests_name("pi", tests, NULL, NULL);
+}
