@@ -10,6 +10,7 @@ SOVERSION	:= 1
 KVER		?= $(shell scripts/kver.sh)
 KDIR		?= /lib/modules/$(KVER)/build
 KERNELS		?= 6.1 6.12 7.3 debug
+DKMS_CHECK	?= 1
 PREFIX		?= /usr/local
 LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
@@ -35,8 +36,8 @@ TOOL_BINS	:= $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/*.c))
 BENCH_BINS	:= $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 TEST_LIBS	:= $(LIB_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
 
-.PHONY: all module userspace lib tools tests bench deps check check-unit check-guest \
-	check-dkms demo install clean
+.PHONY: all module userspace lib tools tests bench bench-guest deps check check-unit \
+	check-dkms dkms-install demo install clean
 .DELETE_ON_ERROR:
 
 all: module userspace
@@ -100,12 +101,27 @@ check:
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@tests/run-unit.sh $(B) || true
 	@for k in $(KERNELS); do tests/vm/check.sh $$k || true; done
+	@if [ "$(DKMS_CHECK)" = 1 ]; then tests/vm/dkms-check.sh || true; fi
 	@tests/summary.sh $(B)/results
+
+check-dkms: userspace
+	@rm -rf $(B)/results && mkdir -p $(B)/results
+	@tests/vm/dkms-check.sh || true
+	@tests/summary.sh $(B)/results
+
+dkms-install:
+	scripts/dkms-install.sh
 
 check-unit: userspace
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@tests/run-unit.sh $(B) || true
 	@tests/summary.sh $(B)/results
+
+# io_bench in a 6.1 guest; not part of check (bench/README.md).
+bench-guest:
+	@scripts/deps.sh --check || scripts/deps.sh
+	@$(MAKE) --no-print-directory userspace
+	@bench/run-guest.sh
 
 demo:
 	@scripts/deps.sh --check || scripts/deps.sh
@@ -123,6 +139,8 @@ install: lib tools
 	$(if $(TOOL_BINS),install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/)
 	install -d $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 libdioctl/man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 tools/dioctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
 	rm -rf $(B)

@@ -3,6 +3,7 @@
  * The ABI's layout: sizes and offsets that 32- and 64-bit programs and
  * every module version must agree on.  A change here breaks binaries.
  */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -75,6 +76,50 @@ static void test_query_layout(void **state)
 }
 
 
+/* Released symbols stay in their version node (libdioctl.map). */
+static void test_symbol_versions(void **state)
+{
+	static const char *const v1_0[] = {
+		"dio_pi_crc16_t10dif",
+		"dio_pi_crc64_nvme",
+		"dio_pi_generate",
+		"dio_pi_generate_iov",
+		"dio_pi_ip_checksum",
+		"dio_pi_len",
+		"dio_pi_profile_from_query",
+		"dio_pi_profile_init",
+		"dio_pi_verify",
+		"dio_pi_verify_iov",
+		"dio_req_prep_flush",
+		"dio_req_prep_read",
+		"dio_req_prep_readv",
+		"dio_req_prep_write",
+		"dio_req_prep_writev",
+		"dio_req_set_pi",
+		"sys_dio_close",
+		"sys_dio_collect",
+		"sys_dio_exit",
+		"sys_dio_features",
+		"sys_dio_init",
+		"sys_dio_init_mode",
+		"sys_dio_open",
+		"sys_dio_query",
+		"sys_dio_submit",
+		"sys_dio_wait",
+	};
+	void *so = dlopen("build/libdioctl.so.1", RTLD_NOW);
+	size_t i;
+
+	assert_non_null(so);
+	for (i = 0; i < sizeof(v1_0) / sizeof(v1_0[0]); i++) {
+		if (!dlvsym(so, v1_0[i], "LIBDIOCTL_1.0"))
+			fail_msg("%s@LIBDIOCTL_1.0 missing", v1_0[i]);
+	}
+	/* Internal helpers are not exported. */
+	assert_null(dlsym(so, "dio_pi_crc16_portable"));
+	dlclose(so);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -82,6 +127,7 @@ int main(void)
 		cmocka_unit_test(test_size_field_first),
 		cmocka_unit_test(test_request_layout),
 		cmocka_unit_test(test_query_layout),
+		cmocka_unit_test(test_symbol_versions),
 	};
 
 	return cmocka_run_group_tests_name("abi", tests, NULL, NULL);

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install the module's source for DKMS and build it for kernel(s).
+#   scripts/dkms-install.sh [KVER...]   (default: every kernel with headers)
+#   scripts/dkms-install.sh --remove
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+name=dio_batch
+ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+src=/usr/src/$name-$ver
+
+if [ "${1:-}" = --remove ]; then
+	dkms remove "$name/$ver" --all >/dev/null 2>&1 || true
+	rm -rf "$src"
+	exit 0
+fi
+dkms remove "$name/$ver" --all >/dev/null 2>&1 || true
+rm -rf "$src"
+mkdir -p "$src"
+cp -r "$top/module" "$top/uapi" "$top/dkms.conf" "$src/"
+find "$src" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \
+	-o -name Module.symvers -o -name modules.order \) -delete
+dkms add "$name/$ver"
+kvers=("$@")
+if [ ${#kvers[@]} = 0 ]; then
+	for d in /lib/modules/*/build; do
+		[ -e "$d" ] && kvers+=("$(basename "$(dirname "$d")")")
+	done
+fi
+for k in "${kvers[@]}"; do
+	dkms build "$name/$ver" -k "$k"
+	dkms install "$name/$ver" -k "$k" --force
+done
+dkms status "$name"
