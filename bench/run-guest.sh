@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# make bench-guest: io_bench in one QEMU guest on Debian 12's kernel (6.1),
+# on a scsi_debug disk without PI and on NVMe namespace 1 (512+8, PI type 1).
+# Prints the tables and keeps them in build/bench/results-DATE.txt.
+#   bench/run-guest.sh
+# Environment (all optional):
+#   BENCH_ARGS     more io_bench options for both devices (e.g. "-t 3 -j 2")
+#   BENCH_SDEBUG   scsi_debug options ("dev_size_mb=64 dif=0 dix=0 delay=0":
+#                  a RAM disk that completes in the submitting thread)
+#   BENCH_DIAG_ARGS  when set, a second io_bench run on both devices with
+#                  these options (e.g. "-C -T -r 1 -t 2": time the calls)
+#   BENCH_KERNEL   kernel flavour of tests/vm/kernel.sh (6.1)
+#   VM_TIMEOUT     seconds before the guest is killed (600)
+# Not part of make check: numbers under TCG are indicative only (README.md).
+# Exit status: 0 when both runs completed with all I/O verified.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+B=$top/build
+res=$B/bench/vm
+flavour=${BENCH_KERNEL:-6.1}
+: "${BENCH_ARGS:=}" "${BENCH_DIAG_ARGS:=}" "${BENCH_SDEBUG:=dev_size_mb=64 dif=0 dix=0 delay=0}"
+export VM_TIMEOUT=${VM_TIMEOUT:-600}
+
+die() { echo "bench: $*" >&2; exit 1; }
+
+echo "bench: building libdioctl, io_bench and kmodctl" >&2
+make -C "$top" --no-print-directory lib build/bench/io_bench build/tests/kmodctl >&2 ||
+	die "user-space build failed"
+"$top/tests/vm/kernel.sh" prepare "$flavour" || die "kernel $flavour could not be prepared"
+eval "$("$top/tests/vm/kernel.sh" env "$flavour")" || die "kernel.sh env $flavour failed"
+rm -rf "$res" && mkdir -p "$res"
+echo "bench: building dio_batch for $KVER" >&2
+"$top/tests/vm/kernel.sh" build-module "$flavour" "$res/ko" >"$res/build.log" 2>&1 ||
+	{ cat "$res/build.log" >&2; die "dio_batch does not build for $KVER"; }
+
+# The guest's script (POSIX sh: /bin/sh is dash).
+{
+	printf "B='%s'\nKO='%s'\nexport DIO_MODDIR='%s'\n" "$B" "$res/ko/dio_batch.ko" "$MODDIR"
+	printf "ARGS='%s'\nDIAG='%s'\nSDEBUG='%s'\n" "$BENCH_ARGS" "$BENCH_DIAG_ARGS" "$BENCH_SDEBUG"
+	cat <<'EOS'
+kmod() { "$B/tests/kmodctl" "$@"; }
+scsi_debug_disk() {
+	for b in /sys/block/sd*; do
+		grep -qs '^scsi_debug' "$b/device/model" && echo "/dev/${b##*/}"
+	done
+}
+nvme_ns() {
+	for b in /sys/block/nvme0n*; do
+		[ "$(cat "$b/nsid" 2>/dev/null)" = "$1" ] && echo "/dev/${b##*/}"
+	done
+}
+wait_dev() {
+	i=0
+	while [ $i -lt 100 ]; do
+		d=$("$@" | head -n 1)
+		[ -n "$d" ] && [ -b "$d" ] && { echo "$d"; return 0; }
+		sleep 0.2; i=$((i + 1))
+	done
+	return 1
+}
+rc=0
+kmod insert "$KO" || { echo "bench: cannot load dio_batch"; exit 1; }
+kmod probe sd_mod && kmod probe scsi_debug "$SDEBUG" && kmod probe nvme ||
+	{ echo "bench: cannot load sd_mod, scsi_debug or nvme"; exit 1; }
+sd=$(wait_dev scsi_debug_disk) || { echo "bench: no scsi_debug disk"; rc=1; }
+ns1=$(wait_dev nvme_ns 1) || { echo "bench: no NVMe namespace 1"; rc=1; }
+echo "guest: $(uname -r), $(nproc) CPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+echo "scsi_debug: $SDEBUG"
+bench() { # DEVICE OPTIONS...
+	dev=$1
+	shift
+	[ "$dev" = "$ns1" ] && set -- "$@" -P	# dio+pi as well: the namespace has PI
+	echo
+	echo "\$ io_bench $* $dev"
+	"$B/bench/io_bench" "$@" "$dev" 2>&1 || rc=1
+}
+for d in $sd $ns1; do
+	# shellcheck disable=SC2086
+	bench "$d" $ARGS
+done
+if [ -n "$DIAG" ]; then
+	echo
+	echo "=== diagnostic runs: $DIAG"
+	for d in $sd $ns1; do
+		# shellcheck disable=SC2086
+		bench "$d" $DIAG
+	done
+fi
+if dmesg | grep -E 'BUG:|WARNING:|Oops|KASAN|refcount_t|list_add corruption|list_del corruption|general protection fault'; then
+	echo "bench: the kernel log has reports (above)"
+	rc=1
+fi
+exit $rc
+EOS
+} >"$res/guest.sh"
+
+echo "bench: booting $KVER (TCG; about 2 minutes, more with BENCH_DIAG_ARGS); the guest's output follows" >&2
+start=$(date +%s)
+"$top/tests/vm/run.sh" "$flavour" "$res" &
+vm=$!
+tail -n +1 -s 1 -F --pid=$vm "$res/guest.log" 2>/dev/null
+wait $vm
+rc=$?
+echo "bench: guest ran $(($(date +%s) - start)) s, status $rc" >&2
+[ -f "$res/guest.log" ] || { tail -n 40 "$res/console.log" >&2; die "no guest log"; }
+if grep -E 'BUG:|WARNING:|Oops|Kernel panic' "$res/console.log" >/dev/null; then
+	echo "bench: kernel reports on the console (see $res/console.log)" >&2
+	rc=1
+fi
+
+out=$B/bench/results-$(date +%Y%m%d-%H%M%S).txt
+{
+	echo "dio_batch io_bench, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
+	echo "host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; guest: QEMU TCG, $KVER"
+	echo "Under TCG wall-clock figures are distorted: compare ratios, CPU per I/O above all."
+	echo
+	cat "$res/guest.log"
+} >"$out"
+echo
+echo "bench: saved to $out (status $rc)"
+[ $rc = 0 ]
