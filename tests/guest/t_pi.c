@@ -358,6 +358,102 @@ static void test_scsi_raw_read(void **state)
 	assert_int_equal(tl_scsi_debug_unload(), 0);
 }
 
+static void sd_param(const char *name, const char *value)
+{
+	assert_int_equal(tl_sh("echo %s > /sys/bus/pseudo/drivers/scsi_debug/%s",
+			       value, name), 0);
+}
+
+/*
+ * A SCSI block whose data changed behind its PI: written with the
+ * kernel's PI generation switched off, so the disk keeps the old tuple.
+ * The device refuses the read; the module reads raw and reports exactly.
+ */
+static void test_scsi_corruption_detected(void **state)
+{
+	struct dio_request r;
+	uint64_t off = 16 * LEN;
+	char dev[64];
+	struct dev d;
+	void *blk = NULL;
+	int fd;
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
+	dev_open(&d, dev);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed_of(&d, off), 0), 0);
+	write_pi(&d, off, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+
+	assert_int_equal(posix_memalign(&blk, 4096, 512), 0);
+	memcpy(blk, d.data + 5 * 512, 512);
+	((unsigned char *)blk)[100] ^= 0xff;
+	assert_int_equal(tl_sh("echo 0 > /sys/block/%s/integrity/write_generate",
+			       tl_basename(dev)), 0);
+	fd = open(dev, O_RDWR | O_DIRECT);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, blk, 512, off + 5 * 512), 512);
+	close(fd);
+	assert_int_equal(tl_sh("echo 1 > /sys/block/%s/integrity/write_generate",
+			       tl_basename(dev)), 0);
+
+	memset(d.back, 0, LEN);
+	dio_req_prep_read(&r, d.h, d.back, LEN, off);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, -EILSEQ);
+	assert_int_equal(r.pi_err_source, DIO_PI_SRC_DEVICE);
+	assert_int_equal(r.pi_err_sector, seed_of(&d, off) + 5);
+	assert_int_equal(r.pi_err_tag, DIO_PI_TAG_GUARD);
+	assert_int_equal(r.pi_err_expected, dio_pi_crc16_t10dif(0, blk, 512));
+	assert_int_equal(r.pi_err_actual, (uint64_t)tuple(&d, d.pi, 5)[0] << 8 |
+					  tuple(&d, d.pi, 5)[1]);
+	/* The raw read hands over the bad block and its old PI. */
+	read_pi(&d, off, DIO_PI_NOCHECK, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	assert_memory_equal(d.back + 5 * 512, blk, 512);
+	assert_memory_equal(d.pi2, d.pi, d.pilen);
+	free(blk);
+	dev_close(&d);
+	assert_int_equal(tl_scsi_debug_unload(), 0);
+}
+
+/* scsi_debug's own DIF and DIX error injection, on every command. */
+static void test_scsi_debug_error_injection(void **state)
+{
+	static const char *const kinds[] = { "32" /* DIF */, "64" /* DIX */ };
+	struct dio_request r;
+	char dev[64];
+	struct dev d;
+	size_t k;
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
+	dev_open(&d, dev);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, 0, 0), 0);
+	write_pi(&d, 0, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	for (k = 0; k < 2; k++) {
+		sd_param("every_nth", "1");
+		sd_param("opts", kinds[k]);
+		read_pi(&d, 0, DIO_PI_CHK_GUARD, 0, 0, &r);
+		assert_int_equal(run(&d, &r), 0);
+		sd_param("opts", "0");
+		sd_param("every_nth", "0");
+		assert_int_equal(r.result, -EILSEQ);
+		assert_int_equal(r.pi_err_source, DIO_PI_SRC_DEVICE);
+		/* Every probe fails too: the first block is the one named. */
+		assert_int_equal(r.pi_err_sector, 0);
+		/* Injection off: the same read succeeds. */
+		read_pi(&d, 0, DIO_PI_CHK_GUARD, 0, 0, &r);
+		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(r.result, LEN);
+		assert_memory_equal(d.back, d.data, LEN);
+	}
+	dev_close(&d);
+	assert_int_equal(tl_scsi_debug_unload(), 0);
+}
+
 static void test_no_pi_device_refuses_pi(void **state)
 {
 	struct dio_request r;
@@ -441,6 +537,8 @@ int main(void)
 		cmocka_unit_test(test_nvme_profiles),
 		cmocka_unit_test(test_nvme_corruption_detected),
 		cmocka_unit_test(test_scsi_raw_read),
+		cmocka_unit_test(test_scsi_corruption_detected),
+		cmocka_unit_test(test_scsi_debug_error_injection),
 		cmocka_unit_test(test_no_pi_device_refuses_pi),
 		cmocka_unit_test(test_partition),
 	};
