@@ -204,56 +204,10 @@ static void collect_exactly(int ctx, struct dio_request **reqs, unsigned int nr)
 	free(got);
 }
 
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-/* scsi_debug's completion delay; refused while commands are queued. */
+/* scsi_debug's completion delay. */
 static void sd_ndelay(long ns)
 {
-	char v[32];
-	int i, ret = 0;
-
-	snprintf(v, sizeof(v), "%ld", ns);
-	for (i = 0; i < 100; i++) {
-		ret = write_file(SD_DRV "/ndelay", v);
-		if (ret != -EBUSY)
-			break;
-		usleep(20000);
-	}
-	assert_int_equal(ret, 0);
-}
-
-/* Active objects of a dio_batch cache, exact: per-CPU slabs flushed first. */
-static long slab_active(const char *cache)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", cache);
-	write_file(path, "1");
-	return tl_slab_active(cache);
-}
-
-static bool slab_wait(const char *cache, long want, int seconds)
-{
-	int i;
-
-	for (i = 0; i < seconds * 20; i++) {
-		if (slab_active(cache) == want)
-			return true;
-		usleep(50000);
-	}
-	print_message("# %s: %ld active, want %ld\n", cache,
-		      slab_active(cache), want);
-	return false;
+	assert_int_equal(tl_scsi_debug_ndelay(ns), 0);
 }
 
 /* ---- the device under test ---- */
@@ -350,14 +304,14 @@ static int teardown_sd(void **state)
 	int i;
 
 	if (d.kind == DEV_SD512 || d.kind == DEV_SD4K)
-		write_file(SD_DRV "/ndelay", "0");
+		tl_write_file(SD_DRV "/ndelay", "0");
 	snprintf(v, sizeof(v), "%s", inflight_orig);
-	write_file(P_INFLIGHT, v);
+	tl_write_file(P_INFLIGHT, v);
 	for (i = 0; i < 4; i++)
 		if (extra_fd[i] >= 0)
 			untrack_close(extra_fd[i]);
 	/* A failed test may have left requests: start the next one clean. */
-	if (d.kind != DEV_NONE && slab_active("dio_kreq") != 0)
+	if (d.kind != DEV_NONE && tl_slab_active("dio_kreq") != 0)
 		dev_detach();
 	return 0;
 }
@@ -869,7 +823,7 @@ static void test_eagain(void **state)
 	uint8_t *buf = xalloc(N * 4096);
 	int i, ctx2, h2;
 
-	assert_int_equal(write_file(P_INFLIGHT, "8"), 0);
+	assert_int_equal(tl_write_file(P_INFLIGHT, "8"), 0);
 	assert_int_equal(sys_dio_features(&f), 0);
 	assert_int_equal(f.max_inflight, 8);
 	for (i = 0; i < N; i++) {
@@ -901,9 +855,9 @@ static void test_eagain(void **state)
 	r[9].handle = d.h;
 	assert_int_equal(xsubmit(d.ctx, rp + 2, 8), 8);
 	assert_int_equal(xcollect(d.ctx, got, 8, 8, NULL), 8);
-	assert_int_equal(write_file(P_INFLIGHT, "0"), 0);
+	assert_int_equal(tl_write_file(P_INFLIGHT, "0"), 0);
 	assert_int_equal(xsubmit(d.ctx, rp, 1), -EAGAIN);
-	assert_int_equal(write_file(P_INFLIGHT, inflight_orig), 0);
+	assert_int_equal(tl_write_file(P_INFLIGHT, inflight_orig), 0);
 	free(buf);
 }
 
@@ -1182,7 +1136,7 @@ static void test_efault(void **state)
 	assert_int_equal(submit1(&r), -EFAULT);
 	/* None of them stayed. */
 	assert_int_equal(xcollect(d.ctx, got, 0, 2, &ts_zero), 0);
-	assert_int_equal(slab_active("dio_kreq"), 0);
+	assert_int_equal(tl_slab_active("dio_kreq"), 0);
 
 	/*
 	 * Half the buffer mapped: the first bios go, the rest cannot be
@@ -1250,7 +1204,7 @@ static void test_result_unwritable(void **state)
 	assert_int_equal(mprotect(r, 4096, PROT_READ), 0);
 	assert_int_equal(xwait(d.ctx, &r, 1, NULL), -EFAULT);
 	assert_int_equal(xwait(d.ctx, &r, 1, &ts_zero), -ENOENT);
-	assert_int_equal(slab_active("dio_kreq"), 0);
+	assert_int_equal(tl_slab_active("dio_kreq"), 0);
 	/* The same through COLLECT, with a good one done behind it. */
 	assert_int_equal(mprotect(r, 4096, PROT_READ | PROT_WRITE), 0);
 	assert_int_equal(r->result, SENTINEL);
@@ -1265,7 +1219,7 @@ static void test_result_unwritable(void **state)
 	assert_int_equal(xcollect(d.ctx, got, 1, 2, NULL), 1);
 	assert_ptr_equal(got[0], &other);
 	assert_int_equal(other.result, 4096);
-	assert_int_equal(slab_active("dio_kreq"), 0);
+	assert_int_equal(tl_slab_active("dio_kreq"), 0);
 	munmap(r, 4096);
 	free(buf);
 }
@@ -1434,19 +1388,19 @@ static void test_one_object_per_request(void **state)
 	uint8_t *buf = xalloc(N * 4096);
 	int i;
 
-	assert_int_equal(slab_active("dio_kreq"), 0);
+	assert_int_equal(tl_slab_active("dio_kreq"), 0);
 	for (i = 0; i < N; i++) {
 		dio_req_prep_read(&r[i], d.h, buf + i * 4096, 4096, i * 4096);
 		rp[i] = &r[i];
 	}
 	assert_int_equal(xsubmit(d.ctx, rp, N / 2), N / 2);
-	assert_int_equal(slab_active("dio_kreq"), N / 2);
+	assert_int_equal(tl_slab_active("dio_kreq"), N / 2);
 	assert_int_equal(xsubmit(d.ctx, rp + N / 2, N / 2), N / 2);
-	assert_int_equal(slab_active("dio_kreq"), N);
+	assert_int_equal(tl_slab_active("dio_kreq"), N);
 	assert_int_equal(xwait(d.ctx, rp, N / 2, NULL), N / 2);
-	assert_int_equal(slab_active("dio_kreq"), N / 2);
+	assert_int_equal(tl_slab_active("dio_kreq"), N / 2);
 	collect_exactly(d.ctx, rp + N / 2, N / 2);
-	assert_int_equal(slab_active("dio_kreq"), 0);
+	assert_int_equal(tl_slab_active("dio_kreq"), 0);
 	free(r);
 	free(rp);
 	free(buf);
@@ -1458,13 +1412,13 @@ static void test_close_with_inflight(void **state)
 	enum { N = 256 };
 	struct dio_request *r = calloc(N, sizeof(*r)), **rp = calloc(N, sizeof(*rp));
 	uint8_t *buf = xalloc(N * 4096);
-	long files = slab_active("dio_file");
+	long files = tl_slab_active("dio_file");
 	int ctx = track(sys_dio_init(0, DIO_PRIVATE)), h, i;
 
 	assert_true(ctx >= 0);
 	h = sys_dio_open(ctx, d.fd, DIO_OPEN_NOCLAIM);
 	assert_true(h >= 1);
-	assert_int_equal(slab_active("dio_file"), files + 1);
+	assert_int_equal(tl_slab_active("dio_file"), files + 1);
 	sd_ndelay(200000000);		/* 200 ms */
 	for (i = 0; i < N; i++) {
 		if (i % 2)
@@ -1477,10 +1431,10 @@ static void test_close_with_inflight(void **state)
 		rp[i] = &r[i];
 	}
 	assert_int_equal(xsubmit(ctx, rp, N), N);
-	assert_int_equal(slab_active("dio_kreq"), N);
+	assert_int_equal(tl_slab_active("dio_kreq"), N);
 	untrack_close(ctx);
-	assert_true(slab_wait("dio_kreq", 0, 20));
-	assert_true(slab_wait("dio_file", files, 5));
+	assert_true(tl_slab_reaches("dio_kreq", 0, 20));
+	assert_true(tl_slab_reaches("dio_file", files, 5));
 	for (i = 0; i < N; i++)
 		assert_int_equal(r[i].result, SENTINEL);
 	free(r);
@@ -1492,10 +1446,10 @@ static void test_close_with_inflight(void **state)
 static void test_all_freed_and_unload(void **state)
 {
 	dev_detach();
-	assert_true(slab_wait("dio_kreq", 0, 10));
-	assert_true(slab_wait("dio_file", 0, 10));
-	assert_true(slab_wait("dio_handle", 0, 10));
-	assert_true(slab_wait("dio_ctx", 0, 10));
+	assert_true(tl_slab_reaches("dio_kreq", 0, 10));
+	assert_true(tl_slab_reaches("dio_file", 0, 10));
+	assert_true(tl_slab_reaches("dio_handle", 0, 10));
+	assert_true(tl_slab_reaches("dio_ctx", 0, 10));
 	assert_int_equal(tl_scsi_debug_unload(), 0);
 	assert_int_equal(tl_dio_unload(), 0);
 	assert_false(tl_module_loaded("dio_batch"));

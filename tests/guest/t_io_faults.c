@@ -43,57 +43,6 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-static int sd_ndelay(long ns)
-{
-	char v[32];
-	int i, ret = 0;
-
-	snprintf(v, sizeof(v), "%ld", ns);
-	for (i = 0; i < 200; i++) {
-		ret = write_file(SD_DRV "/ndelay", v);
-		if (ret != -EBUSY)
-			break;
-		usleep(20000);
-	}
-	return ret;
-}
-
-/* Exact active objects: per-CPU slabs are flushed first. */
-static long slab_active(const char *cache)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", cache);
-	write_file(path, "1");
-	return tl_slab_active(cache);
-}
-
-static bool slab_wait(const char *cache, long want, int seconds)
-{
-	int i;
-
-	for (i = 0; i < seconds * 10; i++) {
-		if (slab_active(cache) == want)
-			return true;
-		usleep(100000);
-	}
-	print_message("# %s: %ld active, want %ld\n", cache,
-		      slab_active(cache), want);
-	return false;
-}
-
 static void *xalloc(size_t len)
 {
 	void *p = NULL;
@@ -203,7 +152,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	sd_ndelay(0);
+	tl_scsi_debug_ndelay(0);
 	return 0;
 }
 
@@ -215,9 +164,9 @@ static void test_sigkill_with_inflight(void **state)
 	pid_t pid;
 	char c;
 
-	assert_int_equal(slab_active("dio_kreq"), 0);
-	assert_int_equal(slab_active("dio_file"), 0);
-	assert_int_equal(sd_ndelay(20000000), 0);	/* 20 ms a command */
+	assert_int_equal(tl_slab_active("dio_kreq"), 0);
+	assert_int_equal(tl_slab_active("dio_file"), 0);
+	assert_int_equal(tl_scsi_debug_ndelay(20000000), 0);	/* 20 ms a command */
 	for (i = 0; i < KILL_ITERS; i++) {
 		int mode = i % 4;
 
@@ -242,10 +191,10 @@ static void test_sigkill_with_inflight(void **state)
 	}
 	print_message("# %d victims killed in %.1f s\n", KILL_ITERS,
 		      (now_ns() - t0) / 1e9);
-	assert_true(slab_wait("dio_kreq", 0, 60));
-	assert_true(slab_wait("dio_file", 0, 10));
-	assert_true(slab_wait("dio_handle", 0, 10));
-	assert_true(slab_wait("dio_ctx", 0, 10));
+	assert_true(tl_slab_reaches("dio_kreq", 0, 60));
+	assert_true(tl_slab_reaches("dio_file", 0, 10));
+	assert_true(tl_slab_reaches("dio_handle", 0, 10));
+	assert_true(tl_slab_reaches("dio_ctx", 0, 10));
 	print_message("# all reaped after %.1f s\n", (now_ns() - t0) / 1e9);
 }
 
@@ -306,7 +255,7 @@ static void test_threads_share_descriptor(void **state)
 	int ctx = sys_dio_init(0, DIO_PRIVATE), fd, h, i;
 	struct dio_request *got[1];
 
-	assert_int_equal(sd_ndelay(0), 0);
+	assert_int_equal(tl_scsi_debug_ndelay(0), 0);
 	fd = open(disk, O_RDWR | O_DIRECT | O_CLOEXEC);
 	assert_true(ctx >= 0 && fd >= 0);
 	h = sys_dio_open(ctx, fd, 0);
@@ -321,7 +270,7 @@ static void test_threads_share_descriptor(void **state)
 		assert_int_equal(w[i].errors, 0);
 	}
 	assert_int_equal(sys_dio_collect(ctx, got, 0, 1, &(struct timespec){ 0, 0 }), 0);
-	assert_int_equal(slab_active("dio_kreq"), 0);
+	assert_int_equal(tl_slab_active("dio_kreq"), 0);
 	close(ctx);
 	close(fd);
 }
@@ -331,11 +280,11 @@ static void test_all_freed_and_unload(void **state)
 {
 	char *ref;
 
-	assert_int_equal(sd_ndelay(0), 0);
-	assert_true(slab_wait("dio_kreq", 0, 10));
-	assert_true(slab_wait("dio_file", 0, 10));
-	assert_true(slab_wait("dio_handle", 0, 10));
-	assert_true(slab_wait("dio_ctx", 0, 10));
+	assert_int_equal(tl_scsi_debug_ndelay(0), 0);
+	assert_true(tl_slab_reaches("dio_kreq", 0, 10));
+	assert_true(tl_slab_reaches("dio_file", 0, 10));
+	assert_true(tl_slab_reaches("dio_handle", 0, 10));
+	assert_true(tl_slab_reaches("dio_ctx", 0, 10));
 	ref = tl_sysfs_read("/sys/module/dio_batch/refcnt");
 	assert_non_null(ref);
 	assert_string_equal(ref, "0");

@@ -350,6 +350,43 @@ long tl_slab_wait(const char *cache, long want, int seconds)
 	return n;
 }
 
+int tl_slab_reaches(const char *cache, long want, int seconds)
+{
+	long n = tl_slab_wait(cache, want, seconds);
+
+	if (n != want)
+		fprintf(stderr, "testlib: %s: %ld objects, want %ld\n", cache,
+			n, want);
+	return n == want;
+}
+
+int tl_write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int tl_scsi_debug_ndelay(long ns)
+{
+	char v[32];
+	int i, ret = 0;
+
+	snprintf(v, sizeof(v), "%ld", ns);
+	for (i = 0; i < 200; i++) {
+		ret = tl_write_file("/sys/bus/pseudo/drivers/scsi_debug/ndelay", v);
+		if (ret != -EBUSY)
+			break;
+		usleep(20000);
+	}
+	return ret;
+}
+
 int tl_kernel_at_least(int maj, int min)
 {
 	struct utsname u;

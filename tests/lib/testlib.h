@@ -48,6 +48,16 @@ long tl_slab_active(const char *cache);
  * frees take a moment); returns the last count seen.
  */
 long tl_slab_wait(const char *cache, long want, int seconds);
+/* tl_slab_wait() == @want, saying on stderr what it saw when not. */
+int tl_slab_reaches(const char *cache, long want, int seconds);
+
+/* Write @val to a sysfs/procfs file; 0 or -errno. */
+int tl_write_file(const char *path, const char *val);
+/*
+ * scsi_debug's completion delay in ns (0: none); retried while the driver
+ * refuses it because commands are queued.  0 or -errno.
+ */
+int tl_scsi_debug_ndelay(long ns);
 
 /* Is the running kernel at least MAJ.MIN? */
 int tl_kernel_at_least(int maj, int min);
