@@ -29,7 +29,8 @@ MODULE_PARM_DESC(max_inflight,
  * an all-zero tail.  @karg->size keeps the caller's size, so that replies
  * write back no more than the caller has.
  *
- * Return: 0, -EFAULT, -EINVAL (size below @min_size) or -E2BIG.
+ * Return: 0, -EFAULT, -EINVAL (size below @min_size) or -E2BIG (a size
+ * above a page, or a non-zero tail the kernel does not know).
  */
 int dio_copy_arg(void *karg, size_t ksize, size_t min_size,
 		 const void __user *uarg)
@@ -41,6 +42,9 @@ int dio_copy_arg(void *karg, size_t ksize, size_t min_size,
 		return -EFAULT;
 	if (usize < min_size)
 		return -EINVAL;
+	/* As clone3() and openat2(): no struct will ever be this large. */
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
 	ret = copy_struct_from_user(karg, ksize, uarg, usize);
 	if (ret)
 		return ret;

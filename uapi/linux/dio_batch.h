@@ -17,8 +17,9 @@
  *  - It starts with __u32 size, set by the caller to sizeof() of the struct
  *    it was compiled with.  The kernel accepts a smaller (older) struct and
  *    treats the missing tail as zero, and a larger (newer) one whose unknown
- *    tail is all zero; a non-zero unknown tail is -E2BIG.  A size below the
- *    first published version of the struct (its *_SIZE_VER0) is -EINVAL.
+ *    tail is all zero; a non-zero unknown tail is -E2BIG, and so is a size
+ *    above the page size (4096 on x86; as clone3() and openat2()).  A size below the first
+ *    published version of the struct (its *_SIZE_VER0) is -EINVAL.
  *  - Only fixed-width types; user pointers are __u64; padding is explicit
  *    and must be zero.  32- and 64-bit programs share one layout.
  *  - Flag bits outside the documented *_F_ALL / *_ALL masks, and non-zero
