@@ -89,6 +89,22 @@ struct dio_file {
 						 * under ctx->lock */
 };
 
+/*
+ * Every bio the module allocates comes from dio_bio_set with this in front
+ * of it: which of its request's protection intervals its data starts at.
+ * The request's own bios carry it from submission to release (6.1 frees
+ * the integrity payload at completion, so it cannot be read back there).
+ */
+struct dio_bio {
+	u64			first;
+	struct bio		bio;
+};
+
+static inline struct dio_bio *dio_bio(struct bio *bio)
+{
+	return container_of(bio, struct dio_bio, bio);
+}
+
 struct dio_kreq {
 	struct list_head	node;		/* dio_file.done */
 	struct dio_file		*df;

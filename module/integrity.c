@@ -332,62 +332,117 @@ static int dio_pi_verify_one(struct dio_kreq *kreq, u64 i, const void *data,
 				  dio_pi_tuple(kreq, i), c->flags);
 }
 
-/* First interval of @bio, from where its payload points in the buffer. */
-static u64 dio_pi_bio_first(const struct dio_kreq *kreq, struct bio *bio)
+/*
+ * Copy @len bytes of @bio's data, from @off into its bvec @j on, into @dst:
+ * for an interval that crosses a page or a bvec.  Return: 0, or -EAGAIN if
+ * the bio ends first.
+ */
+static int dio_bio_gather(struct bio *bio, unsigned int j, unsigned int off,
+			  void *dst, unsigned int len)
 {
-	struct bio_vec *bv = &bio_integrity(bio)->bip_vec[0];
+	while (len) {
+		struct bio_vec *bv;
+		unsigned int at, n;
 
-	return (page_address(bv->bv_page) + bv->bv_offset - kreq->pi) /
-	       kreq->bi.md_size;
+		if (j >= bio->bi_vcnt)
+			return -EAGAIN;
+		bv = &bio->bi_io_vec[j];
+		at = bv->bv_offset + off;
+		n = min3(len, bv->bv_len - off,
+			 (unsigned int)(PAGE_SIZE - (at & ~PAGE_MASK)));
+		memcpy_from_page(dst, dio_nth_page(bv->bv_page, at >> PAGE_SHIFT),
+				 at & ~PAGE_MASK, n);
+		dst += n;
+		len -= n;
+		off += n;
+		if (off == bv->bv_len) {
+			j++;
+			off = 0;
+		}
+	}
+	return 0;
 }
 
 /*
- * Verify a completed read in place, on the pages its bios hold, bios in
- * the order of their data so that the first failure is the one reported.
- * Return: 0, -EILSEQ (report filled), or -EAGAIN when an interval is not
- * within one page (the caller then walks the user's buffer instead).
+ * Verify one bio's data against the kernel buffer, interval by interval,
+ * on the pages it holds: in place where an interval lies within one page,
+ * through @scratch (allocated on first need) where it does not.  @next
+ * gets the interval after the bio's last.
+ */
+static int dio_pi_verify_bio(struct dio_kreq *kreq, struct bio *bio,
+			     unsigned int flags, void **scratch, u64 *next)
+{
+	unsigned int interval = kreq->bi.interval, j = 0, off = 0;
+	u64 seed = dio_pi_seed(kreq), i = dio_bio(bio)->first;
+	int ret = 0;
+
+	while (j < bio->bi_vcnt && !ret) {
+		struct bio_vec *bv = &bio->bi_io_vec[j];
+		unsigned int at = bv->bv_offset + off;
+		struct page *page = dio_nth_page(bv->bv_page, at >> PAGE_SHIFT);
+		void *p;
+
+		at &= ~PAGE_MASK;
+		if (bv->bv_len - off >= interval && at + interval <= PAGE_SIZE) {
+			p = kmap_local_page(page);
+			ret = dio_pi_check_tuple(kreq, seed + i, p + at,
+						 dio_pi_tuple(kreq, i), flags);
+			kunmap_local(p);
+		} else {
+			if (!*scratch)
+				*scratch = kmalloc(interval, GFP_KERNEL);
+			if (!*scratch)
+				return -ENOMEM;
+			ret = dio_bio_gather(bio, j, off, *scratch, interval);
+			if (!ret)
+				ret = dio_pi_check_tuple(kreq, seed + i, *scratch,
+							 dio_pi_tuple(kreq, i),
+							 flags);
+		}
+		/* On to the next interval, which may start in a later bvec. */
+		off += interval;
+		while (j < bio->bi_vcnt && off >= bio->bi_io_vec[j].bv_len)
+			off -= bio->bi_io_vec[j++].bv_len;
+		i++;
+	}
+	*next = i;
+	return ret;
+}
+
+/*
+ * Verify a completed request's data against its PI, on the pages its bios
+ * hold (never through the memory of whoever reports it: that may be
+ * another process), bios in the order of their data so that the first
+ * failure is the one reported.
+ * Return: 0, -EILSEQ (report filled), -ENOMEM, or -EAGAIN when the bios do
+ * not cover the request (they always do; a warning says otherwise).
  */
 static int dio_pi_verify_bios(struct dio_kreq *kreq, unsigned int flags)
 {
-	unsigned int interval = kreq->bi.interval, j, off;
-	u64 seed = dio_pi_seed(kreq), next = 0;
+	u64 next = 0, n = kreq->bytes / kreq->bi.interval;
 	struct bio *bio, *b;
+	void *scratch = NULL;
 	int ret = 0;
 
-	for (;;) {
+	while (next < n && !ret) {
 		/* The bio whose data starts at interval @next. */
 		for (bio = NULL, b = kreq->bios; b && !bio; b = b->bi_next)
-			if (bio_integrity(b) && dio_pi_bio_first(kreq, b) == next)
+			if (dio_bio(b)->first == next)
 				bio = b;
-		if (!bio)
+		if (WARN_ON_ONCE(!bio)) {
+			ret = -EAGAIN;
 			break;
-		for (j = 0; j < bio->bi_vcnt && !ret; j++) {
-			struct bio_vec *bv = &bio->bi_io_vec[j];
-
-			for (off = 0; off < bv->bv_len && !ret; off += interval) {
-				unsigned int at = bv->bv_offset + off;
-				struct page *page = dio_nth_page(bv->bv_page,
-								 at >> PAGE_SHIFT);
-				void *p;
-
-				at &= ~PAGE_MASK;
-				if (at + interval > PAGE_SIZE)
-					return -EAGAIN;
-				p = kmap_local_page(page);
-				ret = dio_pi_check_tuple(kreq, seed + next, p + at,
-							 dio_pi_tuple(kreq, next),
-							 flags);
-				kunmap_local(p);
-				next++;
-			}
 		}
-		if (ret)
-			return ret;
+		ret = dio_pi_verify_bio(kreq, bio, flags, &scratch, &next);
 	}
-	return next == kreq->bytes / interval ? 0 : -EAGAIN;
+	kfree(scratch);
+	return ret;
 }
 
-/* Verify the data against the kernel buffer; -EILSEQ fills the report. */
+/*
+ * Verify the caller's data, through its own memory (at submission, so it
+ * is the submitter's), against the kernel buffer; -EILSEQ fills the report.
+ */
 static int dio_pi_verify(struct dio_kreq *kreq, unsigned int flags)
 {
 	struct dio_pi_check c = { .seed = dio_pi_seed(kreq), .flags = flags };
@@ -545,6 +600,7 @@ int dio_pi_attach(struct dio_kreq *kreq, struct bio *bio)
 	dio_bip_set_flags(bip, &kreq->bi, r->pi_flags & DIO_PI_NOCHECK,
 			  r->app_tag, (r->pi_flags & DIO_PI_CHK_APPTAG) &&
 			  r->app_tag_mask == 0xffff);
+	dio_bio(bio)->first = kreq->pi_off / kreq->bi.md_size;
 	kreq->pi_off += len;
 	return 0;
 }
@@ -652,8 +708,8 @@ void dio_pi_finish(struct dio_kreq *kreq, bool report)
 			dio_pi_locate(kreq);
 		else if (kreq->pi)
 			/* The device refused a write: find where. */
-			dio_pi_verify(kreq, DIO_PI_CHK_ALL &
-				      ~(r->app_tag_mask ? 0 : DIO_PI_CHK_APPTAG));
+			dio_pi_verify_bios(kreq, DIO_PI_CHK_ALL &
+					   ~(r->app_tag_mask ? 0 : DIO_PI_CHK_APPTAG));
 		return;
 	}
 	if (kreq->error || !dio_pi_is_read(r) || !kreq->pi)
@@ -667,12 +723,10 @@ void dio_pi_finish(struct dio_kreq *kreq, bool report)
 	if (!chk)
 		return;
 	ret = dio_pi_verify_bios(kreq, chk);
-	if (ret == -EAGAIN)
-		ret = dio_pi_verify(kreq, chk);
-	if (ret == -EILSEQ) {
-		o->result = -EILSEQ;
+	if (ret)
+		o->result = ret;	/* a read not verified is not a success */
+	if (ret == -EILSEQ)
 		o->pi_err_source = DIO_PI_SRC_MODULE;
-	}
 }
 
 /**

@@ -738,7 +738,8 @@ int dio_io_module_init(void)
 	dio_kreq_cache = KMEM_CACHE(dio_kreq, 0);
 	if (!dio_kreq_cache)
 		return -ENOMEM;
-	ret = bioset_init(&dio_bio_set, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS);
+	ret = bioset_init(&dio_bio_set, BIO_POOL_SIZE,
+			  offsetof(struct dio_bio, bio), BIOSET_NEED_BVECS);
 	if (ret)
 		goto out_destroy_cache;
 	ret = dio_bioset_integrity_create(&dio_bio_set, BIO_POOL_SIZE);
