@@ -89,25 +89,6 @@ static uint64_t rnd(void)
 	return rng;
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
-}
-
-/* Content unique to @tag at every 8 bytes. */
-static void fill(void *buf, size_t len, uint64_t tag)
-{
-	uint64_t *p = buf;
-	size_t i;
-
-	for (i = 0; i < len / 8; i++)
-		p[i] = mix(tag * 0x100000001b3ULL + i);
-}
-
 static void check_same(const void *a, const void *b, size_t len,
 		       const char *what)
 {
@@ -123,19 +104,10 @@ static void check_same(const void *a, const void *b, size_t len,
 
 static void *xalloc(size_t len)
 {
-	void *p = NULL;
+	void *p = tl_alloc(len, 0);
 
-	assert_int_equal(posix_memalign(&p, 4096, len), 0);
-	memset(p, 0, len);
+	assert_non_null(p);
 	return p;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 static int xioctl(int fd, unsigned long cmd, void *arg)
@@ -380,7 +352,7 @@ static void test_roundtrip(void **state)
 		if (i % 4 == 3 && len <= 1 * MiB)
 			len += 1 * MiB;		/* always more than one bio */
 		off = rnd() % ((d.cap - len) / d.lbs + 1) * d.lbs;
-		fill(w, len, tag);
+		tl_fill(w, len, tag);
 		memset(r, 0, len);
 		memset(x, 0, len);
 		if (i % 2 == 0) {
@@ -404,11 +376,11 @@ static void test_edges(void **state)
 	size_t len = 4 * d.lbs;
 	uint8_t *w = xalloc(len), *r = xalloc(len);
 
-	fill(w, len, 11);
+	tl_fill(w, len, 11);
 	assert_int_equal(rw1(DIO_OP_WRITE, d.h, w, len, 0), len);
 	assert_int_equal(rw1(DIO_OP_READ, d.h, r, len, 0), len);
 	check_same(w, r, len, "first blocks");
-	fill(w, len, 12);
+	tl_fill(w, len, 12);
 	assert_int_equal(rw1(DIO_OP_WRITE, d.h, w, len, d.cap - len), len);
 	xpread(r, len, d.cap - len);
 	check_same(w, r, len, "last blocks");
@@ -439,7 +411,7 @@ static void test_iovec(void **state)
 
 		iov[i].iov_base = pool + (size_t)i * 4 * 4096 + adj;
 		iov[i].iov_len = d.lbs * (1 + i % 3);
-		fill(iov[i].iov_base, iov[i].iov_len, 1000 + i);
+		tl_fill(iov[i].iov_base, iov[i].iov_len, 1000 + i);
 		total += iov[i].iov_len;
 	}
 	flat = xalloc(total);
@@ -483,7 +455,7 @@ static void test_iovec(void **state)
 	for (i = 0; i < NMAX; i++) {
 		iov[i].iov_base = pool + (size_t)i * 2 * 4096;
 		iov[i].iov_len = 4096;
-		fill(iov[i].iov_base, 4096, 5000 + i);
+		tl_fill(iov[i].iov_base, 4096, 5000 + i);
 		total += 4096;
 	}
 	dio_req_prep_writev(&r, d.h, iov, NMAX, off);
@@ -525,7 +497,7 @@ static void run_batches(unsigned int nr, size_t len, uint64_t base)
 	assert_non_null(r);
 	assert_non_null(rp);
 	for (i = 0; i < nr; i++) {
-		fill(w + i * len, len, (uint64_t)nr << 32 | i);
+		tl_fill(w + i * len, len, (uint64_t)nr << 32 | i);
 		dio_req_prep_write(&r[i], d.h, w + i * len, len, base + i * len);
 		r[i].cookie = i;
 		r[i].result = SENTINEL;
@@ -553,7 +525,7 @@ static void run_batches(unsigned int nr, size_t len, uint64_t base)
 			dio_req_prep_read(&r[i], d.h, b + i * len, len,
 					  base + i * len);
 		} else {
-			fill(w + i * len, len, (uint64_t)nr << 40 | i);
+			tl_fill(w + i * len, len, (uint64_t)nr << 40 | i);
 			dio_req_prep_write(&r[i], d.h, w + i * len, len,
 					   base + i * len);
 		}
@@ -718,16 +690,16 @@ static void test_collect_timeout(void **state)
 	assert_int_equal(xsubmit(d.ctx, rp, 2), 2);
 	assert_int_equal(poll(&pfd, 1, 10000), 1);
 	usleep(500000);		/* both done, neither reported */
-	t0 = now_ns();
+	t0 = tl_now_ns();
 	assert_int_equal(xcollect(d.ctx, got, 4, 4, &ts), 2);
-	assert_true(now_ns() - t0 >= 200000000ULL);
+	assert_true(tl_now_ns() - t0 >= 200000000ULL);
 	assert_int_equal(r[0].result, 4096);
 	assert_int_equal(r[1].result, 4096);
 	/* Nothing at all: 0 after the timeout, and at once with timeout 0. */
 	ts = ts_ms(50);
-	t0 = now_ns();
+	t0 = tl_now_ns();
 	assert_int_equal(xcollect(d.ctx, got, 1, 4, &ts), 0);
-	assert_true(now_ns() - t0 >= 50000000ULL);
+	assert_true(tl_now_ns() - t0 >= 50000000ULL);
 	assert_int_equal(xcollect(d.ctx, got, 1, 4, &ts_zero), 0);
 	assert_int_equal(xcollect(d.ctx, got, 0, 4, NULL), 0);
 	free(buf);
@@ -746,18 +718,18 @@ static void test_wait_timeout_inflight(void **state)
 	sd_ndelay(900000000);		/* 900 ms */
 	dio_req_prep_read(&r, d.h, buf, 4096, 0);
 	r.result = SENTINEL;
-	t0 = now_ns();
+	t0 = tl_now_ns();
 	assert_int_equal(submit1(&r), 1);
 	assert_int_equal(xwait(d.ctx, &rp, 1, &ts_zero), 0);
 	assert_int_equal(r.result, SENTINEL);
 	assert_int_equal(xwait(d.ctx, &rp, 1, &ts), 0);
-	assert_true(now_ns() - t0 >= 50000000ULL);
+	assert_true(tl_now_ns() - t0 >= 50000000ULL);
 	assert_int_equal(r.result, SENTINEL);
 	/* A timeout too far for the clock is as good as none. */
 	w.reqs = (uintptr_t)&addr;
 	w.timeout_ns = INT64_MAX;
 	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), 1);
-	assert_true(now_ns() - t0 >= 850000000ULL);
+	assert_true(tl_now_ns() - t0 >= 850000000ULL);
 	assert_int_equal(r.result, 4096);
 	/* Negative timeouts other than DIO_WAIT_FOREVER are refused. */
 	w.timeout_ns = -2;
@@ -866,7 +838,7 @@ static void test_flush_fua(void **state)
 	struct dio_request r[3], *rp[3] = { &r[0], &r[1], &r[2] };
 	uint8_t *w = xalloc(8192), *b = xalloc(8192);
 
-	fill(w, 8192, 77);
+	tl_fill(w, 8192, 77);
 	dio_req_prep_write(&r[0], d.h, w, 8192, 5 * MiB);
 	r[0].flags |= DIO_REQ_FUA;
 	dio_req_prep_flush(&r[1], d.h);
@@ -938,7 +910,7 @@ static void test_bad_alignment(void **state)
 	assert_int_equal(submit1(&r), -EINVAL);
 	dio_req_prep_write(&r, d.h, buf + d.align / 2, lbs, 0);
 	assert_int_equal(submit1(&r), -EINVAL);
-	fill(buf + d.align, lbs, 31);
+	tl_fill(buf + d.align, lbs, 31);
 	assert_int_equal(rw1(DIO_OP_WRITE, d.h, buf + d.align, lbs, 4 * MiB), lbs);
 	assert_int_equal(rw1(DIO_OP_READ, d.h, buf + 4096 * 2 + d.align, lbs,
 			     4 * MiB), lbs);
@@ -1235,7 +1207,7 @@ static void test_bad_in_middle(void **state)
 	int i;
 
 	for (i = 0; i < N; i++) {
-		fill(w + i * 4096, 4096, 900 + i);
+		tl_fill(w + i * 4096, 4096, 900 + i);
 		dio_req_prep_write(&r[i], d.h, w + i * 4096, 4096,
 				   10 * MiB + i * 4096);
 		r[i].result = SENTINEL;
@@ -1326,7 +1298,7 @@ static void test_revoked_handle(void **state)
 	struct dio_request r[3], *rp[3] = { &r[0], &r[1], &r[2] };
 	uint8_t *w = xalloc(8192), *b = xalloc(8192);
 
-	fill(w, 8192, 4242);
+	tl_fill(w, 8192, 4242);
 	sd_ndelay(300000000);		/* 300 ms */
 	dio_req_prep_write(&r[0], d.h, w, 8192, 12 * MiB);
 	dio_req_prep_read(&r[1], d.h, b, 4096, 0);
@@ -1360,7 +1332,7 @@ static void test_readonly_handle(void **state)
 	assert_true(fd >= 0 && ctx >= 0);
 	h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
 	assert_true(h >= 1);
-	fill(buf, 4096, 99);
+	tl_fill(buf, 4096, 99);
 	dio_req_prep_write(&r, h, buf, 4096, 0);
 	assert_int_equal(xsubmit(ctx, &rp, 1), -EBADF);
 	dio_req_prep_writev(&r, h, &(struct iovec){ buf, 4096 }, 1, 0);

@@ -35,24 +35,6 @@
 
 static char disk[64];
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static void *xalloc(size_t len)
-{
-	void *p = NULL;
-
-	if (posix_memalign(&p, 4096, len))
-		return NULL;
-	memset(p, 0x33, len);
-	return p;
-}
-
 /* ---- the victim ---- */
 
 struct victim {
@@ -75,7 +57,7 @@ static int victim_init(struct victim *v, unsigned int nr)
 	close(fd);
 	v->r = calloc(nr, sizeof(*v->r));
 	v->rp = calloc(nr, sizeof(*v->rp));
-	v->buf = xalloc((size_t)nr * BLK);
+	v->buf = tl_alloc((size_t)nr * BLK, 0x33);
 	if (v->h < 1 || !v->r || !v->rp || !v->buf)
 		return -1;
 	for (i = 0; i < nr; i++) {
@@ -159,7 +141,7 @@ static int teardown(void **state)
 static void test_sigkill_with_inflight(void **state)
 {
 	unsigned int seed = 12345;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = tl_now_ns();
 	int i, p[2], st;
 	pid_t pid;
 	char c;
@@ -190,12 +172,12 @@ static void test_sigkill_with_inflight(void **state)
 				 i, mode, st);
 	}
 	print_message("# %d victims killed in %.1f s\n", KILL_ITERS,
-		      (now_ns() - t0) / 1e9);
+		      (tl_now_ns() - t0) / 1e9);
 	assert_true(tl_slab_reaches("dio_kreq", 0, 60));
 	assert_true(tl_slab_reaches("dio_file", 0, 10));
 	assert_true(tl_slab_reaches("dio_handle", 0, 10));
 	assert_true(tl_slab_reaches("dio_ctx", 0, 10));
-	print_message("# all reaped after %.1f s\n", (now_ns() - t0) / 1e9);
+	print_message("# all reaped after %.1f s\n", (tl_now_ns() - t0) / 1e9);
 }
 
 /* Threads sharing one descriptor, each waiting for its own requests. */
@@ -212,7 +194,7 @@ static void *worker_run(void *arg)
 	enum { N = 16, ROUNDS = 40 };
 	struct worker *w = arg;
 	struct dio_request r[N], *rp[N];
-	uint8_t *buf = xalloc(2 * N * BLK);
+	uint8_t *buf = tl_alloc(2 * N * BLK, 0x33);
 	uint64_t base = (uint64_t)w->id * 2 * N * BLK;
 	int round, i;
 
@@ -278,17 +260,12 @@ static void test_threads_share_descriptor(void **state)
 /* Nothing left behind: the device is free, the module unloads. */
 static void test_all_freed_and_unload(void **state)
 {
-	char *ref;
-
 	assert_int_equal(tl_scsi_debug_ndelay(0), 0);
 	assert_true(tl_slab_reaches("dio_kreq", 0, 10));
 	assert_true(tl_slab_reaches("dio_file", 0, 10));
 	assert_true(tl_slab_reaches("dio_handle", 0, 10));
 	assert_true(tl_slab_reaches("dio_ctx", 0, 10));
-	ref = tl_sysfs_read("/sys/module/dio_batch/refcnt");
-	assert_non_null(ref);
-	assert_string_equal(ref, "0");
-	free(ref);
+	assert_int_equal(tl_dio_refcnt(), 0);
 	assert_int_equal(tl_scsi_debug_unload(), 0);
 	assert_int_equal(tl_dio_unload(), 0);
 	assert_false(tl_module_loaded("dio_batch"));

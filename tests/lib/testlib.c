@@ -216,6 +216,19 @@ int tl_scsi_debug_disks(char names[][32], int max)
 	return n;
 }
 
+int tl_scsi_debug_wait_disks(int want, char names[][32], int max)
+{
+	int n = 0, i;
+
+	for (i = 0; i < 200; i++) {
+		n = tl_scsi_debug_disks(names, max);
+		if (n == want)
+			break;
+		usleep(50000);
+	}
+	return n;
+}
+
 static int tl_wait_path(const char *path, int seconds)
 {
 	struct stat st;
@@ -362,7 +375,7 @@ int tl_slab_reaches(const char *cache, long want, int seconds)
 
 int tl_write_file(const char *path, const char *val)
 {
-	int fd = open(path, O_WRONLY), ret = 0;
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
 
 	if (fd < 0)
 		return -errno;
@@ -385,6 +398,131 @@ int tl_scsi_debug_ndelay(long ns)
 		usleep(20000);
 	}
 	return ret;
+}
+
+int tl_link_name(const char *path, char *out, size_t len)
+{
+	char link[512];
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	const char *s;
+
+	out[0] = 0;
+	if (n <= 0)
+		return n < 0 ? -errno : -ENOENT;
+	link[n] = 0;
+	s = strrchr(link, '/');
+	snprintf(out, len, "%s", s ? s + 1 : link);
+	return 0;
+}
+
+void tl_scsi_hctl(const char *name, char *out, size_t len)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/device", name);
+	tl_link_name(path, out, len);
+}
+
+long tl_dio_refcnt(void)
+{
+	char *v = tl_sysfs_read("/sys/module/dio_batch/refcnt");
+	long n = v ? strtol(v, NULL, 10) : -1;
+
+	free(v);
+	return n;
+}
+
+/*
+ * What cmocka's print_message() does (testlib does not link cmocka): at
+ * most 1023 characters, on stdout, flushed.
+ */
+static void tl_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void tl_say(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	printf("%s", buf);
+	fflush(stdout);
+}
+
+int tl_dio_caches_drained(int seconds)
+{
+	static const char *const caches[] = {
+		"dio_kreq", "dio_file", "dio_handle", "dio_ctx",
+	};
+	int ok = 1;
+
+	for (size_t i = 0; i < sizeof(caches) / sizeof(caches[0]); i++) {
+		long n = tl_slab_wait(caches[i], 0, seconds);
+
+		if (n != 0) {
+			tl_say("# %s: %ld objects left\n", caches[i], n);
+			ok = 0;
+		}
+	}
+	return ok;
+}
+
+void tl_print_hist(const char *what, const long *hist, int nerr)
+{
+	char line[1024];
+	int n = 0;
+
+	for (int e = 0; e < nerr && n < (int)sizeof(line); e++)
+		if (hist[e])
+			n += snprintf(line + n, sizeof(line) - n, " %s=%ld",
+				      e ? strerror(e) : "ok", hist[e]);
+	tl_say("# %s:%s\n", what, n ? line : " none");
+}
+
+uint64_t tl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+void *tl_alloc(size_t len, int byte)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 4096, len))
+		return NULL;
+	memset(p, byte, len);
+	return p;
+}
+
+uint64_t tl_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+void tl_fill(void *buf, size_t len, uint64_t tag)
+{
+	uint64_t *p = buf;
+
+	for (size_t i = 0; i < len / 8; i++)
+		p[i] = tl_mix(tag * 0x100000001b3ULL + i);
+}
+
+int tl_debug_kernel(void)
+{
+	const char *fl = getenv("DIO_FLAVOUR");
+
+	if (!fl) {
+		fprintf(stderr, "DIO_FLAVOUR is not set (tests/vm/check.sh sets it)\n");
+		return -1;
+	}
+	return !strcmp(fl, "debug");
 }
 
 int tl_kernel_at_least(int maj, int min)

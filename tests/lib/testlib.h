@@ -6,6 +6,8 @@
  * Environment (set by tests/guest/run-suite.sh):
  *   DIO_MODDIR  the running kernel's module directory (modules.dep)
  *   DIO_KO      path of the dio_batch.ko built for the running kernel
+ *   DIO_FLAVOUR the guest kernel's flavour, "debug" for the debug kernel
+ *               (set by tests/vm/check.sh)
  * Functions return 0 or a negative errno unless they say otherwise, and
  * print what went wrong to stderr.
  */
@@ -32,6 +34,8 @@ int tl_scsi_debug_load(const char *opts, char *dev, size_t devlen);
 int tl_scsi_debug_unload(void);
 /* All scsi_debug disks, as "sdX" names; returns how many (at most max). */
 int tl_scsi_debug_disks(char names[][32], int max);
+/* Wait up to 10 s for @want of them; returns how many there are. */
+int tl_scsi_debug_wait_disks(int want, char names[][32], int max);
 
 /* Load the NVMe driver and wait for namespace @nsid of controller 0. */
 int tl_nvme_dev(int nsid, char *dev, size_t devlen);
@@ -58,6 +62,40 @@ int tl_write_file(const char *path, const char *val);
  * refuses it because commands are queued.  0 or -errno.
  */
 int tl_scsi_debug_ndelay(long ns);
+
+/*
+ * Last component of what the symlink @path points to, in @out ("" and
+ * -errno when it cannot be read).
+ */
+int tl_link_name(const char *path, char *out, size_t len);
+/* "H:C:T:L" of SCSI disk @name ("sdb"), or "". */
+void tl_scsi_hctl(const char *name, char *out, size_t len);
+
+/* dio_batch's module reference count, -1 when it is not loaded. */
+long tl_dio_refcnt(void);
+/*
+ * Wait up to @seconds for each of dio_batch's slab caches to hold no
+ * objects; prints "# CACHE: N objects left" for each that does not.
+ * 1 if all drained.
+ */
+int tl_dio_caches_drained(int seconds);
+/*
+ * Print "# @what: ok=N Input/output error=N ..." on stdout: the non-zero
+ * counts of @hist[@nerr], indexed by errno (0: success).
+ */
+void tl_print_hist(const char *what, const long *hist, int nerr);
+
+/* CLOCK_MONOTONIC in ns. */
+uint64_t tl_now_ns(void);
+/* @len bytes aligned to 4096, every byte @byte; NULL if out of memory. */
+void *tl_alloc(size_t len, int byte);
+/* A 64-bit mixer (MurmurHash3's finaliser): the test data generator. */
+uint64_t tl_mix(uint64_t x);
+/* Content unique to @tag at every 8 bytes (len / 8 words of tl_mix()). */
+void tl_fill(void *buf, size_t len, uint64_t tag);
+
+/* 1 on the debug kernel, 0 on another; -1 when $DIO_FLAVOUR is not set. */
+int tl_debug_kernel(void);
 
 /* Is the running kernel at least MAJ.MIN? */
 int tl_kernel_at_least(int maj, int min);
