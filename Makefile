@@ -36,7 +36,7 @@ TOOL_BINS	:= $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/*.c))
 BENCH_BINS	:= $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 TEST_LIBS	:= $(LIB_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
 
-.PHONY: all module userspace lib tools tests bench bench-guest deps check check-unit \
+.PHONY: all module userspace lib tools tests bench bench-guest deps check check-debug check-unit \
 	check-dkms dkms-install demo install clean
 .DELETE_ON_ERROR:
 
@@ -100,9 +100,13 @@ check:
 	@$(MAKE) --no-print-directory userspace
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@tests/run-unit.sh $(B) || true
-	@for k in $(KERNELS); do tests/vm/check.sh $$k || true; done
-	@if [ "$(DKMS_CHECK)" = 1 ]; then tests/vm/dkms-check.sh || true; fi
+	@KERNELS="$(KERNELS)" DKMS_CHECK="$(DKMS_CHECK)" tests/vm/check-all.sh
 	@tests/summary.sh $(B)/results
+
+# The guest suite on the debug kernel only (KASAN, kmemleak, lockdep,
+# fault injection); make check runs it too.
+check-debug:
+	@$(MAKE) --no-print-directory check KERNELS=debug DKMS_CHECK=0
 
 check-dkms: userspace
 	@rm -rf $(B)/results && mkdir -p $(B)/results
