@@ -13,7 +13,12 @@
 #ifndef _DIO_BATCH_COMPAT_H
 #define _DIO_BATCH_COMPAT_H
 
+/* First, before any header an older kernel does not have. */
 #include <linux/version.h>
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
+#error "dio_batch needs Linux 6.1 or newer"
+#endif
+
 #include <linux/blkdev.h>
 #include <linux/blk-integrity.h>
 #include <linux/file.h>
@@ -28,8 +33,12 @@
 #include <asm/unaligned.h>
 #endif
 
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
-#error "dio_batch needs Linux 6.1 or newer"
+/*
+ * 6.5 to 6.8 changed blkdev_get_by_dev() and then replaced it with
+ * bdev_open_by_dev(); dkms.conf does not build for them (untested).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0) && !defined(HAVE_BDEV_FILE_OPEN)
+#error "dio_batch supports 6.1 to 6.4 and 6.9 or newer"
 #endif
 
 /* ---- block device open and claim ---- */
@@ -47,16 +56,19 @@ struct dio_bdev {
  * dio_bdev_open - open (and optionally claim) a block device by number
  * @b: filled on success
  * @dev: device number
- * @write: open for writing too
- * @holder: claim exclusively for this holder, or NULL for no claim
+ * @read: open for reading
+ * @write: open for writing
+ * @holder: claim exclusively for this holder, or NULL for no claim; the
+ *	same holder may open the device several times
  *
  * Return: 0, or -errno (-EBUSY when another holder has it).
  */
-static inline int dio_bdev_open(struct dio_bdev *b, dev_t dev, bool write,
-				void *holder)
+static inline int dio_bdev_open(struct dio_bdev *b, dev_t dev, bool read,
+				bool write, void *holder)
 {
 #ifdef HAVE_BDEV_FILE_OPEN
-	blk_mode_t mode = BLK_OPEN_READ | (write ? BLK_OPEN_WRITE : 0);
+	blk_mode_t mode = (read ? BLK_OPEN_READ : 0) |
+			  (write ? BLK_OPEN_WRITE : 0);
 	struct file *f;
 
 	f = bdev_file_open_by_dev(dev, mode, holder, NULL);
@@ -66,7 +78,7 @@ static inline int dio_bdev_open(struct dio_bdev *b, dev_t dev, bool write,
 	b->bdev = file_bdev(f);
 	return 0;
 #else
-	fmode_t mode = FMODE_READ | (write ? FMODE_WRITE : 0);
+	fmode_t mode = (read ? FMODE_READ : 0) | (write ? FMODE_WRITE : 0);
 	struct block_device *bdev;
 
 	if (holder)
@@ -227,6 +239,35 @@ static inline int dio_bio_iov_iter_get_pages(struct bio *bio,
 	return ret ? ret : -EINVAL;
 }
 #endif
+
+/**
+ * dio_bio_integrity_add_page - add one segment to a bio's integrity payload
+ * @bio: the bio, its payload allocated with bio_integrity_alloc()
+ * @page: first page of the segment
+ * @len: bytes
+ * @offset: offset in @page
+ *
+ * 6.1's bio_integrity_add_page() does not advance the payload's size
+ * (bio_integrity_prep() sets it for its own payloads); left at 0, the
+ * request reaches the driver with no integrity segment and the kernel hits
+ * a BUG.  Newer kernels advance it themselves.
+ *
+ * Return: 0, or -ENOMEM when the segment could not be added.
+ */
+static inline int dio_bio_integrity_add_page(struct bio *bio,
+					     struct page *page,
+					     unsigned int len,
+					     unsigned int offset)
+{
+	struct bio_integrity_payload *bip = bio_integrity(bio);
+	unsigned int before = bip->bip_iter.bi_size;
+
+	if (bio_integrity_add_page(bio, page, len, offset) != len)
+		return -ENOMEM;
+	if (bip->bip_iter.bi_size == before)
+		bip->bip_iter.bi_size += len;
+	return 0;
+}
 
 /* 6.14 gave integrity payloads their own pool: nothing to set up there. */
 static inline int dio_bioset_integrity_create(struct bio_set *bs, int size)

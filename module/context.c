@@ -176,7 +176,8 @@ static void dio_file_reap_work(struct work_struct *work)
 	dio_file_reap_all(df);
 }
 
-static struct dio_file *dio_file_alloc(void)
+/* A descriptor of @ctx, holding a reference to it and to the module. */
+static struct dio_file *dio_file_alloc(struct dio_ctx *ctx)
 {
 	struct dio_file *df;
 
@@ -184,6 +185,8 @@ static struct dio_file *dio_file_alloc(void)
 	if (!df)
 		return NULL;
 	kref_init(&df->ref);
+	kref_get(&ctx->ref);
+	df->ctx = ctx;
 	xa_init_flags(&df->reqs, XA_FLAGS_LOCK_IRQ);
 	/* IRQ-safe, unlike df->opened: a lock class of its own for lockdep. */
 	lockdep_set_class(&df->reqs.xa_lock, &dio_file_reqs_key);
@@ -256,45 +259,45 @@ long dio_ctx_init_ioctl(void __user *arg)
 	if (ret)
 		return ret;
 
-	df = dio_file_alloc();
-	if (!df)
-		return -ENOMEM;
 	ctx = dio_ctx_get_for_init(&in);
-	if (IS_ERR(ctx)) {
-		ret = PTR_ERR(ctx);
-		goto out_free_file;
-	}
-	df->ctx = ctx;
+	if (IS_ERR(ctx))
+		return PTR_ERR(ctx);
+	ret = -ENOMEM;
+	df = dio_file_alloc(ctx);
+	if (!df)
+		goto out_leave_ctx;
 	ret = anon_inode_getfd("[dio_batch]", &dio_ctx_fops, df,
 			       O_RDWR | O_CLOEXEC);
 	if (ret < 0)
-		goto out_leave_ctx;
+		goto out_put_file;
+	dio_ctx_put(ctx);	/* the descriptor holds its own */
 	return ret;
 
+out_put_file:
+	dio_file_put(df);
 out_leave_ctx:
 	dio_ctx_leave(ctx);
-	dio_file_put(df);	/* drops the context and module references */
-	return ret;
-out_free_file:
-	kmem_cache_free(dio_file_cache, df);
-	module_put(THIS_MODULE);
+	dio_ctx_put(ctx);
 	return ret;
 }
 
 /**
- * dio_ctx_module_init - create the context and descriptor caches
+ * dio_ctx_module_init - create the context, descriptor and handle caches
  *
  * Return: 0 or -ENOMEM.
  */
 int dio_ctx_module_init(void)
 {
-	dio_ctx_cache = KMEM_CACHE(dio_ctx, 0);
+	int ret = -ENOMEM;
+
+	dio_ctx_cache = KMEM_CACHE(dio_ctx, SLAB_ACCOUNT);
 	if (!dio_ctx_cache)
 		return -ENOMEM;
-	dio_file_cache = KMEM_CACHE(dio_file, 0);
+	dio_file_cache = KMEM_CACHE(dio_file, SLAB_ACCOUNT);
 	if (!dio_file_cache)
 		goto out_destroy_ctx_cache;
-	if (dio_handle_module_init())
+	ret = dio_handle_module_init();
+	if (ret)
 		goto out_destroy_file_cache;
 	return 0;
 
@@ -302,7 +305,7 @@ out_destroy_file_cache:
 	kmem_cache_destroy(dio_file_cache);
 out_destroy_ctx_cache:
 	kmem_cache_destroy(dio_ctx_cache);
-	return -ENOMEM;
+	return ret;
 }
 
 /**

@@ -64,7 +64,8 @@ struct dio_handle {
 	struct dio_ctx		*ctx;
 	u32			id;
 	unsigned int		openers;	/* references by descriptors */
-	bool			writable;
+	bool			readable;	/* the union of its openers' */
+	bool			writable;	/* access modes; ctx->lock */
 	bool			claimed;
 	bool			revoked;
 	dev_t			dev;

@@ -7,7 +7,11 @@
  * number and claimed exclusively with the context as holder, as the 2011
  * proposal's bd_claim(), unless DIO_OPEN_NOCLAIM.  Opening a device the
  * context already holds returns the same handle and counts one more
- * reference for the calling descriptor.  When the last reference goes
+ * reference for the calling descriptor.  A handle may read when one of its
+ * openers' descriptors could read, and write when one could write: an
+ * opener with more access than the handle has reopens the device with the
+ * union of both (same holder, so the claim carries over; the block device
+ * and requests in flight are untouched).  When the last reference goes
  * (DIO_IOC_CLOSE, or the descriptor's release), the handle is revoked: its
  * number no longer resolves, while requests already in flight keep the
  * device open until they are reported.  Numbers are allocated cyclically,
@@ -93,7 +97,7 @@ static struct dio_handle *dio_handle_find_dev(struct dio_ctx *ctx, dev_t dev)
 	return NULL;
 }
 
-/* Count one more reference of @df to handle @id. */
+/* Count one more reference of @df to handle @id; ctx->lock held. */
 static int dio_file_opened_inc(struct dio_file *df, u32 id)
 {
 	void *old = xa_load(&df->opened, id);
@@ -103,8 +107,59 @@ static int dio_file_opened_inc(struct dio_file *df, u32 id)
 			       GFP_KERNEL));
 }
 
+/*
+ * Drop one reference of @df to handle @id; ctx->lock held.  Return: true,
+ * or false when @df holds none.
+ */
+static bool dio_file_opened_dec(struct dio_file *df, u32 id)
+{
+	void *entry = xa_load(&df->opened, id);
+	unsigned long n;
+
+	if (!entry)
+		return false;
+	n = xa_to_value(entry);
+	if (n > 1)
+		/* Replacing an existing entry allocates nothing. */
+		xa_store(&df->opened, id, xa_mk_value(n - 1), GFP_KERNEL);
+	else
+		xa_erase(&df->opened, id);
+	return true;
+}
+
+/*
+ * Give @h at least the access @readable and @writable ask for, reopening
+ * its device with the union of both; ctx->lock held.  Return: 0 or -errno.
+ */
+static int dio_handle_widen(struct dio_handle *h, bool readable, bool writable)
+{
+	void *holder = h->claimed ? h->ctx : NULL;
+	struct dio_bdev old = h->bdev, b;
+	int ret;
+
+	lockdep_assert_held(&h->ctx->lock);
+	readable |= h->readable;
+	writable |= h->writable;
+	if (readable == h->readable && writable == h->writable)
+		return 0;
+	ret = dio_bdev_open(&b, h->dev, readable, writable, holder);
+	if (ret)
+		return ret;
+	/* Same device, so bios in flight keep their block_device. */
+	if (WARN_ON_ONCE(b.bdev != old.bdev)) {
+		dio_bdev_close(&b, holder);
+		return -ENXIO;
+	}
+	h->bdev = b;
+	WRITE_ONCE(h->readable, readable);
+	WRITE_ONCE(h->writable, writable);
+	dio_bdev_close(&old, holder);
+	return 0;
+}
+
 static struct dio_handle *dio_handle_create(struct dio_ctx *ctx, dev_t dev,
-					    bool writable, bool claim)
+					    bool readable, bool writable,
+					    bool claim)
 {
 	struct dio_handle *h;
 	int ret;
@@ -115,9 +170,11 @@ static struct dio_handle *dio_handle_create(struct dio_ctx *ctx, dev_t dev,
 	kref_init(&h->ref);
 	h->ctx = ctx;
 	h->dev = dev;
+	h->readable = readable;
 	h->writable = writable;
 	h->claimed = claim;
-	ret = dio_bdev_open(&h->bdev, dev, writable, claim ? ctx : NULL);
+	ret = dio_bdev_open(&h->bdev, dev, readable, writable,
+			    claim ? ctx : NULL);
 	if (ret)
 		goto out_free_handle;
 	ret = xa_alloc_cyclic(&ctx->handles, &h->id, h, xa_limit_31b,
@@ -135,14 +192,14 @@ out_free_handle:
 }
 
 /* The device number and access mode of a block device descriptor. */
-static int dio_fd_to_dev(int fd, dev_t *dev, bool *writable)
+static int dio_fd_to_dev(int fd, dev_t *dev, bool *readable, bool *writable)
 {
 	struct fd f = fdget(fd);
 	struct inode *inode;
+	struct file *file;
 	int ret = 0;
 
-	struct file *file = fd_file(f);
-
+	file = fd_file(f);
 	if (!file)
 		return -EBADF;
 	inode = file_inode(file);
@@ -151,80 +208,9 @@ static int dio_fd_to_dev(int fd, dev_t *dev, bool *writable)
 	else if (!S_ISBLK(inode->i_mode))
 		ret = -ENOTBLK;
 	*dev = inode->i_rdev;
+	*readable = file->f_mode & FMODE_READ;
 	*writable = file->f_mode & FMODE_WRITE;
 	fdput(f);
-	return ret;
-}
-
-/**
- * dio_handle_open_ioctl - DIO_IOC_OPEN
- * @df: the calling descriptor
- * @arg: user pointer to struct dio_open
- *
- * Return: the handle, or -errno: -EBADF (not an open descriptor), -ENOTBLK
- * (not a block device), -EBUSY (claimed by someone else: mounted, held by
- * md/dm or another context), -EINVAL (bad flags or reserved fields, or
- * DIO_OPEN_NOCLAIM differing from the context's existing handle), -EACCES
- * (a writable descriptor for a device the context holds read-only),
- * -ENOMEM, -EFAULT.
- */
-long dio_handle_open_ioctl(struct dio_file *df, void __user *arg)
-{
-	struct dio_ctx *ctx = df->ctx;
-	struct dio_handle *h;
-	struct dio_open o;
-	bool writable, claim;
-	dev_t dev;
-	int ret;
-
-	ret = dio_copy_arg(&o, sizeof(o), DIO_OPEN_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	if ((o.flags & ~DIO_OPEN_F_ALL) || o.handle || o.reserved[0] ||
-	    o.reserved[1])
-		return -EINVAL;
-	ret = dio_fd_to_dev(o.fd, &dev, &writable);
-	if (ret)
-		return ret;
-	claim = !(o.flags & DIO_OPEN_NOCLAIM);
-
-	mutex_lock(&ctx->lock);
-	h = dio_handle_find_dev(ctx, dev);
-	if (h) {
-		if (h->claimed != claim) {
-			ret = -EINVAL;
-			goto out_unlock;
-		}
-		if (writable && !h->writable) {
-			ret = -EACCES;
-			goto out_unlock;
-		}
-		ret = dio_file_opened_inc(df, h->id);
-		if (ret)
-			goto out_unlock;
-		h->openers++;
-	} else {
-		h = dio_handle_create(ctx, dev, writable, claim);
-		if (IS_ERR(h)) {
-			ret = PTR_ERR(h);
-			goto out_unlock;
-		}
-		ret = dio_file_opened_inc(df, h->id);
-		if (ret)
-			goto out_revoke;
-		h->openers = 1;
-	}
-	ret = h->id;
-	mutex_unlock(&ctx->lock);
-	/* The handle is open even if the caller's struct went away. */
-	if (put_user(h->id, &((struct dio_open __user *)arg)->handle))
-		return -EFAULT;
-	return ret;
-
-out_revoke:
-	dio_handle_revoke(h);
-out_unlock:
-	mutex_unlock(&ctx->lock);
 	return ret;
 }
 
@@ -241,6 +227,85 @@ static void dio_handle_unref(struct dio_ctx *ctx, u32 id, unsigned long count)
 }
 
 /**
+ * dio_handle_open_ioctl - DIO_IOC_OPEN
+ * @df: the calling descriptor
+ * @arg: user pointer to struct dio_open
+ *
+ * Return: the handle, or -errno: -EBADF (not an open descriptor), -ENOTBLK
+ * (not a block device), -EBUSY (claimed by someone else: mounted, held by
+ * md/dm or another context), -EINVAL (bad flags or reserved fields, or
+ * DIO_OPEN_NOCLAIM differing from the context's existing handle), -ENOMEM,
+ * -EFAULT (the struct could not be read, or the handle not written back:
+ * then no reference was taken).
+ */
+long dio_handle_open_ioctl(struct dio_file *df, void __user *arg)
+{
+	struct dio_open __user *uo = arg;
+	struct dio_ctx *ctx = df->ctx;
+	bool readable, writable, claim;
+	struct dio_handle *h;
+	struct dio_open o;
+	dev_t dev;
+	int ret;
+
+	ret = dio_copy_arg(&o, sizeof(o), DIO_OPEN_SIZE_VER0, arg);
+	if (ret)
+		return ret;
+	if ((o.flags & ~DIO_OPEN_F_ALL) || o.handle || o.reserved[0] ||
+	    o.reserved[1])
+		return -EINVAL;
+	ret = dio_fd_to_dev(o.fd, &dev, &readable, &writable);
+	if (ret)
+		return ret;
+	claim = !(o.flags & DIO_OPEN_NOCLAIM);
+
+	mutex_lock(&ctx->lock);
+	h = dio_handle_find_dev(ctx, dev);
+	if (h) {
+		if (h->claimed != claim) {
+			ret = -EINVAL;
+			goto out_unlock;
+		}
+		ret = dio_handle_widen(h, readable, writable);
+		if (ret)
+			goto out_unlock;
+		ret = dio_file_opened_inc(df, h->id);
+		if (ret)
+			goto out_unlock;
+		h->openers++;
+	} else {
+		h = dio_handle_create(ctx, dev, readable, writable, claim);
+		if (IS_ERR(h)) {
+			ret = PTR_ERR(h);
+			goto out_unlock;
+		}
+		ret = dio_file_opened_inc(df, h->id);
+		if (ret)
+			goto out_revoke;
+		h->openers = 1;
+	}
+	/*
+	 * Written back under the lock: a CLOSE by another thread cannot
+	 * free @h meanwhile, and a caller that cannot learn the handle does
+	 * not keep a reference to it.
+	 */
+	ret = h->id;
+	if (put_user(h->id, &uo->handle)) {
+		dio_file_opened_dec(df, h->id);
+		dio_handle_unref(ctx, h->id, 1);
+		ret = -EFAULT;
+	}
+	mutex_unlock(&ctx->lock);
+	return ret;
+
+out_revoke:
+	dio_handle_revoke(h);
+out_unlock:
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+/**
  * dio_handle_close_ioctl - DIO_IOC_CLOSE
  * @df: the calling descriptor
  * @arg: user pointer to struct dio_close
@@ -252,8 +317,6 @@ long dio_handle_close_ioctl(struct dio_file *df, void __user *arg)
 {
 	struct dio_ctx *ctx = df->ctx;
 	struct dio_close c;
-	unsigned long n;
-	void *entry;
 	int ret;
 
 	ret = dio_copy_arg(&c, sizeof(c), DIO_CLOSE_SIZE_VER0, arg);
@@ -263,18 +326,10 @@ long dio_handle_close_ioctl(struct dio_file *df, void __user *arg)
 		return -EINVAL;
 
 	mutex_lock(&ctx->lock);
-	entry = xa_load(&df->opened, c.handle);
-	if (!entry) {
-		ret = -EBADF;
-		goto out_unlock;
-	}
-	n = xa_to_value(entry);
-	if (n > 1)
-		xa_store(&df->opened, c.handle, xa_mk_value(n - 1), GFP_KERNEL);
+	if (dio_file_opened_dec(df, c.handle))
+		dio_handle_unref(ctx, c.handle, 1);
 	else
-		xa_erase(&df->opened, c.handle);
-	dio_handle_unref(ctx, c.handle, 1);
-out_unlock:
+		ret = -EBADF;
 	mutex_unlock(&ctx->lock);
 	return ret;
 }
@@ -392,7 +447,7 @@ long dio_handle_query_ioctl(struct dio_file *df, void __user *arg)
  */
 int dio_handle_module_init(void)
 {
-	dio_handle_cache = KMEM_CACHE(dio_handle, 0);
+	dio_handle_cache = KMEM_CACHE(dio_handle, SLAB_ACCOUNT);
 	return dio_handle_cache ? 0 : -ENOMEM;
 }
 

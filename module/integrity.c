@@ -168,7 +168,8 @@ static unsigned int dio_pi_read_checks(const struct dio_kreq *kreq)
  * data (unknown pi_flags bits, a PI length that is not exactly one
  * metadata entry per interval or is above DIO_MAX_PI_BYTES, a PI buffer
  * not aligned to the metadata size, flags that do not apply to the
- * opcode, app tag fields no flag uses); -EOPNOTSUPP for PI on a device
+ * opcode, app tag fields no flag uses, check flags on a write without a
+ * PI buffer); -EOPNOTSUPP for PI on a device
  * without it, a reference tag check on type 3, or a raw read the driver
  * cannot do.
  */
@@ -190,6 +191,9 @@ int dio_pi_check_request(struct dio_handle *h, const struct dio_request *r)
 	if ((f & DIO_PI_VERIFY_USER) && (read || !pi))
 		return -EINVAL;
 	if ((f & DIO_PI_GEN_APPTAG) && (read || pi))
+		return -EINVAL;
+	/* A write without a PI buffer has no caller's PI to check. */
+	if ((f & DIO_PI_CHK_ALL) && !read && !pi)
 		return -EINVAL;
 	if (!pi && !f)
 		return 0;
@@ -415,7 +419,7 @@ static int dio_pi_verify_bio(struct dio_kreq *kreq, struct bio *bio,
  * another process), bios in the order of their data so that the first
  * failure is the one reported.
  * Return: 0, -EILSEQ (report filled), -ENOMEM, or -EAGAIN when the bios do
- * not cover the request (they always do; a warning says otherwise).
+ * not cover the request (its submission failed part way).
  */
 static int dio_pi_verify_bios(struct dio_kreq *kreq, unsigned int flags)
 {
@@ -429,7 +433,8 @@ static int dio_pi_verify_bios(struct dio_kreq *kreq, unsigned int flags)
 		for (bio = NULL, b = kreq->bios; b && !bio; b = b->bi_next)
 			if (dio_bio(b)->first == next)
 				bio = b;
-		if (WARN_ON_ONCE(!bio)) {
+		if (!bio) {
+			/* Cut short at submission: kreq->error says why. */
 			ret = -EAGAIN;
 			break;
 		}
@@ -501,10 +506,10 @@ static int dio_pi_refuse(struct dio_kreq *kreq, int err)
  * @kreq: the request, imported and checked
  *
  * Allocates the kernel PI buffer where the request needs one, copies the
- * caller's PI in (verifying it with DIO_PI_VERIFY_USER) or generates PI
- * for DIO_PI_GEN_APPTAG.
+ * caller's PI in (verifying it with DIO_PI_VERIFY_USER, and its app tags
+ * with DIO_PI_CHK_APPTAG) or generates PI for DIO_PI_GEN_APPTAG.
  *
- * Return: 0; -EILSEQ when the caller's PI failed DIO_PI_VERIFY_USER (the
+ * Return: 0; -EILSEQ when the caller's PI failed verification (the
  * request's result and pi_err_* fields are written); -EFAULT; -ENOMEM.
  */
 int dio_pi_prepare(struct dio_kreq *kreq)
@@ -521,7 +526,7 @@ int dio_pi_prepare(struct dio_kreq *kreq)
 	len = kreq->bytes / kreq->bi.interval * kreq->bi.md_size;
 	if (pi && len != r->pi_len)
 		return -EINVAL;		/* an iovec request's PI length */
-	if (!pi && !(r->pi_flags & DIO_PI_GEN_APPTAG) &&
+	if (!pi && !(r->pi_flags & (DIO_PI_GEN_APPTAG | DIO_PI_NOCHECK)) &&
 	    !(dio_pi_is_read(r) && dio_pi_read_checks(kreq)))
 		return 0;		/* the block layer's own PI */
 	if (len > DIO_MAX_PI_BYTES) {
@@ -547,7 +552,11 @@ int dio_pi_prepare(struct dio_kreq *kreq)
 	}
 	if (copy_from_user(kreq->pi, u64_to_user_ptr(r->pi_buf), len))
 		return -EFAULT;
-	if (r->pi_flags & DIO_PI_VERIFY_USER) {
+	/*
+	 * The device checks guard and ref tag of every write, but the
+	 * drives of these kernels never check app tags: the module does.
+	 */
+	if (r->pi_flags & (DIO_PI_VERIFY_USER | DIO_PI_CHK_APPTAG)) {
 		unsigned int chk = r->pi_flags & DIO_PI_CHK_ALL;
 
 		ret = dio_pi_verify(kreq, chk ? chk : DIO_PI_CHK_GUARD |
@@ -574,6 +583,7 @@ int dio_pi_attach(struct dio_kreq *kreq, struct bio *bio)
 	unsigned int ishift, len;
 	struct bio_integrity_payload *bip;
 	void *vaddr;
+	int ret;
 
 	if (!kreq->pi)
 		return 0;
@@ -589,12 +599,10 @@ int dio_pi_attach(struct dio_kreq *kreq, struct bio *bio)
 		return PTR_ERR(bip);
 	vaddr = kreq->pi + kreq->pi_off;
 	/* One segment: the buffer is physically contiguous. */
-	if (bio_integrity_add_page(bio, virt_to_page(vaddr), len,
-				   offset_in_page(vaddr)) != len)
-		return -ENOMEM;
-	/* 6.1's bio_integrity_add_page() leaves the size to the caller. */
-	if (!bip->bip_iter.bi_size)
-		bip->bip_iter.bi_size = len;
+	ret = dio_bio_integrity_add_page(bio, virt_to_page(vaddr), len,
+					 offset_in_page(vaddr));
+	if (ret)
+		return ret;
 	bip_set_seed(bip, (bio->bi_iter.bi_sector + get_start_sect(bdev)) >>
 			  (ishift - SECTOR_SHIFT));
 	dio_bip_set_flags(bip, &kreq->bi, r->pi_flags & DIO_PI_NOCHECK,
@@ -631,10 +639,9 @@ static int dio_pi_read_interval(struct dio_kreq *kreq, u64 i, bool nocheck,
 		ret = PTR_ERR(bip);
 		goto out_put_bio;
 	}
-	if (bio_integrity_add_page(bio, md, bi->md_size, 0) != bi->md_size)
+	ret = dio_bio_integrity_add_page(bio, md, bi->md_size, 0);
+	if (ret)
 		goto out_put_bio;
-	if (!bip->bip_iter.bi_size)
-		bip->bip_iter.bi_size = bi->md_size;
 	bip_set_seed(bip, (bio->bi_iter.bi_sector + get_start_sect(bdev)) >>
 			  (ishift - SECTOR_SHIFT));
 	dio_bip_set_flags(bip, bi, nocheck, 0, false);

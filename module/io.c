@@ -447,7 +447,9 @@ static int dio_submit_one(struct dio_file *df, u64 uaddr)
 		goto out_free_kreq;
 	}
 	ret = -EBADF;
-	if (kreq->ureq.opcode == DIO_OP_WRITE && !kreq->h->writable)
+	if (kreq->ureq.opcode == DIO_OP_WRITE && !READ_ONCE(kreq->h->writable))
+		goto out_put_handle;
+	if (kreq->ureq.opcode == DIO_OP_READ && !READ_ONCE(kreq->h->readable))
 		goto out_put_handle;
 	kreq->df = df;
 	kreq->uaddr = uaddr;
@@ -468,7 +470,7 @@ static int dio_submit_one(struct dio_file *df, u64 uaddr)
 		goto out_free_iov;
 	ret = dio_pi_prepare(kreq);
 	if (ret)
-		goto out_free_pi;	/* it may have allocated before failing */
+		goto out_free_pi;
 	ret = dio_kreq_submit_bios(kreq, &iter);
 	if (ret)
 		goto out_free_pi;
@@ -478,6 +480,7 @@ static int dio_submit_one(struct dio_file *df, u64 uaddr)
 	return 0;
 
 out_free_pi:
+	/* dio_pi_prepare() may have allocated before it failed. */
 	dio_pi_free(kreq);
 	dio_kreq_uninsert(df, kreq);
 out_free_iov:
@@ -698,6 +701,7 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 	u64 __user *out;
 	struct dio_wait w;
 	unsigned int n = 0;
+	ktime_t deadline;
 	int ret;
 
 	ret = dio_copy_arg(&w, sizeof(w), DIO_WAIT_SIZE_VER0, arg);
@@ -708,21 +712,29 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 		return ret;
 	out = u64_to_user_ptr(w.reqs);
 
-	ret = wait_event_interruptible_hrtimeout(df->wait,
-			READ_ONCE(df->nr_done) >= w.min_nr,
-			dio_remaining(dio_deadline(w.timeout_ns)));
-	while (n < w.nr && (kreq = dio_kreq_claim_first(df))) {
-		/* Where to report it first: a bad array loses nothing. */
-		if (put_user(kreq->uaddr, &out[n])) {
-			dio_kreq_unclaim(df, kreq);
-			ret = -EFAULT;
-			break;
+	deadline = dio_deadline(w.timeout_ns);
+
+	/*
+	 * Another caller on the same descriptor may claim what woke us:
+	 * wait again until min_nr are reported here, the time is up or a
+	 * signal comes.
+	 */
+	do {
+		ret = wait_event_interruptible_hrtimeout(df->wait,
+				READ_ONCE(df->nr_done) >= w.min_nr - n,
+				dio_remaining(deadline));
+		while (n < w.nr && (kreq = dio_kreq_claim_first(df))) {
+			/* Where to report it first: a bad array loses nothing. */
+			if (put_user(kreq->uaddr, &out[n])) {
+				dio_kreq_unclaim(df, kreq);
+				return dio_wait_result(n, -EFAULT);
+			}
+			ret = dio_kreq_report(df, kreq);
+			if (ret)
+				return dio_wait_result(n, ret);
+			n++;
 		}
-		ret = dio_kreq_report(df, kreq);
-		if (ret)
-			break;
-		n++;
-	}
+	} while (!ret && n < w.min_nr);
 	return dio_wait_result(n, ret);
 }
 
@@ -735,7 +747,7 @@ int dio_io_module_init(void)
 {
 	int ret;
 
-	dio_kreq_cache = KMEM_CACHE(dio_kreq, 0);
+	dio_kreq_cache = KMEM_CACHE(dio_kreq, SLAB_ACCOUNT);
 	if (!dio_kreq_cache)
 		return -ENOMEM;
 	ret = bioset_init(&dio_bio_set, BIO_POOL_SIZE,

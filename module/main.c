@@ -74,6 +74,8 @@ static long dio_features_ioctl(void __user *arg)
 		return -EFAULT;
 	if (usize < DIO_FEATURES_SIZE_VER0)
 		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
 	if (copy_to_user(arg, &f, min_t(size_t, usize, sizeof(f))))
 		return -EFAULT;
 	return 0;

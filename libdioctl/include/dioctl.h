@@ -73,11 +73,13 @@ DIO_PUBLIC int sys_dio_exit(int ctx);
 /**
  * sys_dio_open:
  * @ctx: a context descriptor
- * @fd: an open block device; its access mode becomes the handle's
+ * @fd: an open block device; its access mode becomes the handle's (a
+ *	handle opened again through a descriptor with more access gains it)
  * @flags: DIO_OPEN_NOCLAIM to skip the exclusive claim
  *
  * Returns: the handle (>= 1), or -1 with errno: EBADF, ENOTBLK, EBUSY
- * (claimed elsewhere: mounted, md/dm, another context), EACCES, EINVAL.
+ * (claimed elsewhere: mounted, md/dm, another context), EINVAL, EFAULT,
+ * ENOMEM.
  * Since: 0.1
  */
 DIO_PUBLIC int sys_dio_open(int ctx, int fd, unsigned int flags);

@@ -520,7 +520,7 @@ static int64_t timeout_ns(void)
 /* The documented errnos of each command (uapi header, dioctl.h). */
 static bool allowed(int fdk, enum kind k, int e)
 {
-	static const int ctl_features[] = { EFAULT, EINVAL, 0 };
+	static const int ctl_features[] = { EFAULT, EINVAL, E2BIG, 0 };
 	static const int ctl_init[] = { EFAULT, EINVAL, E2BIG, ENOENT, EEXIST,
 					EACCES, ENOMEM, EMFILE, 0 };
 	static const int open_[] = { EFAULT, EINVAL, E2BIG, EBADF, ENOTBLK,

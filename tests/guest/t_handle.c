@@ -178,12 +178,110 @@ static void test_readonly_handle(void **state)
 	assert_int_equal(sys_dio_submit(ctx, &rp, 1), 1);
 	assert_int_equal(sys_dio_wait(ctx, &rp, 1, NULL), 1);
 	assert_int_equal(r.result, 4096);
-	/* A writable descriptor cannot widen the read-only handle. */
-	assert_int_equal(sys_dio_open(ctx, rw, 0), -1);
-	assert_int_equal(errno, EACCES);
+	/*
+	 * A writable descriptor opening the same device widens the handle:
+	 * the same number, and now writes go through, for both openers.
+	 */
+	assert_int_equal(sys_dio_open(ctx, rw, 0), h);
+	dio_req_prep_write(&r, h, buf, 4096, 0);
+	assert_int_equal(sys_dio_submit(ctx, &rp, 1), 1);
+	assert_int_equal(sys_dio_wait(ctx, &rp, 1, NULL), 1);
+	assert_int_equal(r.result, 4096);
+	/* The writable opener goes; the handle keeps what it was given. */
+	assert_int_equal(sys_dio_close(ctx, h), 0);
+	dio_req_prep_write(&r, h, buf, 4096, 4096);
+	assert_int_equal(sys_dio_submit(ctx, &rp, 1), 1);
+	assert_int_equal(sys_dio_wait(ctx, &rp, 1, NULL), 1);
+	assert_int_equal(r.result, 4096);
+	assert_int_equal(sys_dio_close(ctx, h), 0);
+	assert_int_equal(sys_dio_close(ctx, h), -1);
+	assert_int_equal(errno, EBADF);
 	free(buf);
 	close(ro);
 	close(rw);
+	close(ctx);
+}
+
+/*
+ * A handle from an O_WRONLY descriptor writes and refuses reads with
+ * EBADF, until a readable descriptor opens the device too; the claim
+ * holds throughout (another context gets EBUSY).
+ */
+static void test_writeonly_handle(void **state)
+{
+	int ctx = sys_dio_init(0, DIO_PRIVATE), other = sys_dio_init(0, DIO_PRIVATE);
+	int wo = open_disk(O_WRONLY), ro = open_disk(O_RDONLY), h;
+	struct dio_request r, *rp = &r;
+	void *buf = NULL;
+
+	assert_true(ctx >= 0 && other >= 0);
+	assert_int_equal(posix_memalign(&buf, 4096, 4096), 0);
+	memset(buf, 0x3c, 4096);
+	h = sys_dio_open(ctx, wo, 0);
+	assert_true(h >= 1);
+	dio_req_prep_write(&r, h, buf, 4096, 8192);
+	assert_int_equal(sys_dio_submit(ctx, &rp, 1), 1);
+	assert_int_equal(sys_dio_wait(ctx, &rp, 1, NULL), 1);
+	assert_int_equal(r.result, 4096);
+	dio_req_prep_read(&r, h, buf, 4096, 8192);
+	assert_int_equal(sys_dio_submit(ctx, &rp, 1), -1);
+	assert_int_equal(errno, EBADF);
+	assert_int_equal(sys_dio_open(other, ro, 0), -1);
+	assert_int_equal(errno, EBUSY);
+	/* Widened by a readable opener: the read returns what was written. */
+	assert_int_equal(sys_dio_open(ctx, ro, 0), h);
+	memset(buf, 0, 4096);
+	assert_int_equal(sys_dio_submit(ctx, &rp, 1), 1);
+	assert_int_equal(sys_dio_wait(ctx, &rp, 1, NULL), 1);
+	assert_int_equal(r.result, 4096);
+	assert_int_equal(((unsigned char *)buf)[0], 0x3c);
+	assert_int_equal(((unsigned char *)buf)[4095], 0x3c);
+	assert_int_equal(sys_dio_open(other, ro, 0), -1);
+	assert_int_equal(errno, EBUSY);
+	free(buf);
+	close(wo);
+	close(ro);
+	close(ctx);
+	/* The claim went with the context. */
+	ro = open_disk(O_RDONLY);
+	assert_true(sys_dio_open(other, ro, 0) >= 1);
+	close(ro);
+	close(other);
+}
+
+/*
+ * OPEN whose struct can be read but not written back (a read-only
+ * mapping): EFAULT, and no reference is left behind: the device is not
+ * held, and the number it would have had closes with EBADF.
+ */
+static void test_open_handle_not_written_back(void **state)
+{
+	int ctx = sys_dio_init(0, DIO_PRIVATE), fd = open_disk(O_RDWR);
+	int other = sys_dio_init(0, DIO_PRIVATE), h;
+	struct dio_open *o;
+
+	assert_true(ctx >= 0 && other >= 0);
+	o = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(o != MAP_FAILED);
+	o->size = sizeof(*o);
+	o->fd = fd;
+	assert_int_equal(mprotect(o, 4096, PROT_READ), 0);
+	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, o), -EFAULT);
+	/* Handles are numbered from 1: the first would have been 1. */
+	assert_int_equal(sys_dio_close(ctx, 1), -1);
+	assert_int_equal(errno, EBADF);
+	h = sys_dio_open(other, fd, 0);
+	assert_true(h >= 1);
+	close(other);
+	/* And once more while the context holds the device already. */
+	h = sys_dio_open(ctx, fd, 0);
+	assert_true(h >= 1);
+	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, o), -EFAULT);
+	assert_int_equal(sys_dio_close(ctx, h), 0);
+	assert_int_equal(sys_dio_close(ctx, h), -1);
+	assert_int_equal(errno, EBADF);
+	munmap(o, 4096);
+	close(fd);
 	close(ctx);
 }
 
@@ -433,6 +531,8 @@ int main(void)
 		cmocka_unit_test(test_claim_is_exclusive),
 		cmocka_unit_test(test_claim_conflicts_with_mount_and_dm),
 		cmocka_unit_test(test_readonly_handle),
+		cmocka_unit_test(test_writeonly_handle),
+		cmocka_unit_test(test_open_handle_not_written_back),
 		cmocka_unit_test(test_shared_and_revoked_on_exit),
 		cmocka_unit_test(test_revoked_for_other_process_after_opener_exits),
 		cmocka_unit_test(test_open_bad_descriptors),

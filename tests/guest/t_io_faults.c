@@ -257,6 +257,89 @@ static void test_threads_share_descriptor(void **state)
 	close(fd);
 }
 
+/*
+ * Threads sharing one descriptor all in COLLECT with min_nr = nr = N,
+ * while N requests per thread complete: whichever thread a completion
+ * wakes, each call returns exactly N (a call woken by completions another
+ * thread then takes must wait on, not return short).
+ */
+enum { CT = 4, CN = 8, CROUNDS = 50 };
+
+struct collector {
+	pthread_t t;
+	int ctx;
+	pthread_barrier_t *go, *done;
+	int short_returns;
+	int results_bad;
+};
+
+static void *collector_run(void *arg)
+{
+	struct collector *c = arg;
+	struct dio_request *got[CN];
+	struct timespec ts = { 10, 0 };
+	int round, n, i;
+
+	for (round = 0; round < CROUNDS; round++) {
+		pthread_barrier_wait(c->go);
+		n = sys_dio_collect(c->ctx, got, CN, CN, &ts);
+		if (n != CN)
+			c->short_returns++;
+		for (i = 0; i < n; i++)
+			if (got[i]->result != BLK)
+				c->results_bad++;
+		pthread_barrier_wait(c->done);
+	}
+	return NULL;
+}
+
+static void test_collectors_get_min_nr(void **state)
+{
+	struct dio_request r[CT * CN], *rp[CT * CN];
+	pthread_barrier_t go, done;
+	struct collector c[CT];
+	int ctx = sys_dio_init(0, DIO_PRIVATE), fd, h, i, round, shorts = 0;
+	uint8_t *buf = tl_alloc(CT * CN * BLK, 0x5a);
+
+	assert_non_null(buf);
+	/* A little delay, so that completions trickle in over the waiters. */
+	assert_int_equal(tl_scsi_debug_ndelay(200000), 0);
+	fd = open(disk, O_RDWR | O_CLOEXEC);
+	assert_true(ctx >= 0 && fd >= 0);
+	h = sys_dio_open(ctx, fd, 0);
+	assert_true(h >= 1);
+	assert_int_equal(pthread_barrier_init(&go, NULL, CT + 1), 0);
+	assert_int_equal(pthread_barrier_init(&done, NULL, CT + 1), 0);
+	for (i = 0; i < CT; i++) {
+		c[i] = (struct collector){ .ctx = ctx, .go = &go, .done = &done };
+		assert_int_equal(pthread_create(&c[i].t, NULL, collector_run, &c[i]), 0);
+	}
+	for (round = 0; round < CROUNDS; round++) {
+		for (i = 0; i < CT * CN; i++) {
+			dio_req_prep_read(&r[i], h, buf + i * BLK, BLK,
+					  (uint64_t)(round * CT * CN + i) * BLK);
+			rp[i] = &r[i];
+		}
+		pthread_barrier_wait(&go);
+		/* Let the collectors go to sleep first. */
+		usleep(2000);
+		assert_int_equal(sys_dio_submit(ctx, rp, CT * CN), CT * CN);
+		pthread_barrier_wait(&done);
+	}
+	for (i = 0; i < CT; i++) {
+		assert_int_equal(pthread_join(c[i].t, NULL), 0);
+		shorts += c[i].short_returns;
+		assert_int_equal(c[i].results_bad, 0);
+	}
+	assert_int_equal(shorts, 0);
+	assert_int_equal(tl_slab_active("dio_kreq"), 0);
+	pthread_barrier_destroy(&go);
+	pthread_barrier_destroy(&done);
+	free(buf);
+	close(ctx);
+	close(fd);
+}
+
 /* Nothing left behind: the device is free, the module unloads. */
 static void test_all_freed_and_unload(void **state)
 {
@@ -276,6 +359,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_sigkill_with_inflight, teardown),
 		cmocka_unit_test_teardown(test_threads_share_descriptor, teardown),
+		cmocka_unit_test_teardown(test_collectors_get_min_nr, teardown),
 		cmocka_unit_test_teardown(test_all_freed_and_unload, teardown),
 	};
 

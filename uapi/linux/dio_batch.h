@@ -303,8 +303,10 @@ struct dio_query {
  * the start of the whole disk.  A write with DIO_REQ_PI sends the caller's
  * PI; DIO_PI_VERIFY_USER checks it first (against DIO_PI_CHK_*, or guard
  * and ref tag when none is given) and fails SUBMIT with -EILSEQ, the
- * request's result and pi_err_* filled, before any I/O.  A write without
- * PI gets the kernel's, or the module's with DIO_PI_GEN_APPTAG.  A read
+ * request's result and pi_err_* filled, before any I/O; DIO_PI_CHK_APPTAG
+ * alone does the same for the app tags (the device checks guard and ref
+ * tag of a write itself).  A write without PI gets the kernel's, or the
+ * module's with DIO_PI_GEN_APPTAG; DIO_PI_CHK_* are -EINVAL there.  A read
  * returns the device's PI into @pi_buf with DIO_REQ_PI; the module checks
  * what DIO_PI_CHK_* ask (by default guard and ref tag when the caller gave
  * no PI buffer and the device verifies reads).  PI features need the
