@@ -410,10 +410,12 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
  * @df: the calling descriptor
  * @arg: user pointer to struct dio_query
  *
- * Only @size and @handle are read; the rest is output.
+ * @size and @handle are read, and the padding and reserved fields must be
+ * zero; the rest is output.
  *
  * Return: 0, or -EBADF for a handle that is not live in the context,
- * -EINVAL (size too small), -E2BIG (unknown non-zero tail), -EFAULT.
+ * -EINVAL (size too small, non-zero padding or reserved fields), -E2BIG
+ * (unknown non-zero tail), -EFAULT.
  */
 long dio_handle_query_ioctl(struct dio_file *df, void __user *arg)
 {
@@ -425,6 +427,9 @@ long dio_handle_query_ioctl(struct dio_file *df, void __user *arg)
 	ret = dio_copy_arg(&q, sizeof(q), DIO_QUERY_SIZE_VER0, arg);
 	if (ret)
 		return ret;
+	if (q.pad[0] || q.pad[1] || q.reserved[0] || q.reserved[1] ||
+	    q.reserved[2] || q.reserved[3])
+		return -EINVAL;
 	usize = q.size;
 	handle = q.handle;
 	memset(&q, 0, sizeof(q));

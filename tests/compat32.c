@@ -2,14 +2,17 @@
 /*
  * compat32: built with -m32, run by t_query in the guest.  A 32-bit
  * program uses the same ABI through compat_ioctl: features, a private
- * context, a handle for the device in argv[1], its query, a 4 KiB write
- * and read back, close.  Prints what it saw; exit status 0 when all held.
+ * context, a handle for the device in argv[1] (512-byte sectors), its
+ * query, a 4 KiB write read back plainly and through an iovec, the errnos
+ * of a NULL array, a bad handle and a misaligned buffer, close.  Prints
+ * what failed; exit status 0 when all held.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "dioctl.h"
@@ -53,6 +56,30 @@ int main(int argc, char **argv)
 	CHECK(rp == &r);
 	CHECK(r.result == 4096);
 	CHECK(memcmp(a, b, 4096) == 0);
+	/* An iovec request: struct iovec in the 32-bit layout. */
+	{
+		struct iovec iov[2] = { { b, 2048 }, { (char *)b + 2048, 2048 } };
+
+		memset(b, 0, 4096);
+		dio_req_prep_readv(&r, h, iov, 2, 8192);
+		rp = &r;
+		CHECK(sys_dio_submit(ctx, &rp, 1) == 1);
+		CHECK(sys_dio_wait(ctx, &rp, 1, NULL) == 1);
+		CHECK(r.result == 4096);
+		CHECK(memcmp(a, b, 4096) == 0);
+	}
+	/* Errors come back as they do in 64-bit programs. */
+	errno = 0;
+	CHECK(sys_dio_submit(ctx, NULL, 1) == -1 && errno == EFAULT);
+	errno = 0;
+	CHECK(sys_dio_collect(ctx, NULL, 0, 1, NULL) == -1 && errno == EFAULT);
+	dio_req_prep_write(&w, h, a, 4096, 8192);
+	w.handle = 999;
+	rp = &w;
+	CHECK(sys_dio_submit(ctx, &rp, 1) == -1 && errno == EBADF);
+	dio_req_prep_read(&r, h, (char *)b + 1, 4096, 8192);
+	rp = &r;
+	CHECK(sys_dio_submit(ctx, &rp, 1) == -1 && errno == EINVAL);
 	CHECK(sys_dio_close(ctx, h) == 0);
 	CHECK(sys_dio_exit(ctx) == 0);
 	printf("compat32: ok\n");

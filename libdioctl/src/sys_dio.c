@@ -2,6 +2,8 @@
 /* libdioctl: the sys_dio_* calls, thin wrappers over the ioctls. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -83,34 +85,46 @@ int sys_dio_query(int ctx, int handle, struct dio_query *q)
 
 /*
  * The kernel takes arrays of __u64 addresses.  On 64-bit builds an array
- * of pointers is one; elsewhere it is widened (and narrowed back).
+ * of pointers is one; elsewhere it is widened (and narrowed back).  A NULL
+ * array goes to the kernel as it is, which answers EFAULT; on 32-bit
+ * builds an array in unmapped memory faults in the library, as it would
+ * in memcpy().
  */
 #define DIO_PTRS_ARE_U64 (sizeof(void *) == sizeof(uint64_t))
 
-static uint64_t *dio_widen(struct dio_request **reqs, unsigned int nr)
+/* 0 with *out set, or -1 with errno ENOMEM. */
+static int dio_widen(struct dio_request **reqs, unsigned int nr, bool copy_in,
+		     uint64_t **out)
 {
 	uint64_t *a;
 	unsigned int i;
 
-	if (DIO_PTRS_ARE_U64)
-		return (uint64_t *)reqs;
-	a = malloc(sizeof(*a) * (nr ? nr : 1));
+	*out = (uint64_t *)reqs;
+	if (DIO_PTRS_ARE_U64 || !reqs)
+		return 0;
+	a = calloc(nr ? nr : 1, sizeof(*a));
 	if (!a)
-		return NULL;
-	for (i = 0; i < nr; i++)
+		return -1;
+	for (i = 0; copy_in && i < nr; i++)
 		a[i] = (uintptr_t)reqs[i];
-	return a;
+	*out = a;
+	return 0;
 }
 
 static void dio_narrow(struct dio_request **reqs, uint64_t *a, int n)
 {
 	int i;
 
-	if (DIO_PTRS_ARE_U64)
+	if ((uint64_t *)reqs == a)
 		return;
 	for (i = 0; i < n; i++)
 		reqs[i] = (struct dio_request *)(uintptr_t)a[i];
-	free(a);
+}
+
+static void dio_widened_free(struct dio_request **reqs, uint64_t *a)
+{
+	if ((uint64_t *)reqs != a)
+		free(a);
 }
 
 static int64_t dio_timeout_ns(const struct timespec *ts)
@@ -131,16 +145,15 @@ static int64_t dio_timeout_ns(const struct timespec *ts)
 int sys_dio_submit(int ctx, struct dio_request **reqs, unsigned int nr)
 {
 	struct dio_submit s = { .size = sizeof(s), .nr = nr };
-	uint64_t *a = dio_widen(reqs, nr);
+	uint64_t *a;
 	int ret, err;
 
-	if (!a)
+	if (dio_widen(reqs, nr, true, &a))
 		return -1;
 	s.reqs = (uintptr_t)a;
 	ret = ioctl(ctx, DIO_IOC_SUBMIT, &s);
 	err = errno;
-	if (!DIO_PTRS_ARE_U64)
-		free(a);
+	dio_widened_free(reqs, a);
 	errno = err;
 	return ret;
 }
@@ -162,16 +175,15 @@ static int dio_wait_common(int ctx, unsigned long cmd, struct dio_request **reqs
 		errno = EINVAL;
 		return -1;
 	}
-	a = dio_widen(reqs, nr);
-	if (!a)
+	/* COLLECT only writes the array. */
+	if (dio_widen(reqs, nr, cmd == DIO_IOC_WAIT, &a))
 		return -1;
 	w.reqs = (uintptr_t)a;
 	ret = ioctl(ctx, cmd, &w);
 	err = errno;
 	if (cmd == DIO_IOC_COLLECT)
 		dio_narrow(reqs, a, ret > 0 ? ret : 0);
-	else if (!DIO_PTRS_ARE_U64)
-		free(a);
+	dio_widened_free(reqs, a);
 	errno = err;
 	return ret;
 }
