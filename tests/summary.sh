@@ -1,12 +1,17 @@
 #!/bin/sh
-# Sum the counts every suite of this run recorded; the last line is the
-# one CI reads.  Exit 1 when anything failed or nothing ran.
+# Sum the counts every suite of this run recorded, one line per suite with
+# the kernel release it ran on (NAME.kver, written by tests/vm/check.sh);
+# the last line, "N passed, N failed", is the one CI reads.  Exit 1 when
+# anything failed or nothing ran.
 dir=${1:-build/results}
 pass=0 fail=0
 for c in "$dir"/*.counts; do
 	[ -f "$c" ] || continue
+	name=$(basename "$c" .counts)
+	kver=
+	[ -s "$dir/$name.kver" ] && read -r kver <"$dir/$name.kver"
 	read -r p f <"$c"
-	printf '  %-10s %4d passed, %d failed\n' "$(basename "$c" .counts)" "$p" "$f"
+	printf '  %-10s %-24s %4d passed, %d failed\n' "$name" "${kver:--}" "$p" "$f"
 	pass=$((pass + p)) fail=$((fail + f))
 done
 [ $((pass + fail)) = 0 ] && fail=1

@@ -1,13 +1,26 @@
 #!/bin/sh
 # Runs inside the guest (tests/vm/run.sh boots it): every guest test
-# program, one after another, like liburing's runner: after each one the
-# kernel log it caused is checked for BUG, WARNING, Oops, KASAN, lockdep,
-# refcount and list corruption reports.  Writes counts to $RESULTS/counts.
+# program, one after another, like liburing's runner.  The kernel log of
+# the boot, the log each program caused and the log of the teardown are
+# saved ($RESULTS/dmesg-boot.txt, dmesg-NAME.txt, dmesg-teardown.txt) and
+# checked for the reports in tests/vm/report-patterns (BUG, WARNING, Oops,
+# KASAN, lockdep, refcount, list corruption, stalls, kmemleak ...).  On a
+# kernel with kmemleak (always on the debug kernel) a scan after the suite
+# is one more case.  Writes counts to $RESULTS/counts.
 #   env: DIO_BUILD (build dir), DIO_KO, DIO_MODDIR, RESULTS, TESTS (optional
-#   list of test names to run), TEST_TIMEOUT (seconds per program)
+#   list of test names to run), TEST_TIMEOUT (seconds per program),
+#   DIO_FLAVOUR (debug: kmemleak must be there)
 set -u
 : "${TEST_TIMEOUT:=600}"
-bad='BUG:|WARNING:|Oops|KASAN|refcount_t|list_add corruption|list_del corruption|possible circular locking|sleeping function called from invalid context|general protection fault|kernel BUG|INFO: task .* blocked|unreferenced object|UBSAN'
+here=$(cd "$(dirname "$0")" && pwd)
+patterns=$here/../vm/report-patterns
+# One extended regular expression: the file's lines joined with '|'.
+bad=$(sed -e '/^#/d' -e '/^[[:space:]]*$/d' "$patterns" | paste -s -d '|' -)
+if [ -z "$bad" ]; then
+	echo "FAILED: no report patterns in $patterns"
+	echo "0 1" >"$RESULTS/counts"
+	exit 1
+fi
 pass=0 fail=0
 export DIO_KO DIO_MODDIR DIO_BUILD
 tests=${TESTS:-$(ls "$DIO_BUILD"/tests/guest/ | grep '^t_' | sed 's/^t_//')}
@@ -16,7 +29,23 @@ record() { # name ok|fail
 	if [ "$2" = ok ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1"; fi
 }
 
-dmesg --clear
+# log_clean NAME: read and clear the kernel log into $RESULTS/dmesg-NAME.txt
+# and record the case "NAME: kernel log clean".  Reports are shown with
+# their context; the whole log stays in the file.
+log_clean() {
+	log=$RESULTS/dmesg-$1.txt
+	dmesg --read-clear >"$log" 2>&1
+	if grep -E "$bad" "$log" >/dev/null; then
+		echo "kernel log ($1) has reports (all of it: dmesg-$1.txt):"
+		grep -E -B5 -A40 "$bad" "$log" | head -n 400
+		record "$1: kernel log clean" fail
+	else
+		record "$1: kernel log clean" ok
+	fi
+}
+
+# The boot's own log: reports there belong to no test, but fail the run.
+log_clean boot
 for t in $tests; do
 	bin=$DIO_BUILD/tests/guest/t_$t
 	echo "=== $t"
@@ -31,20 +60,20 @@ for t in $tests; do
 	p=$(grep -c '^ok ' "$RESULTS/t_$t.out")
 	f=$(grep -c '^not ok ' "$RESULTS/t_$t.out")
 	pass=$((pass + p)) fail=$((fail + f))
+	failed=$f
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 		echo "t_$t exited with status $rc without a failed test (crash or timeout)"
 		record "$t: exit status" fail
+		failed=1
 	fi
 	if [ $((p + f)) = 0 ]; then
 		record "$t: no test ran" fail
+		failed=1
 	fi
-	dmesg --read-clear >"$RESULTS/dmesg-$t.txt" 2>&1
-	if grep -E "$bad" "$RESULTS/dmesg-$t.txt" >/dev/null; then
-		echo "kernel log after t_$t has reports:"
-		cat "$RESULTS/dmesg-$t.txt"
-		record "$t: kernel log clean" fail
-	else
-		record "$t: kernel log clean" ok
+	log_clean "$t"
+	if [ "$failed" != 0 ]; then
+		echo "t_$t failed (status $rc); the kernel's side, tail of dmesg-$t.txt:"
+		tail -n 60 "$RESULTS/dmesg-$t.txt"
 	fi
 done
 
@@ -58,24 +87,41 @@ if [ -d /sys/module/dio_batch ]; then
 		record "unload dio_batch" fail
 	fi
 fi
-if [ -e /sys/kernel/debug/kmemleak ]; then
-	echo scan >/sys/kernel/debug/kmemleak; sleep 1
-	echo scan >/sys/kernel/debug/kmemleak
-	cat /sys/kernel/debug/kmemleak >"$RESULTS/kmemleak.txt"
-	if [ -s "$RESULTS/kmemleak.txt" ]; then
-		echo "kmemleak reports:"; cat "$RESULTS/kmemleak.txt"
+# kmemleak reports only objects older than 5 s (MSECS_MIN_AGE) that two
+# scans found unreferenced: scan, wait past that age, scan again.
+kml=/sys/kernel/debug/kmemleak
+if [ "${DIO_FLAVOUR:-}" = debug ] || [ -e "$kml" ]; then
+	why=
+	if [ ! -e "$kml" ]; then
+		why="$kml is missing (kmemleak not built in, or debugfs not mounted)"
+	elif ! echo scan >"$kml"; then
+		why="writing scan to $kml failed"
+	else
+		sleep 6
+		if ! echo scan >"$kml"; then
+			why="writing scan to $kml failed (second scan)"
+		elif ! cat "$kml" >"$RESULTS/kmemleak.txt"; then
+			why="reading $kml failed"
+		elif [ -s "$RESULTS/kmemleak.txt" ]; then
+			echo "kmemleak reports:"; cat "$RESULTS/kmemleak.txt"
+			why="kmemleak reports leaks"
+		fi
+	fi
+	# A kmemleak that turned itself off (out of pool memory, an error)
+	# reports nothing: that is not clean.
+	off=$(dmesg | cat "$RESULTS"/dmesg-*.txt - | grep -E 'kmemleak: .*disabled')
+	if [ -n "$off" ]; then
+		echo "$off"
+		why=${why:-kmemleak was disabled}
+	fi
+	if [ -n "$why" ]; then
+		echo "kmemleak: $why"
 		record "kmemleak clean" fail
 	else
 		record "kmemleak clean" ok
 	fi
 fi
-dmesg --read-clear >"$RESULTS/dmesg-teardown.txt" 2>&1
-if grep -E "$bad" "$RESULTS/dmesg-teardown.txt" >/dev/null; then
-	cat "$RESULTS/dmesg-teardown.txt"
-	record "teardown: kernel log clean" fail
-else
-	record "teardown: kernel log clean" ok
-fi
+log_clean teardown
 echo "$pass $fail" >"$RESULTS/counts"
 echo "guest: $pass passed, $fail failed"
 [ "$fail" = 0 ]

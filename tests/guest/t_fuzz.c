@@ -31,7 +31,17 @@
  * Seed: DIO_FUZZ_SEED (else time and pid), printed.  Bounds:
  * DIO_FUZZ_SECONDS (default 30 on the debug kernel, 15 elsewhere) and
  * DIO_FUZZ_CALLS per worker (default 200000), whichever comes first.
+ *
+ * A floor: the workers together must make at least FUZZ_MIN_RATE calls
+ * (FUZZ_MIN_RATE_DEBUG on the debug kernel) per second of the budget, at
+ * most half their call bound; DIO_FUZZ_MIN_CALLS sets it instead.  The
+ * rates are about half of what the stock kernels (143616 to 161907 calls
+ * in 15 s) and less than half of what the debug kernel (48898 in 30 s) made
+ * in guests on a 2-core machine running two guests at once: a fuzzer stuck
+ * in a slow path, or one that gives up early, fails.
  */
+#define FUZZ_MIN_RATE		4500	/* calls per second, all workers */
+#define FUZZ_MIN_RATE_DEBUG	700
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -1052,10 +1062,11 @@ static void print_histogram(void)
 
 static void test_fuzz(void **state)
 {
-	const char *fl = getenv("DIO_FLAVOUR");
-	uint64_t budget = env_long("DIO_FUZZ_SECONDS",
-				   fl && !strcmp(fl, "debug") ? 30 : 15) * 1000000000ULL;
+	bool debug = tl_debug_kernel() == 1;
+	long seconds = env_long("DIO_FUZZ_SECONDS", debug ? 30 : 15);
+	uint64_t budget = seconds * 1000000000ULL;
 	long max_calls = env_long("DIO_FUZZ_CALLS", 200000);
+	long min_calls = seconds * (debug ? FUZZ_MIN_RATE_DEBUG : FUZZ_MIN_RATE);
 	int fds[12], nfds = 0, shared, hshared, p[2], i, st;
 	long calls = 0, io_ok = 0, nbad = 0;
 	char failure[256] = "";
@@ -1064,10 +1075,14 @@ static void test_fuzz(void **state)
 
 	seed = getenv("DIO_FUZZ_SEED") ? strtoull(getenv("DIO_FUZZ_SEED"), NULL, 0) :
 	       (tl_now_ns() ^ ((uint64_t)getpid() << 32));
+	if (min_calls > NWORKERS * max_calls / 2)
+		min_calls = NWORKERS * max_calls / 2;
+	min_calls = env_long("DIO_FUZZ_MIN_CALLS", min_calls);
 	print_message("# fuzz: seed %llu (DIO_FUZZ_SEED=%llu reproduces a worker's "
-		      "sequence), %d workers, %.0f s or %ld calls each\n",
+		      "sequence), %d workers, %.0f s or %ld calls each, at least %ld "
+		      "calls in all\n",
 		      (unsigned long long)seed, (unsigned long long)seed, NWORKERS,
-		      budget / 1e9, max_calls);
+		      budget / 1e9, max_calls, min_calls);
 
 	/* The same addresses in every worker. */
 	ws = mmap(NULL, NWORKERS * sizeof(*ws), PROT_READ | PROT_WRITE,
@@ -1151,6 +1166,11 @@ static void test_fuzz(void **state)
 		snprintf(failure, sizeof(failure),
 			 "%ld calls outside their command's results (seed %llu)", nbad,
 			 (unsigned long long)seed);
+	if (calls < min_calls && !failure[0])
+		snprintf(failure, sizeof(failure),
+			 "%ld calls in all, fewer than the floor of %ld (%s kernel; "
+			 "DIO_FUZZ_MIN_CALLS sets it)", calls, min_calls,
+			 debug ? "debug" : "stock");
 	if (failure[0]) {
 		/* Leave nothing behind for the next test. */
 		close(shared);

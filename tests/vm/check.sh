@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The guest suite on one kernel: prepare the kernel, build the module for
 # it, boot, run tests/guest/run-suite.sh inside, and record the counts in
-# build/results/FLAVOUR.counts ("passed failed").  Failures of the set-up
-# itself (no kernel, module does not build, guest dies or times out, kernel
-# log of the console has reports) count as failed tests: never as skips.
+# build/results/FLAVOUR.counts ("passed failed") and the kernel release in
+# build/results/FLAVOUR.kver.  Failures of the set-up itself (no kernel,
+# module does not build, guest dies or times out, reports of
+# tests/vm/report-patterns on the serial console or in the kernel log the
+# guest saved last) count as failed tests: never as skips.
 #   check.sh FLAVOUR        (TESTS="context io" to run a subset)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,17 +17,21 @@ tag=$flavour${TESTS:+-$(echo "$TESTS" | tr ' ' '_')}
 res=$B/vm/$tag
 counts=$B/results/$tag.counts
 mkdir -p "$B/results"
-bad='BUG:|WARNING:|Oops|KASAN|refcount_t|list_add corruption|list_del corruption|possible circular locking|sleeping function called from invalid context|general protection fault|Kernel panic|UBSAN'
+rm -f "$B/results/$tag.kver"
+# The same reports as the guest's run-suite.sh looks for.
+bad=$(sed -e '/^#/d' -e '/^[[:space:]]*$/d' "$here/report-patterns" | paste -s -d '|' -)
 
 fail_setup() {
 	echo "check[$flavour]: FAILED: $*" >&2
 	echo "0 1" >"$counts"
 	exit 1
 }
+[ -n "$bad" ] || fail_setup "no report patterns in $here/report-patterns"
 
 echo "check[$flavour]: preparing kernel" >&2
 "$here/kernel.sh" prepare "$flavour" || fail_setup "kernel $flavour could not be prepared"
 eval "$("$here/kernel.sh" env "$flavour")" || fail_setup "kernel.sh env $flavour"
+echo "$KVER" >"$B/results/$tag.kver"
 rm -rf "$res" && mkdir -p "$res"
 "$here/kernel.sh" build-module "$flavour" "$res/ko" >"$res/build.log" 2>&1 ||
 	{ cat "$res/build.log" >&2; fail_setup "module does not build for $KVER"; }
@@ -56,11 +62,18 @@ if [ ! -s "$res/counts" ] || [ "$rc" -ge 124 ]; then
 	tail -n 80 "$res/console.log" >&2
 	f=$((f + 1))
 fi
-if grep -E "$bad" "$res/console.log" >/dev/null; then
-	echo "check[$flavour]: FAILED: kernel reports on the console:" >&2
-	grep -E -B2 -A30 "$bad" "$res/console.log" | head -n 120 >&2
-	f=$((f + 1))
-fi
+# The console shows only messages of level err and above (loglevel=4, see
+# run.sh): it catches what a guest that died could not save.  Everything
+# the suite ran is checked at every level in the guest (dmesg-*.txt);
+# dmesg.txt, which guest-init.sh saves after the suite, here.
+for log in "$res/console.log" "$res/dmesg.txt"; do
+	[ -f "$log" ] || continue
+	if grep -E "$bad" "$log" >/dev/null; then
+		echo "check[$flavour]: FAILED: kernel reports in $(basename "$log"):" >&2
+		grep -E -B2 -A30 "$bad" "$log" | head -n 120 >&2
+		f=$((f + 1))
+	fi
+done
 echo "$p $f" >"$counts"
 echo "check[$flavour]: $p passed, $f failed"
 [ "$f" = 0 ]

@@ -35,6 +35,18 @@ nvme=(
 	-device nvme-ns,drive=nvm3,bus=nvme0,nsid=3,ms=8,mset=0,pi=3
 )
 rm -f "$res/guest.rc" "$res/guest.log" "$res/dmesg.txt"
+# loglevel=4, not ignore_loglevel: the console gets only messages of level
+# err and above.  A 6.1 run logs about 1800 lines (130 KB) at all levels
+# (I/O and PI errors the tests cause, scsi_debug and NVMe attach and detach
+# messages; more with fault injection on the debug kernel), and every byte
+# on the emulated UART is written synchronously by whoever printk()s, often
+# in completion or atomic context: at 115200 baud that is seconds of stalls
+# in the middle of timed tests, and a risk of false hung-task and RCU stall
+# reports.  The reports that matter are not lost: the guest saves its whole
+# kernel log (every level) after boot and after each program
+# (dmesg-*.txt) and checks it there; check.sh greps the console (err and
+# above: BUG, Oops, KASAN, panics, stalls, hung tasks) for a guest that died
+# before it could save its log, and the log guest-init.sh saves last.
 set +e
 timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
 	-M q35 -cpu max -smp "$VM_SMP" -m "$VM_MEM" -accel tcg,thread=multi \
