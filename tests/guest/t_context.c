@@ -250,9 +250,31 @@ static void test_keys_per_user_namespace(void **state)
 	close(ctx);
 }
 
+/*
+ * fork, then exec /bin/sh -c @cmd in the child, after clearing FD_CLOEXEC
+ * of @keep_fd when it is not -1; returns the shell's exit status.
+ */
+static int exec_sh(const char *cmd, int keep_fd)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		if (keep_fd >= 0 && fcntl(keep_fd, F_SETFD, 0))
+			_exit(126);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
 static void test_descriptor_survives_fork_and_exec_closes(void **state)
 {
 	int ctx = sys_dio_init(0x4000, DIO_CREAT | DIO_EXCL);
+	char cmd[128];
 	pid_t pid;
 	int st;
 
@@ -265,7 +287,26 @@ static void test_descriptor_survives_fork_and_exec_closes(void **state)
 		_exit(sys_dio_query(ctx, 1, &q) == -1 && errno == EBADF ? 0 : 1);
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
+
+	/* exec in a forked child: the descriptor is gone in the new program. */
+	snprintf(cmd, sizeof(cmd), "test ! -e /proc/self/fd/%d", ctx);
+	assert_int_equal(exec_sh(cmd, -1), 0);
+	/*
+	 * The same check sees a descriptor that does survive exec: ours,
+	 * once the child clears its FD_CLOEXEC.
+	 */
+	snprintf(cmd, sizeof(cmd), "test -e /proc/self/fd/%d", ctx);
+	assert_int_equal(exec_sh(cmd, ctx), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "test \"$(readlink /proc/self/fd/%d)\" = 'anon_inode:[dio_batch]'",
+		 ctx);
+	assert_int_equal(exec_sh(cmd, ctx), 0);
+	assert_int_equal(exec_sh(cmd, -1), 1);
+	/* The parent's stays close-on-exec. */
+	assert_int_equal(fcntl(ctx, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+
 	assert_int_equal(sys_dio_exit(ctx), 0);
 	assert_int_equal(sys_dio_exit(ctx), -1);
 	assert_int_equal(errno, EBADF);

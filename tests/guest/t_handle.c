@@ -40,6 +40,33 @@ static int teardown(void **state)
 	return tl_scsi_debug_unload();
 }
 
+/*
+ * Descriptors a test keeps for its teardown to close, so that a failed
+ * assertion leaves no context (and no claim) behind for the next test.
+ */
+static int kept[4] = { -1, -1, -1, -1 };
+
+static int keep(int fd)
+{
+	for (int i = 0; i < 4; i++)
+		if (kept[i] < 0) {
+			kept[i] = fd;
+			break;
+		}
+	return fd;
+}
+
+/* Teardown: close what was kept; scsi_debug at full speed again. */
+static int cleanup(void **state)
+{
+	for (int i = 0; i < 4; i++)
+		if (kept[i] >= 0) {
+			close(kept[i]);
+			kept[i] = -1;
+		}
+	return tl_scsi_debug_ndelay(0);
+}
+
 static int xioctl(int fd, unsigned long cmd, void *arg)
 {
 	int ret = ioctl(fd, cmd, arg);
@@ -339,7 +366,9 @@ static void test_revoked_for_other_process_after_opener_exits(void **state)
 {
 	const uint64_t key = 0x5001;
 	int pipefd[2], ctx, h = 0, st, fd;
+	struct dio_request r, *rp = &r;
 	struct dio_query q;
+	void *buf;
 	pid_t pid;
 
 	assert_int_equal(pipe(pipefd), 0);
@@ -363,6 +392,14 @@ static void test_revoked_for_other_process_after_opener_exits(void **state)
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_int_equal(sys_dio_query(ctx, h, &q), -1);
 	assert_int_equal(errno, EBADF);
+	/* Requests naming it are refused too, from this (surviving) process. */
+	buf = tl_alloc(4096, 0);
+	assert_non_null(buf);
+	dio_req_prep_read(&r, h, buf, 4096, 0);
+	r.result = 0x5a5a;
+	assert_int_equal(sys_dio_submit(ctx, &rp, 1), -1);
+	assert_int_equal(errno, EBADF);
+	assert_int_equal(r.result, 0x5a5a);
 	/* The claim went with it: the device can be claimed again. */
 	fd = open_disk(O_RDWR);
 	assert_true(sys_dio_open(ctx, fd, 0) >= 1);
@@ -370,6 +407,88 @@ static void test_revoked_for_other_process_after_opener_exits(void **state)
 	close(ctx);
 	close(pipefd[0]);
 	close(pipefd[1]);
+	free(buf);
+}
+
+/*
+ * The last opener exits with reads still at the device (scsi_debug delays
+ * them): the handle is revoked at once for the process that stays, and the
+ * orphaned requests complete and are freed by the module, with the exiting
+ * descriptor and the handle (and its claim) after them.
+ */
+static void test_inflight_io_of_exiting_opener(void **state)
+{
+	enum { N = 4 };
+	const uint64_t key = 0x5002;
+	int pipefd[2], ctx, h = 0, h2, st, fd;
+	struct dio_request r, *rp = &r;
+	struct dio_query q;
+	long files;
+	void *buf;
+	pid_t pid;
+
+	assert_int_equal(tl_slab_wait("dio_kreq", 0, 5), 0);
+	assert_int_equal(pipe(pipefd), 0);
+	ctx = keep(sys_dio_init(key, DIO_CREAT | DIO_EXCL));
+	assert_true(ctx >= 0);
+	files = tl_slab_active("dio_file");
+	assert_true(files >= 1);
+	buf = tl_alloc(N * 4096, 0);
+	assert_non_null(buf);
+	assert_int_equal(tl_scsi_debug_ndelay(900000000), 0);	/* 900 ms */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct dio_request cr[N], *crp[N];
+		int cctx = sys_dio_init(key, 0);
+		int cfd = open(disk, O_RDWR);
+		int ch = sys_dio_open(cctx, cfd, 0);
+
+		if (ch < 1)
+			_exit(2);
+		for (int i = 0; i < N; i++) {
+			dio_req_prep_read(&cr[i], ch, (char *)buf + i * 4096,
+					  4096, i * 4096);
+			crp[i] = &cr[i];
+		}
+		if (sys_dio_submit(cctx, crp, N) != N)
+			_exit(3);
+		if (write(pipefd[1], &ch, sizeof(ch)) != sizeof(ch))
+			_exit(4);
+		_exit(0);		/* no WAIT, no COLLECT, no CLOSE */
+	}
+	assert_int_equal(read(pipefd[0], &h, sizeof(h)), sizeof(h));
+	assert_true(h >= 1);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	/* Revoked for us, while the child's reads are still in flight. */
+	assert_int_equal(sys_dio_query(ctx, h, &q), -1);
+	assert_int_equal(errno, EBADF);
+	dio_req_prep_read(&r, h, buf, 4096, 0);
+	assert_int_equal(sys_dio_submit(ctx, &rp, 1), -1);
+	assert_int_equal(errno, EBADF);
+	assert_int_equal(tl_slab_active("dio_kreq"), N);
+	/* They complete, and everything of the child's goes. */
+	assert_true(tl_slab_reaches("dio_kreq", 0, 20));
+	assert_true(tl_slab_reaches("dio_file", files, 5));
+	assert_true(tl_slab_reaches("dio_handle", 0, 5));
+	assert_int_equal(tl_scsi_debug_ndelay(0), 0);
+	/* The claim was released: ours now, and I/O works through it. */
+	fd = keep(open_disk(O_RDWR));
+	h2 = sys_dio_open(ctx, fd, 0);
+	assert_true(h2 >= 1);
+	assert_int_not_equal(h2, h);
+	dio_req_prep_read(&r, h2, buf, 4096, 0);
+	assert_int_equal(sys_dio_submit(ctx, &rp, 1), 1);
+	assert_int_equal(sys_dio_wait(ctx, &rp, 1, NULL), 1);
+	assert_int_equal(r.result, 4096);
+	assert_int_equal(cleanup(state), 0);
+	assert_true(tl_slab_reaches("dio_handle", 0, 5));
+	assert_true(tl_slab_reaches("dio_kreq", 0, 5));
+	close(pipefd[0]);
+	close(pipefd[1]);
+	free(buf);
 }
 
 static void test_open_bad_descriptors(void **state)
@@ -442,6 +561,271 @@ static void test_open_bad_descriptors(void **state)
 	close(ctx);
 }
 
+/* A page's address that is not mapped any more. */
+static void *unmapped_page(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(munmap(p, 4096), 0);
+	return p;
+}
+
+/* Two zeroed pages, for argument structs up to and past a page. */
+static uint8_t *big_arg(void)
+{
+	uint8_t *p = tl_alloc(8192, 0);
+
+	assert_non_null(p);
+	return p;
+}
+
+static int all_zero(const uint8_t *p, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+/* DIO_IOC_OPEN: the size rules, the output-only handle, reserved[1]. */
+static void test_open_bad_args(void **state)
+{
+	int ctx = keep(sys_dio_init(0, DIO_PRIVATE)), fd = keep(open_disk(O_RDWR));
+	uint8_t *big = big_arg();
+	struct dio_open o, *bo = (struct dio_open *)big;
+	struct dio_query q;
+	int h;
+
+	assert_true(ctx >= 0);
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	o.fd = fd;
+	/* Below the first published size. */
+	o.size = DIO_OPEN_SIZE_VER0 - 8;
+	assert_int_equal(ioctl(ctx, DIO_IOC_OPEN, &o), -1);
+	assert_int_equal(errno, EINVAL);
+	o.size = 0;
+	assert_int_equal(ioctl(ctx, DIO_IOC_OPEN, &o), -1);
+	assert_int_equal(errno, EINVAL);
+	o.size = sizeof(o);
+	/* @handle is output: non-zero on input is refused, as reserved[1]. */
+	o.handle = 1;
+	assert_int_equal(ioctl(ctx, DIO_IOC_OPEN, &o), -1);
+	assert_int_equal(errno, EINVAL);
+	o.handle = 0;
+	o.reserved[1] = 1;
+	assert_int_equal(ioctl(ctx, DIO_IOC_OPEN, &o), -1);
+	assert_int_equal(errno, EINVAL);
+	o.reserved[1] = 0;
+	assert_int_equal(tl_slab_wait("dio_handle", 0, 5), 0);
+
+	/* A newer, larger struct: a non-zero unknown tail is E2BIG ... */
+	memcpy(big, &o, sizeof(o));
+	bo->size = sizeof(o) + 16;
+	big[sizeof(o) + 15] = 1;
+	assert_int_equal(ioctl(ctx, DIO_IOC_OPEN, big), -1);
+	assert_int_equal(errno, E2BIG);
+	assert_int_equal(tl_slab_wait("dio_handle", 0, 5), 0);
+	/* ... a zero one is accepted, and the handle written back. */
+	big[sizeof(o) + 15] = 0;
+	h = ioctl(ctx, DIO_IOC_OPEN, big);
+	assert_true(h >= 1);
+	assert_int_equal(bo->handle, h);
+	assert_true(all_zero(big, sizeof(o), 8192));
+	/* Exactly a page: the largest size there is. */
+	bo->handle = 0;
+	bo->size = 4096;
+	big[4095] = 1;
+	assert_int_equal(ioctl(ctx, DIO_IOC_OPEN, big), -1);
+	assert_int_equal(errno, E2BIG);
+	big[4095] = 0;
+	assert_int_equal(ioctl(ctx, DIO_IOC_OPEN, big), h);
+	assert_int_equal(bo->handle, h);
+	assert_true(all_zero(big, sizeof(o), 8192));
+	bo->handle = 0;
+	bo->size = 4097;
+	assert_int_equal(ioctl(ctx, DIO_IOC_OPEN, big), -1);
+	assert_int_equal(errno, E2BIG);
+	/* No struct at all. */
+	assert_int_equal(ioctl(ctx, DIO_IOC_OPEN, NULL), -1);
+	assert_int_equal(errno, EFAULT);
+	assert_int_equal(ioctl(ctx, DIO_IOC_OPEN, unmapped_page()), -1);
+	assert_int_equal(errno, EFAULT);
+	/* The two accepted opens took two references, the rest none. */
+	assert_int_equal(sys_dio_close(ctx, h), 0);
+	assert_int_equal(sys_dio_query(ctx, h, &q), 0);
+	assert_int_equal(sys_dio_close(ctx, h), 0);
+	assert_int_equal(sys_dio_query(ctx, h, &q), -1);
+	assert_int_equal(errno, EBADF);
+	free(big);
+}
+
+/* DIO_IOC_CLOSE: the size rules and reserved; refused calls drop nothing. */
+static void test_close_bad_args(void **state)
+{
+	int ctx = keep(sys_dio_init(0, DIO_PRIVATE)), fd = keep(open_disk(O_RDWR));
+	uint8_t *big = big_arg();
+	struct dio_close c, *bc = (struct dio_close *)big;
+	struct dio_query q;
+	int h, i;
+
+	assert_true(ctx >= 0);
+	h = sys_dio_open(ctx, fd, 0);
+	assert_true(h >= 1);
+	for (i = 0; i < 3; i++)			/* four references */
+		assert_int_equal(sys_dio_open(ctx, fd, 0), h);
+	memset(&c, 0, sizeof(c));
+	c.handle = h;
+	c.size = DIO_CLOSE_SIZE_VER0 - 8;
+	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, &c), -1);
+	assert_int_equal(errno, EINVAL);
+	c.size = 0;
+	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, &c), -1);
+	assert_int_equal(errno, EINVAL);
+	c.size = sizeof(c);
+	c.reserved = 1;
+	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, &c), -1);
+	assert_int_equal(errno, EINVAL);
+	c.reserved = 1ULL << 63;
+	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, &c), -1);
+	assert_int_equal(errno, EINVAL);
+	c.reserved = 0;
+
+	memcpy(big, &c, sizeof(c));
+	bc->size = sizeof(c) + 8;
+	big[sizeof(c) + 7] = 1;
+	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, big), -1);
+	assert_int_equal(errno, E2BIG);
+	big[sizeof(c) + 7] = 0;
+	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, big), 0);	/* three left */
+	bc->size = 4096;
+	big[4095] = 1;
+	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, big), -1);
+	assert_int_equal(errno, E2BIG);
+	big[4095] = 0;
+	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, big), 0);	/* two left */
+	bc->size = 4097;
+	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, big), -1);
+	assert_int_equal(errno, E2BIG);
+	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, NULL), -1);
+	assert_int_equal(errno, EFAULT);
+	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, unmapped_page()), -1);
+	assert_int_equal(errno, EFAULT);
+
+	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, &c), 0);	/* one left */
+	assert_int_equal(sys_dio_query(ctx, h, &q), 0);
+	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, &c), 0);	/* revoked */
+	assert_int_equal(sys_dio_query(ctx, h, &q), -1);
+	assert_int_equal(errno, EBADF);
+	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, &c), -1);
+	assert_int_equal(errno, EBADF);
+	free(big);
+}
+
+/* The answer of a query on the suite's disk, in a struct of any size. */
+static void check_answer(const struct dio_query *q, int h)
+{
+	assert_int_equal(q->size, sizeof(*q));	/* the kernel's size */
+	assert_int_equal(q->handle, h);
+	assert_int_equal(q->logical_block_size, 512);
+	assert_int_equal(q->capacity, 32ULL << 20);
+	assert_string_equal(q->profile, "T10-DIF-TYPE1-CRC");
+}
+
+/* DIO_IOC_QUERY: the size rules; a larger struct gets the kernel's size. */
+static void test_query_bad_args(void **state)
+{
+	int ctx = keep(sys_dio_init(0, DIO_PRIVATE)), fd = keep(open_disk(O_RDWR));
+	uint8_t *big = big_arg();
+	struct dio_query q, *bq = (struct dio_query *)big;
+	int h;
+
+	assert_true(ctx >= 0);
+	h = sys_dio_open(ctx, fd, 0);
+	assert_true(h >= 1);
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.handle = h;
+	assert_int_equal(ioctl(ctx, DIO_IOC_QUERY, &q), 0);
+	check_answer(&q, h);
+
+	memset(&q, 0, sizeof(q));
+	q.handle = h;
+	q.size = DIO_QUERY_SIZE_VER0 - 8;
+	assert_int_equal(ioctl(ctx, DIO_IOC_QUERY, &q), -1);
+	assert_int_equal(errno, EINVAL);
+	q.size = 0;
+	assert_int_equal(ioctl(ctx, DIO_IOC_QUERY, &q), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(q.capacity, 0);		/* nothing written */
+
+	/* Larger: a non-zero unknown tail is E2BIG, and nothing is written. */
+	bq->size = sizeof(q) + 16;
+	bq->handle = h;
+	big[sizeof(q) + 15] = 1;
+	assert_int_equal(ioctl(ctx, DIO_IOC_QUERY, big), -1);
+	assert_int_equal(errno, E2BIG);
+	assert_int_equal(bq->capacity, 0);
+	big[sizeof(q) + 15] = 0;
+	assert_int_equal(ioctl(ctx, DIO_IOC_QUERY, big), 0);
+	check_answer(bq, h);
+	assert_true(all_zero(big, sizeof(q), 8192));	/* beyond its struct */
+
+	memset(big, 0, 8192);
+	bq->size = 4096;
+	bq->handle = h;
+	big[4095] = 1;
+	assert_int_equal(ioctl(ctx, DIO_IOC_QUERY, big), -1);
+	assert_int_equal(errno, E2BIG);
+	assert_int_equal(bq->capacity, 0);
+	big[4095] = 0;
+	assert_int_equal(ioctl(ctx, DIO_IOC_QUERY, big), 0);
+	check_answer(bq, h);
+	assert_true(all_zero(big, sizeof(q), 8192));
+
+	memset(big, 0, 8192);
+	bq->size = 4097;
+	bq->handle = h;
+	assert_int_equal(ioctl(ctx, DIO_IOC_QUERY, big), -1);
+	assert_int_equal(errno, E2BIG);
+	assert_int_equal(bq->capacity, 0);
+	assert_int_equal(ioctl(ctx, DIO_IOC_QUERY, NULL), -1);
+	assert_int_equal(errno, EFAULT);
+	assert_int_equal(ioctl(ctx, DIO_IOC_QUERY, unmapped_page()), -1);
+	assert_int_equal(errno, EFAULT);
+	free(big);
+}
+
+/*
+ * DIO_IOC_QUERY with a non-zero reserved field: the ABI's rule
+ * (<linux/dio_batch.h>: "non-zero reserved or padding fields, are
+ * -EINVAL"; struct dio_query: "@reserved: zero") applies to every struct.
+ */
+static void test_query_nonzero_reserved(void **state)
+{
+	int ctx = keep(sys_dio_init(0, DIO_PRIVATE)), fd = keep(open_disk(O_RDWR));
+	struct dio_query q;
+	int h;
+
+	assert_true(ctx >= 0);
+	h = sys_dio_open(ctx, fd, 0);
+	assert_true(h >= 1);
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.handle = h;
+	q.reserved[0] = 1;
+	assert_int_equal(ioctl(ctx, DIO_IOC_QUERY, &q), -1);
+	assert_int_equal(errno, EINVAL);
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.handle = h;
+	q.reserved[3] = 1ULL << 63;
+	assert_int_equal(ioctl(ctx, DIO_IOC_QUERY, &q), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
 static void test_thousand_opens_and_closes(void **state)
 {
 	int ctx = sys_dio_init(0, DIO_PRIVATE), fd = open_disk(O_RDWR), i, h;
@@ -458,29 +842,52 @@ static void test_thousand_opens_and_closes(void **state)
 	h = sys_dio_open(ctx, fd, 0);
 	for (i = 0; i < 1001; i++)
 		assert_int_equal(sys_dio_close(ctx, h), 0);
+	/* dio_handle_close_ioctl(): no reference left on this descriptor. */
 	assert_int_equal(sys_dio_close(ctx, h), -1);
+	assert_int_equal(errno, EBADF);
 	close(fd);
 	close(ctx);
 	assert_int_equal(tl_slab_wait("dio_handle", 0, 5), 0);
 }
 
-static void test_hundred_devices(void **state)
+/*
+ * 100 one-MiB scsi_debug disks from @opts, spread over @hosts SCSI hosts:
+ * all opened in one context, queried, half closed, the rest dropped with
+ * the descriptor, and no handle left.
+ */
+static void hundred_devices(const char *opts, int hosts)
 {
 	static char names[128][32];
-	int ctx, n, i, h[128];
+	int ctx, n = 0, i, h[128], host[128], nhosts = 0;
 	struct dio_query q;
+	uint64_t t0 = tl_now_ns();
 	char dev[64];
 
-	assert_int_equal(tl_scsi_debug_load("dev_size_mb=1 num_tgts=10 max_luns=10",
-					    dev, sizeof(dev)), 0);
-	for (i = 0; i < 300; i++) {
+	assert_int_equal(tl_scsi_debug_load(opts, dev, sizeof(dev)), 0);
+	for (i = 0; i < 600; i++) {
 		n = tl_scsi_debug_disks(names, 128);
 		if (n >= 100)
 			break;
 		usleep(100000);
 	}
 	assert_int_equal(n, 100);
+	print_message("# %s: 100 disks in %llu ms\n", opts,
+		      (unsigned long long)((tl_now_ns() - t0) / 1000000));
+	for (i = 0; i < n; i++) {
+		char hctl[64];
+		int k, hn;
+
+		tl_scsi_hctl(names[i], hctl, sizeof(hctl));
+		assert_true(hctl[0] >= '0' && hctl[0] <= '9');
+		hn = atoi(hctl);
+		for (k = 0; k < nhosts && host[k] != hn; k++)
+			;
+		if (k == nhosts)
+			host[nhosts++] = hn;
+	}
+	assert_int_equal(nhosts, hosts);
 	ctx = sys_dio_init(0, DIO_PRIVATE);
+	assert_true(ctx >= 0);
 	for (i = 0; i < n; i++) {
 		char path[64];
 		int fd;
@@ -502,9 +909,22 @@ static void test_hundred_devices(void **state)
 		assert_int_equal(sys_dio_close(ctx, h[i]), 0);
 	close(ctx);		/* the rest go with the descriptor */
 	assert_int_equal(tl_slab_wait("dio_handle", 0, 5), 0);
+	print_message("# %s: done in %llu ms\n", opts,
+		      (unsigned long long)((tl_now_ns() - t0) / 1000000));
 	/* Back to the suite's disk. */
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=32 dif=1 dix=1 guard=0",
 					    disk, sizeof(disk)), 0);
+}
+
+static void test_hundred_devices(void **state)
+{
+	hundred_devices("dev_size_mb=1 num_tgts=10 max_luns=10", 1);
+}
+
+/* The same hundred behind two hosts (scsi_debug's add_host). */
+static void test_hundred_devices_two_hosts(void **state)
+{
+	hundred_devices("dev_size_mb=1 add_host=2 num_tgts=5 max_luns=10", 2);
 }
 
 static void test_unload_refused_while_context_exists(void **state)
@@ -513,8 +933,12 @@ static void test_unload_refused_while_context_exists(void **state)
 
 	assert_true(ctx >= 0);
 	assert_true(sys_dio_open(ctx, fd, 0) >= 1);
+	/*
+	 * The module is live and referenced: try_stop_module() refuses with
+	 * EWOULDBLOCK (EBUSY is only for a module coming or going).
+	 */
 	assert_int_equal(syscall(SYS_delete_module, "dio_batch", O_NONBLOCK), -1);
-	assert_true(errno == EWOULDBLOCK || errno == EBUSY);
+	assert_int_equal(errno, EWOULDBLOCK);
 	assert_true(tl_module_loaded("dio_batch"));
 	close(ctx);
 	close(fd);
@@ -535,9 +959,16 @@ int main(void)
 		cmocka_unit_test(test_open_handle_not_written_back),
 		cmocka_unit_test(test_shared_and_revoked_on_exit),
 		cmocka_unit_test(test_revoked_for_other_process_after_opener_exits),
+		cmocka_unit_test_teardown(test_inflight_io_of_exiting_opener,
+					  cleanup),
 		cmocka_unit_test(test_open_bad_descriptors),
+		cmocka_unit_test_teardown(test_open_bad_args, cleanup),
+		cmocka_unit_test_teardown(test_close_bad_args, cleanup),
+		cmocka_unit_test_teardown(test_query_bad_args, cleanup),
+		cmocka_unit_test_teardown(test_query_nonzero_reserved, cleanup),
 		cmocka_unit_test(test_thousand_opens_and_closes),
 		cmocka_unit_test(test_hundred_devices),
+		cmocka_unit_test(test_hundred_devices_two_hosts),
 		cmocka_unit_test(test_unload_refused_while_context_exists),
 	};
 

@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -674,6 +675,243 @@ static void test_poll_epoll(void **state)
 	close(ep);
 	close(et);
 	free(buf);
+}
+
+/* poll() of one descriptor: its result, with revents checked. */
+static int poll1(int fd, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ret = poll(&pfd, 1, ms);
+
+	if (ret == 1 && pfd.revents != POLLIN)
+		return -100 - pfd.revents;
+	return ret;
+}
+
+/* A level-triggered epoll instance watching @fd. */
+static int epoll_on(int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev)) {
+		close(ep);
+		return -1;
+	}
+	return ep;
+}
+
+static int epoll_ready(int ep)
+{
+	struct epoll_event out;
+
+	return epoll_wait(ep, &out, 1, 0);
+}
+
+/*
+ * One request on @sub, with @other a descriptor of the same keyed context:
+ * the completion is @sub's alone.  @other is not readable by poll() or
+ * epoll, WAIT there does not know the request, COLLECT there finds nothing;
+ * then @sub reports it, with the data of @off.
+ */
+static void queue_is_own(int sub, int other, int h, uint8_t *buf,
+			 uint64_t off, uint64_t tag)
+{
+	struct dio_request r, *rp = &r, *got[2] = { NULL, NULL };
+	int eps = epoll_on(sub), epo = epoll_on(other);
+	uint8_t *want = xalloc(4096);
+
+	assert_true(eps >= 0 && epo >= 0);
+	tl_fill(want, 4096, tag);
+	xpwrite(want, 4096, off);
+	memset(buf, 0, 4096);
+	dio_req_prep_read(&r, h, buf, 4096, off);
+	r.result = SENTINEL;
+	assert_int_equal(xsubmit(sub, &rp, 1), 1);
+	/* Known to be there: @sub polls readable first. */
+	assert_int_equal(poll1(sub, 10000), 1);
+	assert_int_equal(epoll_ready(eps), 1);
+	/* Nothing of it on the other descriptor. */
+	assert_int_equal(poll1(other, 0), 0);
+	assert_int_equal(epoll_ready(epo), 0);
+	assert_int_equal(sys_dio_wait(other, &rp, 1, &ts_zero), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(sys_dio_collect(other, got, 0, 2, &ts_zero), 0);
+	assert_null(got[0]);
+	assert_int_equal(r.result, SENTINEL);
+	/* Still @sub's to report. */
+	assert_int_equal(poll1(sub, 0), 1);
+	assert_int_equal(sys_dio_collect(sub, got, 0, 2, &ts_zero), 1);
+	assert_ptr_equal(got[0], &r);
+	assert_int_equal(r.result, 4096);
+	check_same(want, buf, 4096, "read reported on its own descriptor");
+	assert_int_equal(poll1(sub, 0), 0);
+	assert_int_equal(epoll_ready(eps), 0);
+	assert_int_equal(poll1(other, 0), 0);
+	close(eps);
+	close(epo);
+	free(want);
+}
+
+/* Two descriptors of one keyed context in one process: two queues. */
+static void test_queue_per_descriptor(void **state)
+{
+	const uint64_t key = 0x7100;
+	int a = track(sys_dio_init(key, DIO_CREAT | DIO_EXCL));
+	int b = track(sys_dio_init(key, 0)), h;
+	uint8_t *buf = xalloc(4096);
+	struct dio_query q;
+
+	assert_true(a >= 0 && b >= 0);
+	assert_int_not_equal(a, b);
+	h = sys_dio_open(a, d.fd, DIO_OPEN_NOCLAIM);
+	assert_true(h >= 1);
+	/* One context: the handle is b's too. */
+	assert_int_equal(sys_dio_query(b, h, &q), 0);
+	queue_is_own(a, b, h, buf, 30 * MiB, 7100);
+	queue_is_own(b, a, h, buf, 30 * MiB + 4096, 7101);
+	untrack_close(b);
+	untrack_close(a);
+	free(buf);
+}
+
+/* The child's steps for the test below; its exit status names a failure. */
+static int queue_child(uint64_t key, int h, int to_child, int to_parent,
+		       struct dio_request *parents, struct dio_request *mine,
+		       uint8_t *buf, uint64_t off, uint64_t tag)
+{
+	struct dio_request *rp = parents, *got[2] = { NULL, NULL };
+	uint8_t *want = tl_alloc(4096, 0);
+	int b = sys_dio_init(key, 0), ep;
+	char c;
+
+	signal(SIGALRM, SIG_DFL);
+	alarm(60);		/* never outlive a failed parent for long */
+	if (b < 0 || !want)
+		return 10;
+	ep = epoll_on(b);
+	if (ep < 0)
+		return 11;
+	/* Phase 1: the parent's request completed on its descriptor. */
+	if (read(to_child, &c, 1) != 1)
+		return 12;
+	if (poll1(b, 0) != 0)
+		return 13;
+	if (epoll_ready(ep) != 0)
+		return 14;
+	if (sys_dio_wait(b, &rp, 1, &ts_zero) != -1 || errno != ENOENT)
+		return 15;
+	if (sys_dio_collect(b, got, 0, 2, &ts_zero) != 0 || got[0])
+		return 16;
+	if (write(to_parent, &c, 1) != 1)
+		return 17;
+	/* Phase 2: ours, on b, while the parent looks at its descriptor. */
+	rp = mine;
+	memset(buf, 0, 4096);
+	dio_req_prep_read(mine, h, buf, 4096, off);
+	mine->result = SENTINEL;
+	if (sys_dio_submit(b, &rp, 1) != 1)
+		return 18;
+	if (poll1(b, 10000) != 1 || epoll_ready(ep) != 1)
+		return 19;
+	if (write(to_parent, &c, 1) != 1 || read(to_child, &c, 1) != 1)
+		return 20;
+	if (poll1(b, 0) != 1)
+		return 21;
+	if (sys_dio_collect(b, got, 0, 2, &ts_zero) != 1 || got[0] != mine)
+		return 22;
+	if (mine->result != 4096)
+		return 23;
+	tl_fill(want, 4096, tag);
+	if (memcmp(want, buf, 4096))
+		return 24;
+	if (poll1(b, 0) != 0 || epoll_ready(ep) != 0)
+		return 25;
+	return 0;
+}
+
+/* A step of the exchange with the child failed: say how the child ended. */
+static void child_step(bool ok, pid_t pid, const char *what)
+{
+	int st = 0;
+
+	if (ok)
+		return;
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	fail_msg("%s: child %s %d", what,
+		 WIFEXITED(st) ? "exited with status" : "killed by signal",
+		 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+}
+
+/* A descriptor of the same key in a fork()ed child is a queue of its own. */
+static void test_queue_per_descriptor_across_fork(void **state)
+{
+	const uint64_t key = 0x7102;
+	const uint64_t off0 = 31 * MiB, off1 = 31 * MiB + 4096;
+	struct dio_request r[2], *rp = &r[0], *cp = &r[1], *got[2] = { NULL };
+	int a = track(sys_dio_init(key, DIO_CREAT | DIO_EXCL));
+	int to_child[2], to_parent[2], h, ep, st;
+	uint8_t *buf = xalloc(2 * 4096), *want = xalloc(2 * 4096);
+	char c = 0;
+	pid_t pid;
+
+	assert_true(a >= 0);
+	h = sys_dio_open(a, d.fd, DIO_OPEN_NOCLAIM);
+	assert_true(h >= 1);
+	ep = track(epoll_on(a));
+	assert_true(ep >= 0);
+	tl_fill(want, 4096, 7102);
+	tl_fill(want + 4096, 4096, 7103);
+	xpwrite(want, 4096, off0);
+	xpwrite(want + 4096, 4096, off1);
+	assert_int_equal(pipe2(to_child, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(to_parent, O_CLOEXEC), 0);
+	dio_req_prep_read(&r[0], h, buf, 4096, off0);
+	r[0].result = SENTINEL;
+
+	/* A child that died early makes our write fail, not kill us. */
+	signal(SIGPIPE, SIG_IGN);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(to_child[1]);
+		close(to_parent[0]);
+		_exit(queue_child(key, h, to_child[0], to_parent[1], &r[0],
+				  &r[1], buf + 4096, off1, 7103));
+	}
+	close(to_child[0]);
+	close(to_parent[1]);
+	/* Phase 1: ours completes on a; the child looks at its b. */
+	assert_int_equal(xsubmit(a, &rp, 1), 1);
+	assert_int_equal(poll1(a, 10000), 1);
+	child_step(write(to_child[1], &c, 1) == 1, pid, "phase 1");
+	child_step(read(to_parent[0], &c, 1) == 1, pid, "phase 1");
+	assert_int_equal(poll1(a, 0), 1);
+	assert_int_equal(sys_dio_collect(a, got, 0, 2, &ts_zero), 1);
+	assert_ptr_equal(got[0], &r[0]);
+	assert_int_equal(r[0].result, 4096);
+	check_same(want, buf, 4096, "read reported on the parent's descriptor");
+	/* Phase 2: the child's completes on b; nothing of it here. */
+	child_step(read(to_parent[0], &c, 1) == 1, pid, "phase 2");
+	assert_int_equal(poll1(a, 0), 0);
+	assert_int_equal(epoll_ready(ep), 0);
+	assert_int_equal(sys_dio_wait(a, &cp, 1, &ts_zero), -1);
+	assert_int_equal(errno, ENOENT);
+	got[0] = NULL;
+	assert_int_equal(sys_dio_collect(a, got, 0, 2, &ts_zero), 0);
+	assert_null(got[0]);
+	child_step(write(to_child[1], &c, 1) == 1, pid, "phase 2");
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(poll1(a, 0), 0);
+	close(to_child[1]);
+	close(to_parent[0]);
+	untrack_close(ep);
+	untrack_close(a);
+	free(buf);
+	free(want);
 }
 
 /* COLLECT with min_nr above what completes returns what there is, late. */
@@ -1461,6 +1699,8 @@ int main(void)
 		T(test_wait_and_collect, setup_sd512),
 		T(test_collect_partial_room, setup_sd512),
 		T(test_poll_epoll, setup_sd512),
+		T(test_queue_per_descriptor, setup_sd512),
+		T(test_queue_per_descriptor_across_fork, setup_sd512),
 		T(test_collect_timeout, setup_sd512),
 		T(test_wait_timeout_inflight, setup_sd512),
 		T(test_eintr, setup_sd512),
