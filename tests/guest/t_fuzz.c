@@ -35,13 +35,15 @@
  * A floor: the workers together must make at least FUZZ_MIN_RATE calls
  * (FUZZ_MIN_RATE_DEBUG on the debug kernel) per second of the budget, at
  * most half their call bound; DIO_FUZZ_MIN_CALLS sets it instead.  The
- * rates are about half of what the stock kernels (143616 to 161907 calls
- * in 15 s) and less than half of what the debug kernel (48898 in 30 s) made
- * in guests on a 2-core machine running two guests at once: a fuzzer stuck
- * in a slow path, or one that gives up early, fails.
+ * budget is wall-clock time, so the count falls with the host's load:
+ * stock kernels made 143616 to 161907 calls in 15 s beside one other
+ * guest on a 2-core machine and 43046 beside three, the debug kernel
+ * 48898 in 30 s.  The floors sit well below the loaded counts (about a
+ * third of the lowest): a fuzzer stuck in a slow path, or one that gives
+ * up early, fails; a busy machine does not.
  */
-#define FUZZ_MIN_RATE		4500	/* calls per second, all workers */
-#define FUZZ_MIN_RATE_DEBUG	700
+#define FUZZ_MIN_RATE		1000	/* calls per second, all workers */
+#define FUZZ_MIN_RATE_DEBUG	300
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
