@@ -104,8 +104,9 @@ DIO_PUBLIC int dio_pi_profile_init(struct dio_pi_profile *p, int guard_type,
  *
  * Returns: 0, or -1 with errno EOPNOTSUPP when the device has no protection
  * information (or a format this library does not handle: unknown guard,
- * PI not at offset 0, storage tags), EINVAL when @q or @p is NULL, @q->size
- * is below DIO_QUERY_SIZE_VER0 or its PI fields contradict each other.
+ * PI not at offset 0, metadata larger than the tuple, storage tags),
+ * EINVAL when @q or @p is NULL, @q->size is below DIO_QUERY_SIZE_VER0 or
+ * its PI fields contradict each other.
  *
  * Since: 0.1
  */

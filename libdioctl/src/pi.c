@@ -71,7 +71,9 @@ int dio_pi_profile_from_query(const struct dio_query *q, struct dio_pi_profile *
 	if (!q->pi_interval || !q->pi_type || q->pi_guard_type == DIO_GUARD_NONE ||
 	    (q->pi_guard_type != DIO_GUARD_IP && q->pi_guard_type != DIO_GUARD_CRC16 &&
 	     q->pi_guard_type != DIO_GUARD_CRC64) ||
-	    q->pi_offset || q->pi_storage_tag_size) {
+	    q->pi_offset || q->pi_storage_tag_size ||
+	    (q->pi_md_size && q->pi_md_size != q->pi_tuple_size)) {
+		/* Metadata beyond the PI tuple: the helpers lay out tuples only. */
 		errno = EOPNOTSUPP;
 		return -1;
 	}

@@ -759,6 +759,14 @@ static void test_profile_from_query(void **state)
 	errno = 0;
 	assert_int_equal(dio_pi_profile_from_query(&bad, &p), -1);
 	assert_int_equal(errno, EOPNOTSUPP);
+	/* Metadata equal to the tuple is fine; more than it is not handled. */
+	bad = q;
+	bad.pi_md_size = 16;
+	assert_int_equal(dio_pi_profile_from_query(&bad, &p), 0);
+	bad.pi_md_size = 64;
+	errno = 0;
+	assert_int_equal(dio_pi_profile_from_query(&bad, &p), -1);
+	assert_int_equal(errno, EOPNOTSUPP);
 	bad = q;
 	bad.pi_tuple_size = 8;
 	ASSERT_EINVAL(dio_pi_profile_from_query(&bad, &p));
