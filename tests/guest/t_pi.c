@@ -34,13 +34,47 @@ struct dev {
 	size_t pilen;
 };
 
+/*
+ * The descriptors of the devices open now.  A failed assertion leaves its
+ * test at once; teardown() then closes what it left open and unloads
+ * scsi_debug, so that the next test starts on a clean guest and reports
+ * its own result.
+ */
+static int open_fds[16];
+static int nr_open_fds;
+
+static void track_fd(int fd)
+{
+	assert_true(nr_open_fds < (int)(sizeof(open_fds) / sizeof(open_fds[0])));
+	open_fds[nr_open_fds++] = fd;
+}
+
+static void close_tracked(int fd)
+{
+	int i;
+
+	for (i = 0; i < nr_open_fds; i++)
+		if (open_fds[i] == fd)
+			open_fds[i] = open_fds[--nr_open_fds];
+	close(fd);
+}
+
+static int teardown(void **state)
+{
+	while (nr_open_fds)
+		close(open_fds[--nr_open_fds]);
+	return tl_scsi_debug_unload();
+}
+
 static void dev_open(struct dev *d, const char *path)
 {
 	snprintf(d->path, sizeof(d->path), "%s", path);
 	d->ctx = sys_dio_init(0, DIO_PRIVATE);
 	assert_true(d->ctx >= 0);
+	track_fd(d->ctx);
 	d->fd = open(path, O_RDWR);
 	assert_true(d->fd >= 0);
+	track_fd(d->fd);
 	d->h = sys_dio_open(d->ctx, d->fd, 0);
 	assert_true(d->h >= 1);
 	assert_int_equal(sys_dio_query(d->ctx, d->h, &d->q), 0);
@@ -60,8 +94,8 @@ static void dev_close(struct dev *d)
 	free(d->back);
 	free(d->pi);
 	free(d->pi2);
-	close(d->fd);
-	close(d->ctx);
+	close_tracked(d->fd);
+	close_tracked(d->ctx);
 }
 
 static uint64_t seed_of(struct dev *d, uint64_t off)
@@ -101,25 +135,148 @@ static void read_pi(struct dev *d, uint64_t off, unsigned int flags,
 	dio_req_set_pi(r, d->pi2, d->pilen, flags, app, mask);
 }
 
-static unsigned char *tuple(struct dev *d, unsigned char *pi, int i)
+static unsigned char *tuple(struct dev *d, unsigned char *pi, size_t i)
 {
-	return pi + (size_t)i * d->q.pi_md_size + d->q.pi_offset;
+	return pi + i * d->q.pi_md_size + d->q.pi_offset;
 }
 
-static void check_profile(const char *path)
+/* Big-endian field of @n bytes. */
+static uint64_t be_get(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | *p++;
+	return v;
+}
+
+/* Bytes of guard in a tuple: 8 for CRC64, 2 otherwise. */
+static int guard_size(const struct dev *d)
+{
+	return d->q.pi_guard_type == DIO_GUARD_CRC64 ? 8 : 2;
+}
+
+/* The tags of tuple @t, as the module reports them. */
+static uint64_t tuple_guard(const struct dev *d, const unsigned char *t)
+{
+	return be_get(t, guard_size(d));
+}
+
+static uint64_t tuple_ref(const struct dev *d, const unsigned char *t)
+{
+	return be_get(t + guard_size(d) + 2, d->q.pi_ref_tag_size);
+}
+
+static void tuple_set_app(const struct dev *d, unsigned char *t, uint16_t app)
+{
+	t[guard_size(d)] = app >> 8;
+	t[guard_size(d) + 1] = app & 0xff;
+}
+
+/*
+ * The guard of one interval of @data, computed with libdioctl: what the
+ * module must report as expected when a stored or supplied guard is wrong.
+ */
+static uint64_t guard_of(const struct dev *d, const void *data)
+{
+	switch (d->q.pi_guard_type) {
+	case DIO_GUARD_CRC16:
+		return dio_pi_crc16_t10dif(0, data, d->q.pi_interval);
+	case DIO_GUARD_IP:
+		return dio_pi_ip_checksum(data, d->q.pi_interval);
+	case DIO_GUARD_CRC64:
+		return dio_pi_crc64_nvme(0, data, d->q.pi_interval);
+	}
+	fail_msg("unknown guard type %u", d->q.pi_guard_type);
+	return 0;
+}
+
+static int is_nvme(const struct dev *d)
+{
+	return !strncmp(d->path, "/dev/nvme", 9);
+}
+
+/*
+ * Who reports a wrong app tag the caller asked the module to check on a
+ * read: since 6.14 NVMe checks it itself and refuses the read first (the
+ * module then finds the block reading raw); the SCSI disks here never
+ * check app tags, so the module's own verification finds it.
+ */
+static int app_src(const struct dev *d)
+{
+	return is_nvme(d) && tl_kernel_at_least(6, 14) ? DIO_PI_SRC_DEVICE :
+							 DIO_PI_SRC_MODULE;
+}
+
+/*
+ * @r failed on PI with exactly this report.  The whole report is printed
+ * first when any field differs, so a failure shows what came back.
+ */
+static void assert_pi_err(const char *what, const struct dio_request *r,
+			  int source, uint64_t sector, int tag,
+			  uint64_t expected, uint64_t actual)
+{
+	if (r->result != -EILSEQ || r->pi_err_source != source ||
+	    r->pi_err_sector != sector || r->pi_err_tag != tag ||
+	    r->pi_err_expected != expected || r->pi_err_actual != actual)
+		print_message("# %s: result %lld source %u sector %llu tag %u expected %#llx actual %#llx; "
+			      "want -EILSEQ source %d sector %llu tag %d expected %#llx actual %#llx\n",
+			      what, (long long)r->result, r->pi_err_source,
+			      (unsigned long long)r->pi_err_sector, r->pi_err_tag,
+			      (unsigned long long)r->pi_err_expected,
+			      (unsigned long long)r->pi_err_actual, source,
+			      (unsigned long long)sector, tag,
+			      (unsigned long long)expected,
+			      (unsigned long long)actual);
+	assert_int_equal(r->result, -EILSEQ);
+	assert_int_equal(r->pi_err_source, source);
+	assert_int_equal(r->pi_err_sector, sector);
+	assert_int_equal(r->pi_err_tag, tag);
+	assert_int_equal(r->pi_err_expected, expected);
+	assert_int_equal(r->pi_err_actual, actual);
+}
+
+/*
+ * Submit @r, which DIO_PI_VERIFY_USER must refuse before any I/O: SUBMIT
+ * fails with EILSEQ and the report is in @r.
+ */
+static void assert_refused(const char *what, struct dev *d, struct dio_request *r,
+			   uint64_t sector, int tag, uint64_t expected,
+			   uint64_t actual)
+{
+	struct dio_request *rp = r;
+
+	assert_int_equal(sys_dio_submit(d->ctx, &rp, 1), -1);
+	assert_int_equal(errno, EILSEQ);
+	assert_pi_err(what, r, DIO_PI_SRC_USER, sector, tag, expected, actual);
+}
+
+/*
+ * Every PI feature on one device, whose format must be @profile with
+ * @interval-byte protection intervals of T10 type @type.
+ */
+static void check_profile(const char *path, const char *profile,
+			  unsigned int interval, int type)
 {
 	struct dio_request r;
 	struct dio_pi_error e;
-	uint64_t off = 8 * LEN;
+	uint64_t off = 8 * LEN, seed;
 	struct dev d;
+	unsigned char *t;
 	int type1;
 
 	dev_open(&d, path);
+	print_message("# %s: %s, %u-byte intervals\n", path, d.q.profile,
+		      d.q.pi_interval);
+	assert_string_equal(d.q.profile, profile);
+	assert_int_equal(d.q.pi_interval, interval);
+	assert_int_equal(d.q.logical_block_size, interval);
+	assert_int_equal(d.q.pi_type, type);
 	type1 = d.q.pi_type == 1;
-	print_message("# %s: %s\n", path, d.q.profile);
+	seed = seed_of(&d, off);
 
 	/* 1. User PI round trip. */
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed_of(&d, off), 0x1234), 0);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0x1234), 0);
 	write_pi(&d, off, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
@@ -130,21 +287,35 @@ static void check_profile(const char *path)
 	assert_memory_equal(d.back, d.data, LEN);
 	assert_memory_equal(d.pi2, d.pi, d.pilen);
 
-	/* 2. The app tag is checked by the module: a wrong one is reported. */
+	/* 2. The app tag is checked: a wrong one is reported at the first block. */
 	read_pi(&d, off, DIO_PI_CHK_APPTAG, 0x4321, 0xffff, &r);
 	assert_int_equal(run(&d, &r), 0);
-	assert_int_equal(r.result, -EILSEQ);
-	assert_int_equal(r.pi_err_tag, DIO_PI_TAG_APP);
-	/* Since 6.14 the device checks it too, and refuses the read first. */
-	assert_true(r.pi_err_source == DIO_PI_SRC_MODULE ||
-		    (tl_kernel_at_least(6, 14) && r.pi_err_source == DIO_PI_SRC_DEVICE));
-	assert_int_equal(r.pi_err_sector, seed_of(&d, off));
-	assert_int_equal(r.pi_err_expected, 0x4321);
-	assert_int_equal(r.pi_err_actual, 0x1234);
+	assert_pi_err("app tag, every block", &r, app_src(&d), seed, DIO_PI_TAG_APP,
+		      0x4321, 0x1234);
 	/* ... under its mask. */
 	read_pi(&d, off, DIO_PI_CHK_APPTAG, 0x1299, 0xff00, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
+
+	/*
+	 * 2b. One tuple, not the first, with another app tag.  No device
+	 * checks app tags on a write that does not ask for it, so it is
+	 * stored; a read checking the app tag names that block, the tag
+	 * asked for and the one stored.
+	 */
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0x1234), 0);
+	tuple_set_app(&d, tuple(&d, d.pi, 6), 0x1234 ^ 0x0808);
+	write_pi(&d, off, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	read_pi(&d, off, DIO_PI_CHK_APPTAG, 0x1234, 0xffff, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_pi_err("app tag, block 6", &r, app_src(&d), seed + 6, DIO_PI_TAG_APP,
+		      0x1234, 0x1234 ^ 0x0808);
+	/* ... and the same PI refused before submission by DIO_PI_VERIFY_USER. */
+	write_pi(&d, off, 0x1234, DIO_PI_VERIFY_USER | DIO_PI_CHK_APPTAG, &r);
+	assert_refused("verify user, app tag", &d, &r, seed + 6, DIO_PI_TAG_APP,
+		       0x1234, 0x1234 ^ 0x0808);
 
 	/* 3. Kernel-generated PI, fetched and verified with libdioctl. */
 	dio_req_prep_write(&r, d.h, d.data, LEN, off);
@@ -153,7 +324,7 @@ static void check_profile(const char *path)
 	read_pi(&d, off, 0, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
-	assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2, seed_of(&d, off), 0, 0,
+	assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2, seed, 0, 0,
 				       DIO_PI_CHK_GUARD | (type1 ? DIO_PI_CHK_REFTAG : 0), &e), 0);
 
 	/* 4. App tag generated by the module for a write without PI. */
@@ -164,42 +335,42 @@ static void check_profile(const char *path)
 	assert_int_equal(r.result, LEN);
 	read_pi(&d, off, 0, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
-	assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2, seed_of(&d, off), 0x5555,
+	assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2, seed, 0x5555,
 				       0xffff, DIO_PI_CHK_ALL & ~(type1 ? 0 : DIO_PI_CHK_REFTAG), &e), 0);
 
-	/* 5. A wrong guard in block 3: the device refuses, the module says where. */
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed_of(&d, off), 0), 0);
-	tuple(&d, d.pi, 3)[0] ^= 0x01;
+	/*
+	 * 5. A wrong guard in block 3: the device refuses, the module says
+	 * where, with the guard of the data (expected) and the one sent.
+	 */
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0), 0);
+	t = tuple(&d, d.pi, 3);
+	t[0] ^= 0x01;
+	assert_int_equal(tuple_guard(&d, t) ^ guard_of(&d, d.data + 3 * interval),
+			 d.q.pi_guard_type == DIO_GUARD_CRC64 ? 1ULL << 56 : 0x100);
 	write_pi(&d, off, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
-	assert_int_equal(r.result, -EILSEQ);
-	assert_int_equal(r.pi_err_source, DIO_PI_SRC_DEVICE);
-	assert_int_equal(r.pi_err_tag, DIO_PI_TAG_GUARD);
-	assert_int_equal(r.pi_err_sector, seed_of(&d, off) + 3);
-	assert_int_equal(r.pi_err_expected ^ r.pi_err_actual,
-			 d.q.pi_guard_type == DIO_GUARD_CRC64 ? 1ULL << 56 : 0x100);
+	assert_pi_err("guard, block 3", &r, DIO_PI_SRC_DEVICE, seed + 3, DIO_PI_TAG_GUARD,
+		      guard_of(&d, d.data + 3 * interval), tuple_guard(&d, t));
 
 	/* 6. The same, caught before submission by DIO_PI_VERIFY_USER. */
 	write_pi(&d, off, 0, DIO_PI_VERIFY_USER | DIO_PI_CHK_GUARD, &r);
-	struct dio_request *rp = &r;
-	assert_int_equal(sys_dio_submit(d.ctx, &rp, 1), -1);
-	assert_int_equal(errno, EILSEQ);
-	assert_int_equal(r.result, -EILSEQ);
-	assert_int_equal(r.pi_err_source, DIO_PI_SRC_USER);
-	assert_int_equal(r.pi_err_tag, DIO_PI_TAG_GUARD);
-	assert_int_equal(r.pi_err_sector, seed_of(&d, off) + 3);
+	assert_refused("verify user, guard", &d, &r, seed + 3, DIO_PI_TAG_GUARD,
+		       guard_of(&d, d.data + 3 * interval), tuple_guard(&d, t));
 
 	/* 7. A wrong ref tag in block 5 (type 1 only: type 3 has none). */
 	if (type1) {
-		assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed_of(&d, off), 0), 0);
-		tuple(&d, d.pi, 5)[d.q.pi_tuple_size - 1] ^= 0x40;
+		assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0), 0);
+		t = tuple(&d, d.pi, 5);
+		t[d.q.pi_tuple_size - 1] ^= 0x40;
+		assert_int_equal(tuple_ref(&d, t), (seed + 5) ^ 0x40);
 		write_pi(&d, off, 0, 0, &r);
 		assert_int_equal(run(&d, &r), 0);
-		assert_int_equal(r.result, -EILSEQ);
-		assert_int_equal(r.pi_err_tag, DIO_PI_TAG_REF);
-		assert_int_equal(r.pi_err_sector, seed_of(&d, off) + 5);
-		assert_int_equal(r.pi_err_expected, seed_of(&d, off) + 5);
-		assert_int_equal(r.pi_err_actual, (seed_of(&d, off) + 5) ^ 0x40);
+		assert_pi_err("ref tag, block 5", &r, DIO_PI_SRC_DEVICE, seed + 5,
+			      DIO_PI_TAG_REF, seed + 5, (seed + 5) ^ 0x40);
+		/* DIO_PI_VERIFY_USER checks guard and ref tag by default. */
+		write_pi(&d, off, 0, DIO_PI_VERIFY_USER, &r);
+		assert_refused("verify user, ref tag", &d, &r, seed + 5, DIO_PI_TAG_REF,
+			       seed + 5, (seed + 5) ^ 0x40);
 	}
 
 	/* 8. Bad PI input. */
@@ -230,25 +401,50 @@ static void check_profile(const char *path)
 	dev_close(&d);
 }
 
+/*
+ * Each scsi_debug format at both sector sizes: types 1 and 3 with CRC and
+ * IP guards (dif=2 is type 2, which the kernel and the query report as
+ * type 1).
+ */
 static void test_scsi_debug_profiles(void **state)
 {
-	static const char *opts[] = {
-		"dif=1 dix=1 guard=0",
-		"dif=1 dix=1 guard=1",
-		"dif=2 dix=1 guard=0 sector_size=4096",
-		"dif=3 dix=1 guard=0",
-		"dif=3 dix=1 guard=1 sector_size=4096",
+	static const struct {
+		const char *opts, *profile;
+		unsigned int interval;
+		int type;
+	} prof[] = {
+		{ "dif=1 dix=1 guard=0", "T10-DIF-TYPE1-CRC", 512, 1 },
+		{ "dif=1 dix=1 guard=0 sector_size=4096", "T10-DIF-TYPE1-CRC", 4096, 1 },
+		{ "dif=2 dix=1 guard=0 sector_size=4096", "T10-DIF-TYPE1-CRC", 4096, 1 },
+		{ "dif=1 dix=1 guard=1", "T10-DIF-TYPE1-IP", 512, 1 },
+		{ "dif=1 dix=1 guard=1 sector_size=4096", "T10-DIF-TYPE1-IP", 4096, 1 },
+		{ "dif=3 dix=1 guard=0", "T10-DIF-TYPE3-CRC", 512, 3 },
+		{ "dif=3 dix=1 guard=0 sector_size=4096", "T10-DIF-TYPE3-CRC", 4096, 3 },
+		{ "dif=3 dix=1 guard=1", "T10-DIF-TYPE3-IP", 512, 3 },
+		{ "dif=3 dix=1 guard=1 sector_size=4096", "T10-DIF-TYPE3-IP", 4096, 3 },
 	};
 	char o[128], dev[64];
 	size_t i;
 
-	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
-		snprintf(o, sizeof(o), "dev_size_mb=16 %s", opts[i]);
+	for (i = 0; i < sizeof(prof) / sizeof(prof[0]); i++) {
+		snprintf(o, sizeof(o), "dev_size_mb=16 %s", prof[i].opts);
+		print_message("# scsi_debug %s\n", o);
 		assert_int_equal(tl_scsi_debug_load(o, dev, sizeof(dev)), 0);
-		check_profile(dev);
+		check_profile(dev, prof[i].profile, prof[i].interval, prof[i].type);
 		assert_int_equal(tl_scsi_debug_unload(), 0);
 	}
 }
+
+/* The guest's NVMe namespaces, by nsid (see tests/README.md). */
+static const struct {
+	const char *profile;
+	unsigned int interval;
+	int type;
+} nvme_ns[] = {
+	[1] = { "T10-DIF-TYPE1-CRC", 512, 1 },
+	[2] = { "EXT-DIF-TYPE1-CRC64", 4096, 1 },
+	[3] = { "T10-DIF-TYPE3-CRC", 512, 3 },
+};
 
 static void test_nvme_profiles(void **state)
 {
@@ -257,40 +453,291 @@ static void test_nvme_profiles(void **state)
 
 	for (ns = 1; ns <= 3; ns++) {
 		assert_int_equal(tl_nvme_dev(ns, dev, sizeof(dev)), 0);
-		check_profile(dev);
+		check_profile(dev, nvme_ns[ns].profile, nvme_ns[ns].interval,
+			      nvme_ns[ns].type);
+	}
+}
+
+/*
+ * Requests larger than one bio: the module builds bios of at most 256
+ * segments (about 1 MiB of small pages), and the block layer splits them
+ * further to the driver's limits.  Each bio carries its slice of the request's PI, so a tuple in
+ * a later bio must still be reported at its own interval.
+ */
+#define BIG_OFF	(4ULL << 20)
+#define BIG_APP	0x2468
+
+struct big {
+	size_t len, n, pilen;		/* data bytes, intervals, PI bytes */
+	unsigned char *data;		/* the data, contiguous */
+	unsigned char *back, *pi, *pi2;	/* read back; PI written; PI read */
+	unsigned char *pool;		/* with @iov: the segments' memory */
+	size_t poollen;
+	struct iovec *iov;		/* NULL: one buffer, @data itself */
+	int iovcnt;
+};
+
+static void *big_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(p != MAP_FAILED);
+	/* Small pages, so that a bio holds at most 1 MiB of them. */
+	assert_int_equal(madvise(p, len, MADV_NOHUGEPAGE), 0);
+	return p;
+}
+
+/*
+ * @len bytes for @d; with @iovec, as an iovec of segments whose lengths
+ * alternate between 8 KiB minus and plus one interval, each at its own
+ * page-aligned address with a page of hole after it: no two segments are
+ * contiguous, and with 512-byte intervals none ends on a page boundary.
+ */
+static void big_init(struct dev *d, struct big *b, size_t len, int iovec)
+{
+	const size_t iv = d->q.pi_interval, stride = 16384;
+	size_t pos = 0;
+	int i;
+
+	memset(b, 0, sizeof(*b));
+	b->len = len;
+	b->n = len / iv;
+	b->pilen = b->n * d->q.pi_md_size;
+	assert_true(b->pilen <= 64 * 1024);	/* max_pi_bytes */
+	b->data = big_alloc(len);
+	b->back = big_alloc(len);
+	b->pi = big_alloc(b->pilen);
+	b->pi2 = big_alloc(b->pilen);
+	tl_fill(b->data, len, len ^ iv);
+	if (!iovec)
+		return;
+	b->iovcnt = len / 8192;
+	assert_true(b->iovcnt <= 1024);		/* UIO_MAXIOV */
+	b->iov = calloc(b->iovcnt, sizeof(*b->iov));
+	assert_non_null(b->iov);
+	b->poollen = b->iovcnt * stride;
+	b->pool = big_alloc(b->poollen);
+	for (i = 0; i < b->iovcnt; i++) {
+		b->iov[i].iov_base = b->pool + i * stride;
+		b->iov[i].iov_len = i % 2 ? 8192 + iv : 8192 - iv;
+		memcpy(b->iov[i].iov_base, b->data + pos, b->iov[i].iov_len);
+		pos += b->iov[i].iov_len;
+	}
+	assert_int_equal(pos, len);
+}
+
+static void big_free(struct big *b)
+{
+	munmap(b->data, b->len);
+	munmap(b->back, b->len);
+	munmap(b->pi, b->pilen);
+	munmap(b->pi2, b->pilen);
+	if (b->iov) {
+		munmap(b->pool, b->poollen);
+		free(b->iov);
+	}
+}
+
+/* A write of @b's data (through its iovec, if it has one) with its PI. */
+static void big_write(struct dev *d, struct big *b, unsigned int flags,
+		      struct dio_request *r)
+{
+	if (b->iov)
+		dio_req_prep_writev(r, d->h, b->iov, b->iovcnt, BIG_OFF);
+	else
+		dio_req_prep_write(r, d->h, b->data, b->len, BIG_OFF);
+	dio_req_set_pi(r, b->pi, b->pilen, flags, 0, 0);
+}
+
+/* A read into @b->back (or into the cleared segments) and @b->pi2. */
+static void big_read(struct dev *d, struct big *b, int into_iov,
+		     unsigned int flags, uint16_t app, uint16_t mask,
+		     struct dio_request *r)
+{
+	int i;
+
+	memset(b->pi2, 0xee, b->pilen);
+	if (into_iov) {
+		for (i = 0; i < b->iovcnt; i++)
+			memset(b->iov[i].iov_base, 0, b->iov[i].iov_len);
+		dio_req_prep_readv(r, d->h, b->iov, b->iovcnt, BIG_OFF);
+	} else {
+		memset(b->back, 0, b->len);
+		dio_req_prep_read(r, d->h, b->back, b->len, BIG_OFF);
+	}
+	dio_req_set_pi(r, b->pi2, b->pilen, flags, app, mask);
+}
+
+static void check_big(struct dev *d, struct big *b)
+{
+	const uint64_t seed = seed_of(d, BIG_OFF);
+	/*
+	 * In the last quarter: past the first bio, which holds at most 256
+	 * segments (the iovec's 512 segments take at least two bios).
+	 */
+	const size_t k = b->n / 2 + b->n / 4 + 3;
+	const unsigned int iv = d->q.pi_interval;
+	unsigned int chk = DIO_PI_CHK_GUARD | DIO_PI_CHK_APPTAG |
+			   (d->q.pi_type == 1 ? DIO_PI_CHK_REFTAG : 0);
+	struct dio_request r;
+	unsigned char *t;
+	size_t pos = 0;
+	int i;
+
+	print_message("# %s: %zu bytes%s, bad tuple %zu of %zu\n", d->path, b->len,
+		      b->iov ? " in an iovec" : "", k, b->n);
+
+	/*
+	 * 1. Round trip: user PI written, read back with every check the
+	 * format has, data and PI compared byte for byte.
+	 */
+	assert_int_equal(dio_pi_generate(&d->p, b->data, b->len, b->pi, seed, BIG_APP), 0);
+	big_write(d, b, 0, &r);
+	assert_int_equal(run(d, &r), 0);
+	assert_int_equal(r.result, b->len);
+	big_read(d, b, 0, chk, BIG_APP, 0xffff, &r);
+	assert_int_equal(run(d, &r), 0);
+	assert_int_equal(r.result, b->len);
+	assert_memory_equal(b->back, b->data, b->len);
+	assert_memory_equal(b->pi2, b->pi, b->pilen);
+	if (b->iov) {
+		/* ... and read back into the segments. */
+		big_read(d, b, 1, chk, BIG_APP, 0xffff, &r);
+		assert_int_equal(run(d, &r), 0);
+		assert_int_equal(r.result, b->len);
+		for (i = 0; i < b->iovcnt; pos += b->iov[i++].iov_len)
+			assert_memory_equal(b->iov[i].iov_base, b->data + pos,
+					    b->iov[i].iov_len);
+		assert_memory_equal(b->pi2, b->pi, b->pilen);
+	}
+
+	/*
+	 * 2. One wrong guard, at interval k: the device refuses the bio
+	 * holding it, and the module names interval k, the guard of its data
+	 * and the one sent.
+	 */
+	t = tuple(d, b->pi, k);
+	t[0] ^= 0x01;
+	big_write(d, b, 0, &r);
+	assert_int_equal(run(d, &r), 0);
+	assert_pi_err("big write, guard", &r, DIO_PI_SRC_DEVICE, seed + k, DIO_PI_TAG_GUARD,
+		      guard_of(d, b->data + k * iv), tuple_guard(d, t));
+	/* 3. The same refused by DIO_PI_VERIFY_USER before any I/O. */
+	big_write(d, b, DIO_PI_VERIFY_USER, &r);
+	assert_refused("big write, verify user", d, &r, seed + k, DIO_PI_TAG_GUARD,
+		       guard_of(d, b->data + k * iv), tuple_guard(d, t));
+	t[0] ^= 0x01;
+
+	/*
+	 * 4. A wrong app tag at interval k, stored (not checked on a write),
+	 * found by a read that checks app tags.
+	 */
+	tuple_set_app(d, t, BIG_APP ^ 0x0101);
+	big_write(d, b, 0, &r);
+	assert_int_equal(run(d, &r), 0);
+	assert_int_equal(r.result, b->len);
+	big_read(d, b, 0, DIO_PI_CHK_APPTAG, BIG_APP, 0xffff, &r);
+	assert_int_equal(run(d, &r), 0);
+	assert_pi_err("big read, app tag", &r, app_src(d), seed + k, DIO_PI_TAG_APP,
+		      BIG_APP, BIG_APP ^ 0x0101);
+}
+
+static void check_multi_bio(const char *path)
+{
+	struct dev d;
+	struct big b;
+
+	dev_open(&d, path);
+	big_init(&d, &b, 2 << 20, 0);
+	check_big(&d, &b);
+	big_free(&b);
+	big_init(&d, &b, 4 << 20, 0);
+	check_big(&d, &b);
+	big_free(&b);
+	big_init(&d, &b, 4 << 20, 1);
+	check_big(&d, &b);
+	big_free(&b);
+	dev_close(&d);
+}
+
+static void test_scsi_multi_bio(void **state)
+{
+	static const char *const opts[] = {
+		"dev_size_mb=16 dif=1 dix=1 guard=0",
+		"dev_size_mb=16 dif=3 dix=1 guard=1 sector_size=4096",
+	};
+	char dev[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		assert_int_equal(tl_scsi_debug_load(opts[i], dev, sizeof(dev)), 0);
+		check_multi_bio(dev);
+		assert_int_equal(tl_scsi_debug_unload(), 0);
+	}
+}
+
+static void test_nvme_multi_bio(void **state)
+{
+	char dev[64];
+	int ns;
+
+	for (ns = 1; ns <= 3; ns++) {
+		assert_int_equal(tl_nvme_dev(ns, dev, sizeof(dev)), 0);
+		check_multi_bio(dev);
 	}
 }
 
 /*
  * Corrupt a data byte behind the device's back (the namespace's backing
- * file is the results share): reads report the exact block and tag.
+ * file is the results share): reads report the exact block and, where
+ * the kernel lets the module read raw, the tag and values.
  */
-static void test_nvme_corruption_detected(void **state)
+static void nvme_corruption(int ns)
 {
 	struct dio_request r;
-	uint64_t off = 32 * LEN;
-	char dev[64];
+	uint64_t off = 32 * LEN, seed;
+	unsigned char *blk;
+	unsigned int iv;
+	char dev[64], img[64];
 	struct dev d;
+	size_t at;
 	FILE *f;
 
-	assert_int_equal(tl_nvme_dev(1, dev, sizeof(dev)), 0);
+	assert_int_equal(tl_nvme_dev(ns, dev, sizeof(dev)), 0);
 	dev_open(&d, dev);
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed_of(&d, off), 0), 0);
+	print_message("# nsid %d (%s): %s\n", ns, dev, d.q.profile);
+	assert_string_equal(d.q.profile, nvme_ns[ns].profile);
+	iv = d.q.pi_interval;
+	seed = seed_of(&d, off);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0), 0);
 	write_pi(&d, off, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 
-	/* Namespace 1 stores its data first: byte 100 of block 7. */
-	f = fopen("/tmp/results/nvme1.img", "r+");
+	/*
+	 * QEMU keeps a namespace's data first in its file (metadata after
+	 * all blocks, mset=0): flip byte 100 of block 7.  @blk is the block
+	 * as now stored, whose guard the module computes on a raw read.
+	 */
+	at = 7 * iv + 100;
+	blk = tl_alloc(iv, 0);
+	assert_non_null(blk);
+	memcpy(blk, d.data + 7 * iv, iv);
+	blk[100] ^= 0xff;
+	snprintf(img, sizeof(img), "/tmp/results/nvme%d.img", ns);
+	f = fopen(img, "r+");
 	assert_non_null(f);
-	assert_int_equal(fseek(f, (long)(off + 7 * 512 + 100), SEEK_SET), 0);
-	assert_int_equal(fputc(d.data[7 * 512 + 100] ^ 0xff, f), d.data[7 * 512 + 100] ^ 0xff);
+	assert_int_equal(fseek(f, (long)(off + at), SEEK_SET), 0);
+	assert_int_equal(fputc(blk[100], f), blk[100]);
 	fclose(f);
 
 	/*
 	 * The device refuses the read; the module finds the block by reading
 	 * again an interval at a time.  Since 6.14 it can read it raw, so it
-	 * also knows the tag and values; before, NVMe cannot skip its checks.
+	 * also knows the tag and values: the guard of the corrupted data and
+	 * the one stored, which is the one we wrote.  Before, NVMe cannot skip
+	 * its checks: the block, DIO_PI_TAG_NONE and no values.
 	 */
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 0) {
@@ -300,23 +747,17 @@ static void test_nvme_corruption_detected(void **state)
 			read_pi(&d, off, DIO_PI_CHK_GUARD, 0, 0, &r);
 		}
 		assert_int_equal(run(&d, &r), 0);
-		assert_int_equal(r.result, -EILSEQ);
-		assert_int_equal(r.pi_err_source, DIO_PI_SRC_DEVICE);
-		assert_int_equal(r.pi_err_sector, seed_of(&d, off) + 7);
 		print_message("# corrupted block: sector %llu tag %u expected %#llx actual %#llx\n",
 			      (unsigned long long)r.pi_err_sector, r.pi_err_tag,
 			      (unsigned long long)r.pi_err_expected,
 			      (unsigned long long)r.pi_err_actual);
-		if (tl_kernel_at_least(6, 14)) {
-			assert_int_equal(r.pi_err_tag, DIO_PI_TAG_GUARD);
-			/* The stored guard is the one we wrote. */
-			assert_int_equal(r.pi_err_actual,
-					 (uint64_t)tuple(&d, d.pi, 7)[0] << 8 |
-					 tuple(&d, d.pi, 7)[1]);
-			assert_int_not_equal(r.pi_err_expected, r.pi_err_actual);
-		} else {
-			assert_int_equal(r.pi_err_tag, DIO_PI_TAG_NONE);
-		}
+		if (tl_kernel_at_least(6, 14))
+			assert_pi_err(pass ? "corrupted, PI buffer" : "corrupted, plain read",
+				      &r, DIO_PI_SRC_DEVICE, seed + 7, DIO_PI_TAG_GUARD,
+				      guard_of(&d, blk), tuple_guard(&d, tuple(&d, d.pi, 7)));
+		else
+			assert_pi_err(pass ? "corrupted, PI buffer" : "corrupted, plain read",
+				      &r, DIO_PI_SRC_DEVICE, seed + 7, DIO_PI_TAG_NONE, 0, 0);
 	}
 
 	/* A raw read fetches the bad block and its PI where the kernel can. */
@@ -324,7 +765,7 @@ static void test_nvme_corruption_detected(void **state)
 	if (tl_kernel_at_least(6, 14)) {
 		assert_int_equal(run(&d, &r), 0);
 		assert_int_equal(r.result, LEN);
-		assert_int_equal(d.back[7 * 512 + 100], d.data[7 * 512 + 100] ^ 0xff);
+		assert_memory_equal(d.back + 7 * iv, blk, iv);
 		assert_memory_equal(d.pi2, d.pi, d.pilen);
 	} else {
 		assert_int_equal(run(&d, &r), -EOPNOTSUPP);
@@ -333,7 +774,21 @@ static void test_nvme_corruption_detected(void **state)
 	write_pi(&d, off, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
+	read_pi(&d, off, DIO_PI_CHK_GUARD, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	assert_memory_equal(d.back, d.data, LEN);
+	free(blk);
 	dev_close(&d);
+}
+
+/* On every namespace: T10 CRC type 1, CRC64 with 16-byte tuples, type 3. */
+static void test_nvme_corruption_detected(void **state)
+{
+	int ns;
+
+	for (ns = 1; ns <= 3; ns++)
+		nvme_corruption(ns);
 }
 
 static void test_scsi_raw_read(void **state)
@@ -463,7 +918,11 @@ static void test_no_pi_device_refuses_pi(void **state)
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=0 dix=0", dev, sizeof(dev)), 0);
 	memset(&d, 0, sizeof(d));
 	d.ctx = sys_dio_init(0, DIO_PRIVATE);
+	assert_true(d.ctx >= 0);
+	track_fd(d.ctx);
 	d.fd = open(dev, O_RDWR);
+	assert_true(d.fd >= 0);
+	track_fd(d.fd);
 	d.h = sys_dio_open(d.ctx, d.fd, 0);
 	assert_true(d.h >= 1);
 	assert_int_equal(posix_memalign((void **)&d.data, 4096, LEN), 0);
@@ -474,25 +933,51 @@ static void test_no_pi_device_refuses_pi(void **state)
 	dio_req_prep_read(&r, d.h, d.data, LEN, 0);
 	r.pi_flags = DIO_PI_CHK_GUARD;
 	assert_int_equal(run(&d, &r), -EOPNOTSUPP);
-	close(d.fd);
-	close(d.ctx);
+	close_tracked(d.fd);
+	close_tracked(d.ctx);
 	free(d.data);
 	free(d.pi);
 	assert_int_equal(tl_scsi_debug_unload(), 0);
 }
 
-/* A partition: ref tags are the whole disk's LBAs. */
+/*
+ * One interval of @d's data at byte @off, with user PI whose first tuple
+ * is generated for @seed; returns the request's result.
+ */
+static long long write_one(struct dev *d, uint64_t off, uint64_t seed)
+{
+	struct dio_request r;
+
+	assert_int_equal(dio_pi_generate(&d->p, d->data, d->q.pi_interval, d->pi, seed, 0), 0);
+	dio_req_prep_write(&r, d->h, d->data, d->q.pi_interval, off);
+	dio_req_set_pi(&r, d->pi, d->q.pi_md_size, 0, 0, 0);
+	assert_int_equal(run(d, &r), 0);
+	return r.result;
+}
+
+/*
+ * A partition: ref tags are the whole disk's LBAs.  It starts at sector
+ * PART_START, so through it the ref tag of interval k of the partition is
+ * PART_START + k (512-byte intervals).  The disk is 1 GiB over a 16 MiB
+ * store (virtual_gb): LBA x + STORE_SECTORS is stored where LBA x is, PI
+ * included, which is how a block gets a wrong ref tag on disk.
+ */
+#define PART_START	2048
+#define STORE_SECTORS	(16 * 2048)
+
 static void test_partition(void **state)
 {
 	unsigned char mbr[512] = { 0 };
+	const uint64_t seed = PART_START + 8, bad = seed + 3;
 	struct dio_request r;
 	char dev[64], part[72];
 	struct dev d, whole;
 	int fd, i;
 
-	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 virtual_gb=1 dif=1 dix=1",
+					    dev, sizeof(dev)), 0);
 	mbr[446 + 4] = 0x83;
-	*(uint32_t *)&mbr[446 + 8] = 2048;		/* start LBA */
+	*(uint32_t *)&mbr[446 + 8] = PART_START;	/* start LBA */
 	*(uint32_t *)&mbr[446 + 12] = 16384;		/* sectors */
 	mbr[510] = 0x55;
 	mbr[511] = 0xaa;
@@ -506,41 +991,83 @@ static void test_partition(void **state)
 		usleep(50000);
 	dev_open(&d, part);
 	assert_int_equal(d.q.capacity, 16384ULL * 512);
+	assert_int_equal(d.q.pi_interval, 512);
 	/* Seeds count from the start of the disk. */
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, 2048 + 8, 0), 0);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0), 0);
 	write_pi(&d, 8 * 512, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
-	/* Partition-relative ref tags are refused. */
+	/*
+	 * Partition-relative ref tags are refused, at the request's first
+	 * interval: the disk's LBA expected, the partition's found.
+	 */
 	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, 8, 0), 0);
 	write_pi(&d, 8 * 512, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
-	assert_int_equal(r.result, -EILSEQ);
-	assert_int_equal(r.pi_err_tag, DIO_PI_TAG_REF);
+	assert_pi_err("partition-relative ref tags", &r, DIO_PI_SRC_DEVICE, seed,
+		      DIO_PI_TAG_REF, seed, 8);
+	/* Put the good data back. */
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0), 0);
+	write_pi(&d, 8 * 512, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
 	dev_close(&d);
 
-	/* Read through the whole disk (no claim: the partition is not ours). */
+	/*
+	 * Read through the whole disk (its own claim: the partition's handle
+	 * is closed), then store a block with a wrong ref tag: interval 3 of
+	 * the range, written at its alias one store further on with that
+	 * LBA's (correct) ref tag, which the device accepts.
+	 */
 	dev_open(&whole, dev);
-	read_pi(&whole, (2048 + 8) * 512, DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG, 0, 0, &r);
+	read_pi(&whole, seed * 512, DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG, 0, 0, &r);
 	assert_int_equal(run(&whole, &r), 0);
 	assert_int_equal(r.result, LEN);
-	assert_int_equal(dio_pi_verify(&whole.p, whole.back, LEN, whole.pi2, 2048 + 8, 0, 0,
+	assert_int_equal(dio_pi_verify(&whole.p, whole.back, LEN, whole.pi2, seed, 0, 0,
 				       DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG, NULL), 0);
+	memcpy(whole.data, whole.back + 3 * 512, 512);
+	assert_int_equal(write_one(&whole, (bad + STORE_SECTORS) * 512, bad + STORE_SECTORS), 512);
 	dev_close(&whole);
+
+	/*
+	 * Through the partition, a read by default (the module verifies) and
+	 * one with a PI buffer and DIO_PI_CHK_REFTAG: the device refuses it,
+	 * and the module names the disk's LBA of the block, the ref tag it
+	 * should have and the one stored.
+	 */
+	dev_open(&d, part);
+	memset(d.back, 0, LEN);
+	dio_req_prep_read(&r, d.h, d.back, LEN, 8 * 512);
+	assert_int_equal(run(&d, &r), 0);
+	assert_pi_err("partition read, default check", &r, DIO_PI_SRC_DEVICE, bad,
+		      DIO_PI_TAG_REF, bad, bad + STORE_SECTORS);
+	read_pi(&d, 8 * 512, DIO_PI_CHK_REFTAG, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_pi_err("partition read, DIO_PI_CHK_REFTAG", &r, DIO_PI_SRC_DEVICE, bad,
+		      DIO_PI_TAG_REF, bad, bad + STORE_SECTORS);
+	/* The raw read hands over the stored tuple. */
+	read_pi(&d, 8 * 512, DIO_PI_NOCHECK, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	assert_int_equal(tuple_ref(&d, tuple(&d, d.pi2, 3)), bad + STORE_SECTORS);
+	assert_int_equal(tuple_ref(&d, tuple(&d, d.pi2, 4)), bad + 1);
+	dev_close(&d);
 	assert_int_equal(tl_scsi_debug_unload(), 0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_scsi_debug_profiles),
-		cmocka_unit_test(test_nvme_profiles),
-		cmocka_unit_test(test_nvme_corruption_detected),
-		cmocka_unit_test(test_scsi_raw_read),
-		cmocka_unit_test(test_scsi_corruption_detected),
-		cmocka_unit_test(test_scsi_debug_error_injection),
-		cmocka_unit_test(test_no_pi_device_refuses_pi),
-		cmocka_unit_test(test_partition),
+		cmocka_unit_test_teardown(test_scsi_debug_profiles, teardown),
+		cmocka_unit_test_teardown(test_nvme_profiles, teardown),
+		cmocka_unit_test_teardown(test_scsi_multi_bio, teardown),
+		cmocka_unit_test_teardown(test_nvme_multi_bio, teardown),
+		cmocka_unit_test_teardown(test_nvme_corruption_detected, teardown),
+		cmocka_unit_test_teardown(test_scsi_raw_read, teardown),
+		cmocka_unit_test_teardown(test_scsi_corruption_detected, teardown),
+		cmocka_unit_test_teardown(test_scsi_debug_error_injection, teardown),
+		cmocka_unit_test_teardown(test_no_pi_device_refuses_pi, teardown),
+		cmocka_unit_test_teardown(test_partition, teardown),
 	};
 
 	srand(42);
