@@ -71,8 +71,15 @@ int main(int argc, char **argv)
 	/* Errors come back as they do in 64-bit programs. */
 	errno = 0;
 	CHECK(sys_dio_submit(ctx, NULL, 1) == -1 && errno == EFAULT);
+	/* COLLECT into a NULL array: EFAULT, and the completion stays. */
+	dio_req_prep_read(&r, h, b, 4096, 8192);
+	rp = &r;
+	CHECK(sys_dio_submit(ctx, &rp, 1) == 1);
 	errno = 0;
-	CHECK(sys_dio_collect(ctx, NULL, 0, 1, NULL) == -1 && errno == EFAULT);
+	CHECK(sys_dio_collect(ctx, NULL, 1, 1, NULL) == -1 && errno == EFAULT);
+	rp = NULL;
+	CHECK(sys_dio_collect(ctx, &rp, 1, 1, NULL) == 1);
+	CHECK(rp == &r && r.result == 4096);
 	dio_req_prep_write(&w, h, a, 4096, 8192);
 	w.handle = 999;
 	rp = &w;

@@ -662,6 +662,159 @@ static void test_nth_submit(void **state)
 	free(rb);
 }
 
+/*
+ * PI under allocation faults.  Each round submits a write with the
+ * caller's PI (DIO_PI_VERIFY_USER), a write whose PI the module generates
+ * (DIO_PI_GEN_APPTAG), a read returning PI and checking all three tags,
+ * and a plain read of a block whose data changed behind its PI, which the
+ * module locates by reading it again an interval at a time.  Pass 0 arms
+ * SUBMIT (PI buffers, payloads, generation), pass 1 arms WAIT
+ * (verification, and the locating reads with their own pages and bios).
+ * Every write rewrites what is there, so the reads in the same batch see
+ * the same bytes whichever comes first.  The corrupted read reports
+ * -EILSEQ unless the fault failed its I/O, with its exact block unless
+ * the fault hit the search (then its first interval and no tag).
+ */
+enum { PI_LEN = 64 * KiB, PI_APP = 0x2bad };
+#define PI_WOFF		(12 * MiB)
+#define PI_GOFF		(13 * MiB)
+
+static void prep_pi_round(struct dio_request *r, int h, uint8_t *w, uint8_t *g,
+			  uint8_t *rb, uint8_t *bb, uint8_t *pi_w, uint8_t *pi_r,
+			  size_t pilen)
+{
+	int i;
+
+	dio_req_prep_write(&r[0], h, w, PI_LEN, PI_WOFF);
+	dio_req_set_pi(&r[0], pi_w, pilen, DIO_PI_VERIFY_USER, 0, 0);
+	dio_req_prep_write(&r[1], h, g, PI_LEN, PI_GOFF);
+	r[1].pi_flags = DIO_PI_GEN_APPTAG;
+	r[1].app_tag = PI_APP;
+	memset(rb, 0, PI_LEN);
+	dio_req_prep_read(&r[2], h, rb, PI_LEN, PI_GOFF);
+	dio_req_set_pi(&r[2], pi_r, pilen, DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG |
+		       DIO_PI_CHK_APPTAG, PI_APP, 0xffff);
+	dio_req_prep_read(&r[3], h, bb, PI_LEN, 14 * MiB);
+	for (i = 0; i < 4; i++)
+		r[i].result = 0x5a5a5a5a;
+}
+
+static void test_nth_pi(void **state)
+{
+	enum { LEN = PI_LEN, APP = PI_APP, BAD = 5 };
+	const uint64_t woff = PI_WOFF, goff = PI_GOFF, boff = 14 * MiB;
+	char gen[128];
+	struct sweep sw[2] = { { .name = "SUBMIT with PI" }, { .name = "WAIT with PI" } };
+	uint8_t *w = xalloc(LEN), *g = xalloc(LEN), *rb = xalloc(LEN), *bb = xalloc(LEN);
+	struct dio_request r[4], *rp[4] = { &r[0], &r[1], &r[2], &r[3] }, *got[4];
+	uint8_t *pi_w, *pi_r, *blk = xalloc(512);
+	struct dio_pi_profile p;
+	struct dio_pi_error e;
+	struct dio_query q;
+	int ctx, h, n, ret, err, pass, i, more;
+	size_t pilen;
+	bool fired;
+
+	ctx = ctx_open(&h);
+	assert_int_equal(sys_dio_query(ctx, h, &q), 0);
+	assert_int_equal(dio_pi_profile_from_query(&q, &p), 0);
+	assert_int_equal(p.interval, 512);
+	pilen = dio_pi_len(&p, LEN);
+	pi_w = xalloc(pilen);
+	pi_r = xalloc(pilen);
+	tl_fill(w, LEN, 41);
+	tl_fill(g, LEN, 42);
+	assert_int_equal(dio_pi_generate(&p, w, LEN, pi_w, woff / 512, 0), 0);
+
+	/* Block BAD of boff: new data, the old tuple (generation off). */
+	snprintf(gen, sizeof(gen), "/sys/block/%s/integrity/write_generate",
+		 tl_basename(disk));
+	put_on_disk(boff, LEN, 43);
+	tl_fill(blk, 512, 44);
+	xwrite_file(gen, "0");
+	assert_int_equal(pwrite(dfd, blk, 512, boff + BAD * 512), 512);
+	xwrite_file(gen, "1");
+	/* The writes' data is there before any read of a round. */
+	prep_pi_round(r, h, w, g, rb, bb, pi_w, pi_r, pilen);
+	assert_int_equal(sys_dio_submit(ctx, rp, 2), 2);
+	assert_int_equal(sys_dio_wait(ctx, rp, 2, NULL), 2);
+	assert_int_equal(r[0].result, LEN);
+	assert_int_equal(r[1].result, LEN);
+
+	for (pass = 0; pass < 2; pass++) {
+		struct sweep *s = &sw[pass];
+
+		for (fired = true, n = 1; fired && n <= NTH_MAX; n++) {
+			prep_pi_round(r, h, w, g, rb, bb, pi_w, pi_r, pilen);
+			if (pass == 0) {
+				nth_arm(n);
+				ret = sys_dio_submit(ctx, rp, 4);
+				err = errno;
+				fired = nth_fired();
+				sweep_call(s, n, ret, err, fired);
+				if (ret > 0)
+					assert_int_equal(sys_dio_wait(ctx, rp, ret, NULL), ret);
+			} else {
+				assert_int_equal(sys_dio_submit(ctx, rp, 4), 4);
+				usleep(20000);	/* most likely all done before the call */
+				nth_arm(n);
+				ret = sys_dio_wait(ctx, rp, 4, NULL);
+				err = errno;
+				fired = nth_fired();
+				sweep_call(s, n, ret, err, fired);
+				more = ret < 4 ? sys_dio_collect(ctx, got, 4 - (ret > 0 ? ret : 0),
+								 4, NULL) : 0;
+				assert_int_equal(more + (ret > 0 ? ret : 0), 4);
+				ret = 4;
+			}
+			for (i = 0; i < ret; i++) {
+				if (i == 3)
+					continue;
+				sweep_result(s, n, r[i].result, LEN);
+			}
+			for (i = ret; i < 4; i++)
+				assert_int_equal(r[i].result, 0x5a5a5a5a);
+			/* What reports success holds: the data and all three tags. */
+			if (ret > 2 && r[2].result == LEN) {
+				assert_memory_equal(rb, g, LEN);
+				assert_int_equal(dio_pi_verify(&p, rb, LEN, pi_r, goff / 512, APP, 0xffff,
+							       DIO_PI_CHK_ALL, &e), 0);
+			}
+			if (ret > 3 && r[3].result != -ENOMEM && r[3].result != -EIO) {
+				assert_int_equal(r[3].result, -EILSEQ);
+				assert_int_equal(r[3].pi_err_source, DIO_PI_SRC_DEVICE);
+				if (r[3].pi_err_tag == DIO_PI_TAG_NONE && pass == 1)
+					assert_int_equal(r[3].pi_err_sector, boff / 512);
+				else {
+					assert_int_equal(r[3].pi_err_sector, boff / 512 + BAD);
+					assert_int_equal(r[3].pi_err_tag, DIO_PI_TAG_GUARD);
+					assert_int_equal(r[3].pi_err_expected,
+							 dio_pi_crc16_t10dif(0, blk, 512));
+				}
+				s->result_hist[EILSEQ]++;
+			}
+			/* Nothing stays queued. */
+			assert_int_equal(sys_dio_collect(ctx, got, 0, 4, &(struct timespec){ 0, 0 }), 0);
+			s->points = n - 1;
+		}
+		sweep_done(s);
+	}
+	if (sw[0].points < 5 || sw[1].points < 1)
+		fail_msg("PI sweeps reached %d and %d fault points: the PI paths were not exercised",
+			 sw[0].points, sw[1].points);
+	expect_on_disk(woff, LEN, 41, "write with PI");
+	expect_on_disk(goff, LEN, 42, "write with generated PI");
+	close(ctx);
+	assert_true(tl_dio_caches_drained(10));
+	free(w);
+	free(g);
+	free(rb);
+	free(bb);
+	free(pi_w);
+	free(pi_r);
+	free(blk);
+}
+
 /* WAIT and COLLECT reporting (reads dirty their pages) under faults. */
 static void test_nth_wait_collect(void **state)
 {
@@ -1088,6 +1241,7 @@ int main(void)
 		TI(test_nth_init),
 		TI(test_nth_open_query_close),
 		TI(test_nth_submit),
+		TI(test_nth_pi),
 		TI(test_nth_wait_collect),
 		TI(test_nth_release_with_inflight),
 		TI(test_failslab_task_filter),

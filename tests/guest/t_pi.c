@@ -316,6 +316,22 @@ static void check_profile(const char *path, const char *profile,
 	write_pi(&d, off, 0x1234, DIO_PI_VERIFY_USER | DIO_PI_CHK_APPTAG, &r);
 	assert_refused("verify user, app tag", &d, &r, seed + 6, DIO_PI_TAG_APP,
 		       0x1234, 0x1234 ^ 0x0808);
+	/*
+	 * DIO_PI_CHK_APPTAG alone on a write is never ignored: the drives
+	 * of these kernels do not check app tags, so the module does, before
+	 * submission, and refuses the same way.
+	 */
+	write_pi(&d, off, 0x1234, DIO_PI_CHK_APPTAG, &r);
+	assert_refused("write, app tag check", &d, &r, seed + 6, DIO_PI_TAG_APP,
+		       0x1234, 0x1234 ^ 0x0808);
+	/* A write without a PI buffer has nothing of the caller's to check. */
+	dio_req_prep_write(&r, d.h, d.data, LEN, off);
+	r.pi_flags = DIO_PI_CHK_GUARD;
+	assert_int_equal(run(&d, &r), -EINVAL);
+	r.pi_flags = DIO_PI_GEN_APPTAG | DIO_PI_CHK_APPTAG;
+	r.app_tag = 0x1234;
+	r.app_tag_mask = 0xffff;
+	assert_int_equal(run(&d, &r), -EINVAL);
 
 	/* 3. Kernel-generated PI, fetched and verified with libdioctl. */
 	dio_req_prep_write(&r, d.h, d.data, LEN, off);
@@ -868,6 +884,14 @@ static void test_scsi_corruption_detected(void **state)
 	assert_int_equal(r.result, LEN);
 	assert_memory_equal(d.back + 5 * 512, blk, 512);
 	assert_memory_equal(d.pi2, d.pi, d.pilen);
+	/* Raw without a PI buffer: the data alone, as stored, unchecked. */
+	memset(d.back, 0, LEN);
+	dio_req_prep_read(&r, d.h, d.back, LEN, off);
+	r.pi_flags = DIO_PI_NOCHECK;
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	assert_memory_equal(d.back + 5 * 512, blk, 512);
+	assert_memory_equal(d.back, d.data, 5 * 512);
 	free(blk);
 	dev_close(&d);
 	assert_int_equal(tl_scsi_debug_unload(), 0);
