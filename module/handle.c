@@ -383,6 +383,10 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
 	strscpy(q->profile, bi.name, sizeof(q->profile));
 	q->pi_interval = bi.interval;
 	q->pi_md_size = bi.md_size;
+	/* Metadata beyond the PI, as FS_IOC_GETLBMD_CAP (6.17) has it. */
+	q->pi_opaque_size = bi.md_size - bi.pi_size;
+	if (q->pi_opaque_size && bi.pi_size)
+		q->pi_opaque_offset = bi.pi_offset ? 0 : bi.pi_size;
 	if (!bi.pi_size)
 		return;		/* metadata without PI */
 	q->pi_caps = DIO_PI_CAP_INTEGRITY;
@@ -410,11 +414,11 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
  * @df: the calling descriptor
  * @arg: user pointer to struct dio_query
  *
- * @size and @handle are read, and the padding and reserved fields must be
- * zero; the rest is output.
+ * @size and @handle are read, and the reserved fields must be zero; the
+ * rest is output.
  *
  * Return: 0, or -EBADF for a handle that is not live in the context,
- * -EINVAL (size too small, non-zero padding or reserved fields), -E2BIG
+ * -EINVAL (size too small, non-zero reserved fields), -E2BIG
  * (unknown non-zero tail), -EFAULT.
  */
 long dio_handle_query_ioctl(struct dio_file *df, void __user *arg)
@@ -427,8 +431,7 @@ long dio_handle_query_ioctl(struct dio_file *df, void __user *arg)
 	ret = dio_copy_arg(&q, sizeof(q), DIO_QUERY_SIZE_VER0, arg);
 	if (ret)
 		return ret;
-	if (q.pad[0] || q.pad[1] || q.reserved[0] || q.reserved[1] ||
-	    q.reserved[2] || q.reserved[3])
+	if (q.reserved[0] || q.reserved[1] || q.reserved[2] || q.reserved[3])
 		return -EINVAL;
 	usize = q.size;
 	handle = q.handle;

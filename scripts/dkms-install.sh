@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Install the module's source for DKMS and build it for kernel(s).
 #   scripts/dkms-install.sh [KVER...]   (default: every kernel with headers)
+#   scripts/dkms-install.sh --add       only put the source in place and
+#                                       dkms add it (a kernel package's
+#                                       hook, dkms autoinstall, builds it)
 #   scripts/dkms-install.sh --remove
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +23,7 @@ cp -r "$top/module" "$top/uapi" "$top/dkms.conf" "$src/"
 find "$src" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \
 	-o -name Module.symvers -o -name modules.order \) -delete
 dkms add "$name/$ver"
+[ "${1:-}" = --add ] && exit 0
 kvers=("$@")
 if [ ${#kvers[@]} = 0 ]; then
 	for d in /lib/modules/*/build; do

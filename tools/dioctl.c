@@ -297,6 +297,8 @@ static int cmd_query(const char *path)
 		       q->pi_offset, "app tag size", q->pi_app_tag_size,
 		       "ref tag size", q->pi_ref_tag_size, "storage tag size",
 		       q->pi_storage_tag_size);
+		printf("%-20s %u\n%-20s %u\n", "opaque md size", q->pi_opaque_size,
+		       "opaque md offset", q->pi_opaque_offset);
 	}
 	if (d.start)
 		printf("%-20s %" PRIu64 " bytes into its disk (ref tags count from the disk)\n",

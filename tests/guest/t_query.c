@@ -83,6 +83,9 @@ static void check_query(const char *dev, const struct expect *e)
 	assert_int_equal(q.pi_tuple_size, e->tuple);
 	assert_int_equal(q.pi_md_size, e->tuple);
 	assert_int_equal(q.pi_offset, 0);
+	/* No metadata beyond the PI on these profiles. */
+	assert_int_equal(q.pi_opaque_size, 0);
+	assert_int_equal(q.pi_opaque_offset, 0);
 	assert_int_equal(q.pi_type, e->type);
 	assert_int_equal(q.pi_app_tag_size, 2);
 	assert_int_equal(q.pi_ref_tag_size, e->ref_size);

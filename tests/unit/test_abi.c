@@ -71,6 +71,8 @@ static void test_query_layout(void **state)
 	assert_int_equal(OFF(dio_query, pi_tuple_size), 46);
 	assert_int_equal(OFF(dio_query, pi_guard_type), 47);
 	assert_int_equal(OFF(dio_query, pi_md_size), 53);
+	assert_int_equal(OFF(dio_query, pi_opaque_size), 54);
+	assert_int_equal(OFF(dio_query, pi_opaque_offset), 55);
 	assert_int_equal(OFF(dio_query, profile), 56);
 	assert_int_equal(OFF(dio_query, reserved), 88);
 }

@@ -188,7 +188,10 @@ struct dio_close {
  * @pi_md_size:	metadata bytes per interval: what a PI buffer holds per
  *		interval (equal to @pi_tuple_size unless the device has more
  *		metadata than PI)
- * @pad:	zero
+ * @pi_opaque_size: metadata bytes per interval that are not PI (upstream's
+ *		lbmd_opaque_size; 0 on these kernels' profiles)
+ * @pi_opaque_offset: offset of those bytes in the metadata
+ *		(lbmd_opaque_offset)
  * @profile:	the kernel's integrity profile name, NUL-terminated
  *		("T10-DIF-TYPE1-CRC", "EXT-DIF-TYPE1-CRC64", or "" without PI)
  * @reserved:	zero
@@ -213,7 +216,8 @@ struct dio_query {
 	__u8	pi_offset;
 	__u8	pi_storage_tag_size;
 	__u8	pi_md_size;
-	__u8	pad[2];
+	__u8	pi_opaque_size;
+	__u8	pi_opaque_offset;
 	char	profile[32];
 	__u64	reserved[4];
 };
