@@ -767,6 +767,9 @@ static void test_nth_pi(void **state)
 				assert_int_equal(more + (ret > 0 ? ret : 0), 4);
 				ret = 4;
 			}
+			/* SUBMIT returns -1 when the first request failed. */
+			if (ret < 0)
+				ret = 0;
 			for (i = 0; i < ret; i++) {
 				if (i == 3)
 					continue;
