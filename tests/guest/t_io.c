@@ -8,7 +8,6 @@
  * test's setup: a device that does not appear fails the test.  The last
  * test checks that nothing is left allocated and that the module unloads.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -1617,68 +1616,6 @@ static void test_one_object_per_request(void **state)
 	free(buf);
 }
 
-/* Objects in use in every kmalloc cache (slab_nomerge: one entry each). */
-static long kmalloc_objects(void)
-{
-	DIR *dir = opendir("/sys/kernel/slab");
-	struct dirent *e;
-	long sum = 0, n;
-
-	assert_non_null(dir);
-	while ((e = readdir(dir))) {
-		if (strncmp(e->d_name, "kmalloc-", 8))
-			continue;
-		n = tl_slab_active(e->d_name);
-		assert_true(n >= 0);
-		sum += n;
-	}
-	closedir(dir);
-	return sum;
-}
-
-/*
- * Measured, not assumed: a request in flight costs its dio_kreq and its
- * bios, and no kmalloc() object.  N reads are held in flight (scsi_debug
- * delays them) while the kmalloc caches are counted; they may grow by far
- * less than one object per request (the request table's xarray nodes,
- * one per 64 requests, and whatever the kernel does meanwhile).  A round
- * before warms up scsi_debug's own per-slot state.
- */
-static void test_no_kmalloc_per_request(void **state)
-{
-	enum { N = 256 };
-	struct dio_request *r = calloc(N, sizeof(*r)), **rp = calloc(N, sizeof(*rp));
-	uint8_t *buf = xalloc(N * 4096);
-	long before, during;
-	int round, i;
-
-	assert_non_null(r);
-	assert_non_null(rp);
-	sd_ndelay(1000000000);		/* 1 s */
-	for (round = 0; round < 2; round++) {
-		for (i = 0; i < N; i++) {
-			dio_req_prep_read(&r[i], d.h, buf + i * 4096, 4096, i * 4096);
-			rp[i] = &r[i];
-		}
-		before = kmalloc_objects();
-		assert_int_equal(xsubmit(d.ctx, rp, N), N);
-		during = kmalloc_objects();
-		assert_int_equal(tl_slab_active("dio_kreq"), N);
-		assert_int_equal(xwait(d.ctx, rp, N, NULL), N);
-		for (i = 0; i < N; i++)
-			assert_int_equal(r[i].result, 4096);
-		if (round)
-			print_message("# %d requests in flight: %+ld kmalloc objects\n",
-				      N, during - before);
-	}
-	sd_ndelay(0);
-	assert_true(during - before < N / 4);
-	assert_int_equal(tl_slab_active("dio_kreq"), 0);
-	free(r);
-	free(rp);
-	free(buf);
-}
-
 /* Closing a descriptor with requests in flight: they are reaped. */
 static void test_close_with_inflight(void **state)
 {
@@ -1782,7 +1719,6 @@ int main(void)
 		T(test_revoked_handle, setup_sd512),
 		T(test_readonly_handle, setup_sd512),
 		T(test_one_object_per_request, setup_sd512),
-		T(test_no_kmalloc_per_request, setup_sd512),
 		T(test_close_with_inflight, setup_sd512),
 		TD("roundtrip_sd4k", test_roundtrip, setup_sd4k),
 		TD("edges_sd4k", test_edges, setup_sd4k),
