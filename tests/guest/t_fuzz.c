@@ -536,10 +536,11 @@ static bool allowed(int fdk, enum kind k, int e)
 	static const int ctl_init[] = { EFAULT, EINVAL, E2BIG, ENOENT, EEXIST,
 					EACCES, ENOMEM, EMFILE, 0 };
 	static const int open_[] = { EFAULT, EINVAL, E2BIG, EBADF, ENOTBLK,
-				      EBUSY, EACCES, ENOMEM, 0 };
+				      EBUSY, ENOMEM, 0 };
 	static const int close_query[] = { EFAULT, EINVAL, E2BIG, EBADF, 0 };
+	/* EILSEQ: a write's PI refused before submission (random PI bytes). */
 	static const int submit[] = { EFAULT, EINVAL, E2BIG, EBADF, ENXIO, EBUSY,
-				      EAGAIN, EOPNOTSUPP, ENOMEM, 0 };
+				      EAGAIN, EOPNOTSUPP, EILSEQ, ENOMEM, 0 };
 	static const int wait_[] = { EFAULT, EINVAL, E2BIG, EINTR, ENOENT, 0 };
 	static const int collect[] = { EFAULT, EINVAL, E2BIG, EINTR, 0 };
 	static const int notty[] = { ENOTTY, 0 };
