@@ -186,6 +186,16 @@ static void test_claim_conflicts_with_mount_and_dm(void **state)
 	close(ctx);
 }
 
+/* Submit @r on @ctx, wait for it, and expect @len bytes done. */
+static void io_ok(int ctx, struct dio_request *r, int64_t len)
+{
+	struct dio_request *rp = r;
+
+	assert_int_equal(sys_dio_submit(ctx, &rp, 1), 1);
+	assert_int_equal(sys_dio_wait(ctx, &rp, 1, NULL), 1);
+	assert_int_equal(r->result, len);
+}
+
 static void test_readonly_handle(void **state)
 {
 	int ctx = sys_dio_init(0, DIO_PRIVATE), ro = open_disk(O_RDONLY);
@@ -202,24 +212,18 @@ static void test_readonly_handle(void **state)
 	assert_int_equal(errno, EBADF);
 	/* Reads work. */
 	dio_req_prep_read(&r, h, buf, 4096, 0);
-	assert_int_equal(sys_dio_submit(ctx, &rp, 1), 1);
-	assert_int_equal(sys_dio_wait(ctx, &rp, 1, NULL), 1);
-	assert_int_equal(r.result, 4096);
+	io_ok(ctx, &r, 4096);
 	/*
 	 * A writable descriptor opening the same device widens the handle:
 	 * the same number, and now writes go through, for both openers.
 	 */
 	assert_int_equal(sys_dio_open(ctx, rw, 0), h);
 	dio_req_prep_write(&r, h, buf, 4096, 0);
-	assert_int_equal(sys_dio_submit(ctx, &rp, 1), 1);
-	assert_int_equal(sys_dio_wait(ctx, &rp, 1, NULL), 1);
-	assert_int_equal(r.result, 4096);
+	io_ok(ctx, &r, 4096);
 	/* The writable opener goes; the handle keeps what it was given. */
 	assert_int_equal(sys_dio_close(ctx, h), 0);
 	dio_req_prep_write(&r, h, buf, 4096, 4096);
-	assert_int_equal(sys_dio_submit(ctx, &rp, 1), 1);
-	assert_int_equal(sys_dio_wait(ctx, &rp, 1, NULL), 1);
-	assert_int_equal(r.result, 4096);
+	io_ok(ctx, &r, 4096);
 	assert_int_equal(sys_dio_close(ctx, h), 0);
 	assert_int_equal(sys_dio_close(ctx, h), -1);
 	assert_int_equal(errno, EBADF);
@@ -247,9 +251,7 @@ static void test_writeonly_handle(void **state)
 	h = sys_dio_open(ctx, wo, 0);
 	assert_true(h >= 1);
 	dio_req_prep_write(&r, h, buf, 4096, 8192);
-	assert_int_equal(sys_dio_submit(ctx, &rp, 1), 1);
-	assert_int_equal(sys_dio_wait(ctx, &rp, 1, NULL), 1);
-	assert_int_equal(r.result, 4096);
+	io_ok(ctx, &r, 4096);
 	dio_req_prep_read(&r, h, buf, 4096, 8192);
 	assert_int_equal(sys_dio_submit(ctx, &rp, 1), -1);
 	assert_int_equal(errno, EBADF);
@@ -258,9 +260,7 @@ static void test_writeonly_handle(void **state)
 	/* Widened by a readable opener: the read returns what was written. */
 	assert_int_equal(sys_dio_open(ctx, ro, 0), h);
 	memset(buf, 0, 4096);
-	assert_int_equal(sys_dio_submit(ctx, &rp, 1), 1);
-	assert_int_equal(sys_dio_wait(ctx, &rp, 1, NULL), 1);
-	assert_int_equal(r.result, 4096);
+	io_ok(ctx, &r, 4096);
 	assert_int_equal(((unsigned char *)buf)[0], 0x3c);
 	assert_int_equal(((unsigned char *)buf)[4095], 0x3c);
 	assert_int_equal(sys_dio_open(other, ro, 0), -1);
