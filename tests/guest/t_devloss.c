@@ -7,6 +7,9 @@
  *  - a scsi_debug disk deleted (/sys/block/sdX/device/delete), then its
  *    LUN scanned back in: it must get a fresh, working handle;
  *  - a scsi_debug host removed (add_host = -1) with its disk;
+ *  - NVMe namespace 3 detached from the controller (a Namespace
+ *    Attachment admin command; the controller stays up, and namespace 1
+ *    keeps working), then attached again;
  *  - the NVMe controller unbound from its driver (PCI NVMe has no
  *    delete_controller; rescan_controller is tried first while the
  *    namespaces are up), then bound again, so that the programs after this
@@ -32,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/nvme_ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -120,10 +124,17 @@ static int open_disk(const char *name)
 }
 
 /* The errnos a failed or vanished device may give a request. */
+/*
+ * While a detached NVMe namespace is still known to the kernel, the
+ * controller answers its commands with Invalid Field (sct 0 / sc 0x2),
+ * which the block layer turns into EOPNOTSUPP.
+ */
+static bool ns_detached;
+
 static bool dead_device_errno(int e)
 {
 	return e == EIO || e == ENODEV || e == ENXIO || e == ENOLINK ||
-	       e == ETIMEDOUT || e == EREMOTEIO;
+	       e == ETIMEDOUT || e == EREMOTEIO || (ns_detached && e == EOPNOTSUPP);
 }
 
 /* A write then a read of @len bytes at @off through @h: same data back. */
@@ -657,6 +668,156 @@ static void test_host_removed_with_io_in_flight(void **state)
 /* ---- NVMe ---- */
 
 /* Set while nvme0 is unbound: the teardown binds it again if a test failed. */
+/* ---- NVMe namespace detach ---- */
+
+#define NVME_ADMIN_NS_ATTACH	0x15
+static int detached_nsid;		/* to attach again in the teardown */
+
+/*
+ * Namespace Attachment (NVMe 1.4, 5.20) of @nsid to or from controller
+ * nvme0 alone: SEL 0 attaches, 1 detaches.  Return: 0, the NVMe status
+ * (> 0), or -errno.
+ */
+static int nvme_ns_attach(int nsid, bool attach)
+{
+	uint16_t *list = NULL;
+	struct nvme_admin_cmd c;
+	char *v;
+	int fd, ret;
+
+	v = tl_sysfs_read("/sys/class/nvme/nvme0/cntlid");
+	assert_non_null(v);
+	assert_int_equal(posix_memalign((void **)&list, 4096, 4096), 0);
+	memset(list, 0, 4096);
+	list[0] = 1;			/* one controller: */
+	list[1] = (uint16_t)atoi(v);	/* nvme0, little-endian like x86 */
+	free(v);
+	fd = open("/dev/nvme0", O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	memset(&c, 0, sizeof(c));
+	c.opcode = NVME_ADMIN_NS_ATTACH;
+	c.nsid = nsid;
+	c.addr = (uintptr_t)list;
+	c.data_len = 4096;
+	c.cdw10 = attach ? 0 : 1;
+	ret = ioctl(fd, NVME_IOCTL_ADMIN_CMD, &c);
+	if (ret < 0)
+		ret = -errno;
+	close(fd);
+	free(list);
+	return ret;
+}
+
+/* Wait until namespace @nsid is gone from /sys/block (or back). */
+static bool nvme_ns_wait(int nsid, bool present, int seconds)
+{
+	char dev[64];
+
+	for (int i = 0; i < seconds * 20; i++) {
+		if (tl_nvme_present(nsid, dev, sizeof(dev)) == present)
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+/*
+ * Namespace 3 leaves while the controller stays: I/O at it and a pump
+ * through a second descriptor end with a device errno, the handle dies,
+ * namespace 1 on the same controller is untouched; attached again, the
+ * namespace comes back with its format and a fresh handle works.
+ */
+static void test_nvme_namespace_detached(void **state)
+{
+	enum { N = 16, NS = 3 };
+	char dev[64], dev1[64];
+	struct dio_request r[N], *rp[N];
+	uint8_t *buf = xalloc(N * 64 * KiB);
+	struct dio_query q3, q;
+	struct waiter w;
+	struct pump p;
+	int ctx, ctx2, c1, fd, fd1, h, h1, i, ret;
+	uint64_t t0;
+
+	assert_int_equal(tl_nvme_dev(NS, dev, sizeof(dev)), 0);
+	assert_int_equal(tl_nvme_dev(1, dev1, sizeof(dev1)), 0);
+	ctx = sys_dio_init(0xde1e83, DIO_CREAT | DIO_EXCL);
+	ctx2 = sys_dio_init(0xde1e83, 0);
+	c1 = sys_dio_init(0, DIO_PRIVATE);
+	assert_true(ctx >= 0 && ctx2 >= 0 && c1 >= 0);
+	fd = open(dev, O_RDWR | O_CLOEXEC);
+	fd1 = open(dev1, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0 && fd1 >= 0);
+	h = sys_dio_open(ctx, fd, 0);
+	h1 = sys_dio_open(c1, fd1, 0);
+	assert_true(h >= 1 && h1 >= 1);
+	assert_int_equal(sys_dio_query(ctx, h, &q3), 0);
+	roundtrip(ctx, h, 64 * KiB, 1 * MiB, 6);
+
+	for (i = 0; i < N; i++) {
+		uint64_t off = (uint64_t)i * 64 * KiB;
+
+		if (i % 2)
+			dio_req_prep_read(&r[i], h, buf + i * 64 * KiB, 64 * KiB, off);
+		else
+			dio_req_prep_write(&r[i], h, buf + i * 64 * KiB, 64 * KiB,
+					   8 * MiB + off);
+		r[i].result = 0x5a5a5a5a;
+		rp[i] = &r[i];
+	}
+	pump_start(&p, ctx2, h, 32 * MiB, 64 * KiB);
+	usleep(200000);
+	waiter_start(&w, ctx, rp, N);
+	t0 = tl_now_ns();
+	detached_nsid = NS;
+	ns_detached = true;
+	ret = nvme_ns_attach(NS, false);
+	if (ret)
+		fail_msg("detaching namespace %d: %s %d", NS, ret < 0 ? "errno" : "NVMe status",
+			 ret < 0 ? -ret : ret);
+	if (!nvme_ns_wait(NS, false, 20))
+		fail_msg("namespace %d still in /sys/block 20 s after its detach", NS);
+	print_message("# namespace %d detached and gone in %.0f ms\n", NS,
+		      (tl_now_ns() - t0) / 1e6);
+	usleep(200000);
+	pump_stop(&p, "pump during detach");
+	assert_int_equal(pthread_join(w.t, NULL), 0);
+	check_batch("batch at the namespace", r, N, w.ret);
+	check_dead_handle(ctx, h, q3.capacity);
+	check_dead_handle(ctx2, h, q3.capacity);
+
+	ns_detached = false;
+	/* The controller's other namespace did not notice. */
+	roundtrip(c1, h1, 64 * KiB, 2 * MiB, 7);
+	assert_int_equal(sys_dio_close(ctx, h), 0);
+	assert_int_equal(close(ctx), 0);
+	assert_int_equal(close(ctx2), 0);
+	close(fd);
+
+	/* Back: the same format, and a fresh handle does I/O. */
+	ret = nvme_ns_attach(NS, true);
+	if (ret)
+		fail_msg("attaching namespace %d again: %s %d", NS,
+			 ret < 0 ? "errno" : "NVMe status", ret < 0 ? -ret : ret);
+	detached_nsid = 0;
+	assert_int_equal(tl_nvme_dev(NS, dev, sizeof(dev)), 0);
+	ctx = sys_dio_init(0, DIO_PRIVATE);
+	fd = open(dev, O_RDWR | O_CLOEXEC);
+	assert_true(ctx >= 0 && fd >= 0);
+	h = sys_dio_open(ctx, fd, 0);
+	assert_true(h >= 1);
+	assert_int_equal(sys_dio_query(ctx, h, &q), 0);
+	assert_int_equal(q.capacity, q3.capacity);
+	assert_string_equal(q.profile, q3.profile);
+	roundtrip(ctx, h, 64 * KiB, 3 * MiB, 8);
+	close(ctx);
+	close(fd);
+	close(c1);
+	close(fd1);
+	assert_true(tl_dio_caches_drained(20));
+	free(buf);
+}
+
 static char unbound_bdf[64];
 
 static bool nvme_ctrl_present(void)
@@ -781,6 +942,11 @@ static void test_all_freed_and_unload(void **state)
 static int test_teardown(void **state)
 {
 	/* The programs after this one need nvme0n1-3. */
+	ns_detached = false;
+	if (detached_nsid) {
+		nvme_ns_attach(detached_nsid, true);
+		detached_nsid = 0;
+	}
 	if (unbound_bdf[0]) {
 		char dev[64];
 
@@ -800,6 +966,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_disk_deleted_with_io_in_flight, test_teardown),
 		cmocka_unit_test_teardown(test_disk_deleted_with_stuck_commands, test_teardown),
 		cmocka_unit_test_teardown(test_host_removed_with_io_in_flight, test_teardown),
+		cmocka_unit_test_teardown(test_nvme_namespace_detached, test_teardown),
 		cmocka_unit_test_teardown(test_nvme_controller_lost, test_teardown),
 		cmocka_unit_test_teardown(test_all_freed_and_unload, test_teardown),
 	};

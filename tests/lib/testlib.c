@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <libkmod.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +306,11 @@ static int tl_nvme_find(int nsid, char *dev, size_t devlen)
 	}
 	closedir(d);
 	return found;
+}
+
+bool tl_nvme_present(int nsid, char *dev, size_t devlen)
+{
+	return tl_nvme_find(nsid, dev, devlen);
 }
 
 int tl_nvme_dev(int nsid, char *dev, size_t devlen)

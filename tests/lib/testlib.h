@@ -14,6 +14,7 @@
 #ifndef DIO_TESTLIB_H
 #define DIO_TESTLIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,8 @@ int tl_scsi_debug_wait_disks(int want, char names[][32], int max);
 
 /* Load the NVMe driver and wait for namespace @nsid of controller 0. */
 int tl_nvme_dev(int nsid, char *dev, size_t devlen);
+/* Is NVMe namespace @nsid of nvme0 in /sys/block now?  No loading, no wait. */
+bool tl_nvme_present(int nsid, char *dev, size_t devlen);
 
 /* First line of a sysfs file (malloc'd, no newline) or NULL. */
 char *tl_sysfs_read(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -29,8 +29,12 @@ fi
 for i in 1 2 3; do
 	truncate -s 64M "$res/nvme$i.img"
 done
+# The controller is in a subsystem, so that a namespace can be detached
+# (Namespace Attachment) while it stays up; the guest boots with
+# nvme_core.multipath=N, so the namespaces are plain nvme0nX as without it.
 nvme=(
-	-device nvme,id=nvme0,serial=diobatch0
+	-device nvme-subsys,id=nvmesubsys0,nqn=diobatch
+	-device nvme,id=nvme0,serial=diobatch0,subsys=nvmesubsys0
 	-drive file="$res/nvme1.img",if=none,id=nvm1,format=raw,cache=writeback
 	-device nvme-ns,drive=nvm1,bus=nvme0,nsid=1,ms=8,mset=0,pi=1
 	-drive file="$res/nvme2.img",if=none,id=nvm2,format=raw,cache=writeback
@@ -56,7 +60,7 @@ timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
 	-M q35 -cpu max -smp "$VM_SMP" -m "$VM_MEM" -accel tcg,thread=multi \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$VMLINUZ" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge dio.top=$top ${KCMDLINE_EXTRA:-}" \
+	-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge nvme_core.multipath=N dio.top=$top ${KCMDLINE_EXTRA:-}" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$top",mount_tag=srctree,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$res",mount_tag=results,security_model=none,multidevs=remap \
