@@ -668,6 +668,53 @@ static void test_host_removed_with_io_in_flight(void **state)
 /* ---- NVMe ---- */
 
 /* Set while nvme0 is unbound: the teardown binds it again if a test failed. */
+/*
+ * Load for a device about to go: @nr requests of 64 KiB (odd ones read,
+ * even ones write; every fourth through @hb, the rest through @ha) at the
+ * device with a thread in WAIT for them on @ctx, and a pump through @ha
+ * on the second descriptor @ctx2.
+ */
+static void load_start(struct dio_request *r, struct dio_request **rp, int nr,
+		       uint8_t *buf, int ha, int hb, struct waiter *w, int ctx,
+		       struct pump *p, int ctx2)
+{
+	for (int i = 0; i < nr; i++) {
+		int h = i % 4 ? ha : hb;
+		uint64_t off = (uint64_t)i * 64 * KiB;
+
+		if (i % 2)
+			dio_req_prep_read(&r[i], h, buf + i * 64 * KiB, 64 * KiB, off);
+		else
+			dio_req_prep_write(&r[i], h, buf + i * 64 * KiB, 64 * KiB,
+					   8 * MiB + off);
+		r[i].result = 0x5a5a5a5a;
+		rp[i] = &r[i];
+	}
+	pump_start(p, ctx2, ha, 32 * MiB, 64 * KiB);
+	usleep(200000);
+	waiter_start(w, ctx, rp, nr);
+}
+
+/*
+ * A device back after its loss: a fresh handle for @dev has the format it
+ * had (@before) and does I/O.
+ */
+static void check_back(const char *dev, const struct dio_query *before, uint64_t tag)
+{
+	int ctx = sys_dio_init(0, DIO_PRIVATE), fd = open(dev, O_RDWR | O_CLOEXEC), h;
+	struct dio_query q;
+
+	assert_true(ctx >= 0 && fd >= 0);
+	h = sys_dio_open(ctx, fd, 0);
+	assert_true(h >= 1);
+	assert_int_equal(sys_dio_query(ctx, h, &q), 0);
+	assert_int_equal(q.capacity, before->capacity);
+	assert_string_equal(q.profile, before->profile);
+	roundtrip(ctx, h, 64 * KiB, 3 * MiB, tag);
+	close(ctx);
+	close(fd);
+}
+
 /* ---- NVMe namespace detach ---- */
 
 #define NVME_ADMIN_NS_ATTACH	0x15
@@ -733,10 +780,10 @@ static void test_nvme_namespace_detached(void **state)
 	char dev[64], dev1[64];
 	struct dio_request r[N], *rp[N];
 	uint8_t *buf = xalloc(N * 64 * KiB);
-	struct dio_query q3, q;
+	struct dio_query q3;
 	struct waiter w;
 	struct pump p;
-	int ctx, ctx2, c1, fd, fd1, h, h1, i, ret;
+	int ctx, ctx2, c1, fd, fd1, h, h1, ret;
 	uint64_t t0;
 
 	assert_int_equal(tl_nvme_dev(NS, dev, sizeof(dev)), 0);
@@ -754,20 +801,7 @@ static void test_nvme_namespace_detached(void **state)
 	assert_int_equal(sys_dio_query(ctx, h, &q3), 0);
 	roundtrip(ctx, h, 64 * KiB, 1 * MiB, 6);
 
-	for (i = 0; i < N; i++) {
-		uint64_t off = (uint64_t)i * 64 * KiB;
-
-		if (i % 2)
-			dio_req_prep_read(&r[i], h, buf + i * 64 * KiB, 64 * KiB, off);
-		else
-			dio_req_prep_write(&r[i], h, buf + i * 64 * KiB, 64 * KiB,
-					   8 * MiB + off);
-		r[i].result = 0x5a5a5a5a;
-		rp[i] = &r[i];
-	}
-	pump_start(&p, ctx2, h, 32 * MiB, 64 * KiB);
-	usleep(200000);
-	waiter_start(&w, ctx, rp, N);
+	load_start(r, rp, N, buf, h, h, &w, ctx, &p, ctx2);
 	t0 = tl_now_ns();
 	detached_nsid = NS;
 	ns_detached = true;
@@ -801,17 +835,7 @@ static void test_nvme_namespace_detached(void **state)
 			 ret < 0 ? "errno" : "NVMe status", ret < 0 ? -ret : ret);
 	detached_nsid = 0;
 	assert_int_equal(tl_nvme_dev(NS, dev, sizeof(dev)), 0);
-	ctx = sys_dio_init(0, DIO_PRIVATE);
-	fd = open(dev, O_RDWR | O_CLOEXEC);
-	assert_true(ctx >= 0 && fd >= 0);
-	h = sys_dio_open(ctx, fd, 0);
-	assert_true(h >= 1);
-	assert_int_equal(sys_dio_query(ctx, h, &q), 0);
-	assert_int_equal(q.capacity, q3.capacity);
-	assert_string_equal(q.profile, q3.profile);
-	roundtrip(ctx, h, 64 * KiB, 3 * MiB, 8);
-	close(ctx);
-	close(fd);
+	check_back(dev, &q3, 8);
 	close(c1);
 	close(fd1);
 	assert_true(tl_dio_caches_drained(20));
@@ -862,21 +886,7 @@ static void test_nvme_controller_lost(void **state)
 	assert_int_equal(q.capacity, q1.capacity);
 
 	/* Load on both namespaces, then the controller goes. */
-	for (i = 0; i < N; i++) {
-		int h = i % 4 ? h1 : h2;
-		uint64_t off = (uint64_t)i * 64 * KiB;
-
-		if (i % 2)
-			dio_req_prep_read(&r[i], h, buf + i * 64 * KiB, 64 * KiB, off);
-		else
-			dio_req_prep_write(&r[i], h, buf + i * 64 * KiB, 64 * KiB,
-					   8 * MiB + off);
-		r[i].result = 0x5a5a5a5a;
-		rp[i] = &r[i];
-	}
-	pump_start(&p, ctx2, h1, 32 * MiB, 64 * KiB);
-	usleep(200000);
-	waiter_start(&w, ctx, rp, N);
+	load_start(r, rp, N, buf, h1, h2, &w, ctx, &p, ctx2);
 	t0 = tl_now_ns();
 	snprintf(unbound_bdf, sizeof(unbound_bdf), "%s", bdf);
 	assert_int_equal(tl_write_file("/sys/bus/pci/drivers/nvme/unbind", bdf), 0);
@@ -914,17 +924,7 @@ static void test_nvme_controller_lost(void **state)
 	}
 	snprintf(path, sizeof(path), "/sys/class/nvme/nvme0/device");
 	assert_int_equal(access(path, F_OK), 0);
-	ctx = sys_dio_init(0, DIO_PRIVATE);
-	fd1 = open(dev1, O_RDWR | O_CLOEXEC);
-	assert_true(ctx >= 0 && fd1 >= 0);
-	h1 = sys_dio_open(ctx, fd1, 0);
-	assert_true(h1 >= 1);
-	assert_int_equal(sys_dio_query(ctx, h1, &q), 0);
-	assert_int_equal(q.capacity, q1.capacity);
-	assert_string_equal(q.profile, q1.profile);
-	roundtrip(ctx, h1, 64 * KiB, 3 * MiB, 5);
-	close(ctx);
-	close(fd1);
+	check_back(dev1, &q1, 5);
 	free(buf);
 }
 
