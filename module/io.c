@@ -499,10 +499,11 @@ out_free_kreq:
  *
  * Return: the number of requests queued; if the first one fails, -errno:
  * -EINVAL (bad request fields, alignment or length), -ENXIO (beyond the
- * device), -EBADF (handle not live, or write on a read-only handle),
- * -EBUSY (request already in flight on this descriptor, or one it
- * overlaps), -EAGAIN (too many requests in flight), -EOPNOTSUPP (PI the
- * device cannot honour), -EFAULT, -ENOMEM.
+ * device), -EBADF (handle not live, or a write or read its openers'
+ * access does not allow), -EBUSY (request already in flight on this
+ * descriptor, or one it overlaps), -EAGAIN (too many requests in flight),
+ * -EOPNOTSUPP (PI the device cannot honour), -EILSEQ (the caller's PI
+ * refused before submission), -EFAULT, -ENOMEM.
  */
 long dio_submit_ioctl(struct dio_file *df, void __user *arg)
 {

@@ -357,9 +357,10 @@ struct dio_request {
  * Returns how many were queued.  It stops at the first invalid request:
  * the count before it, or the error when it is the first: -EINVAL (fields,
  * alignment, lengths), -ENXIO (beyond the device), -EBADF (handle not
- * live, write on a read-only handle), -EBUSY (already in flight here),
- * -EAGAIN (max_inflight reached), -EOPNOTSUPP (PI the device cannot
- * honour), -EILSEQ (DIO_PI_VERIFY_USER failed), -EFAULT, -ENOMEM.
+ * live, a write or read its openers' access does not allow), -EBUSY
+ * (already in flight here), -EAGAIN (max_inflight reached), -EOPNOTSUPP
+ * (PI the device cannot honour), -EILSEQ (the caller's PI failed
+ * DIO_PI_VERIFY_USER or a write's DIO_PI_CHK_APPTAG), -EFAULT, -ENOMEM.
  */
 struct dio_submit {
 	__u32	size;
