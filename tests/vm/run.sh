@@ -43,6 +43,11 @@ nvme=(
 	-device nvme-ns,drive=nvm3,bus=nvme0,nsid=3,ms=8,mset=0,pi=3
 )
 rm -f "$res/guest.rc" "$res/guest.log" "$res/dmesg.txt"
+# -cpu max without la57: with 5-level paging the debug kernel's KASAN once
+# reported a wild-memory-access in handle_edge_irq() during early boot
+# (start_kernel, long before any test; the direct map at 0xff11...), an
+# intermittent report in the kernel itself that the boot-log check turns
+# into a failure.  Nothing here needs 5-level paging.
 # loglevel=4, not ignore_loglevel: the console gets only messages of level
 # err and above.  A 6.1 run logs about 1800 lines (130 KB) at all levels
 # (I/O and PI errors the tests cause, scsi_debug and NVMe attach and detach
@@ -57,7 +62,7 @@ rm -f "$res/guest.rc" "$res/guest.log" "$res/dmesg.txt"
 # before it could save its log, and the log guest-init.sh saves last.
 set +e
 timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
-	-M q35 -cpu max -smp "$VM_SMP" -m "$VM_MEM" -accel tcg,thread=multi \
+	-M q35 -cpu max,la57=off -smp "$VM_SMP" -m "$VM_MEM" -accel tcg,thread=multi \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$VMLINUZ" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge nvme_core.multipath=N dio.top=$top ${KCMDLINE_EXTRA:-}" \
