@@ -839,6 +839,35 @@ static int teardown(void **state)
 		}								\
 	} while (0)
 
+/* Results of the final read of each block of a slot (BLK, or -errno). */
+static int64_t final_res[SLOT_BLOCKS];
+
+/* Read every block of slot @s that was written into @buf, 4 KiB each. */
+static void read_written_blocks(int ctx, int h, const struct slot *sl, uint8_t *buf,
+				int s)
+{
+	static struct dio_request r[SLOT_BLOCKS];
+	static struct dio_request *rp[SLOT_BLOCKS];
+	int b, n = 0;
+
+	for (b = 0; b < SLOT_BLOCKS; b++) {
+		final_res[b] = BLK;
+		if (!sl->confirmed[b] && !sl->pending[b])
+			continue;
+		dio_req_prep_read(&r[n], h, buf + b * BLK, BLK,
+				  (uint64_t)slot_block(s, b) * BLK);
+		r[n].cookie = b;
+		rp[n] = &r[n];
+		n++;
+	}
+	if (!n)
+		return;
+	assert_int_equal(sys_dio_submit(ctx, rp, n), n);
+	assert_int_equal(sys_dio_wait(ctx, rp, n, NULL), n);
+	for (b = 0; b < n; b++)
+		final_res[r[b].cookie] = r[b].result;
+}
+
 static void test_stress(void **state)
 {
 	const char *env = getenv("DIO_STRESS_SECONDS");
@@ -979,18 +1008,35 @@ static void test_stress(void **state)
 	for (d = 0; d < NDEV; d++) {
 		for (int s = 0; s < nslot_used; s++) {
 			struct slot *sl = &sh->slot[d][s];
-			struct dio_request r, *rp = &r;
 
-			dio_req_prep_read(&r, sh->handle[d], buf, SLOT_BLOCKS * BLK,
-					  (uint64_t)slot_block(s, 0) * BLK);
-			assert_int_equal(sys_dio_submit(ctx, &rp, 1), 1);
-			assert_int_equal(sys_dio_wait(ctx, &rp, 1, NULL), 1);
-			assert_int_equal(r.result, SLOT_BLOCKS * BLK);
+			/*
+			 * Only blocks that were written, one request per block
+			 * (in batches): a block never written, or whose killed
+			 * writer's first write never went, may be refused by
+			 * QEMU's NVMe, which can take its zero metadata for PI
+			 * (sct 2 / sc 0x84) when a neighbour's data shares its
+			 * host block.  Such a block must then hold no stamp.
+			 */
+			read_written_blocks(ctx, sh->handle[d], sl, buf, s);
 			for (int b = 0; b < SLOT_BLOCKS; b++) {
 				uint32_t c = sl->confirmed[b], pd = sl->pending[b];
 
 				if (!c && !pd)
 					continue;	/* never written */
+				if (final_res[b] != BLK) {
+					bool maybe_unwritten = !c && sl->dead &&
+							       final_res[b] == -EILSEQ;
+
+					if (maybe_unwritten)
+						continue;
+					if (bad++ < 5)
+						print_message("# final: dev %d slot %d block %d: read "
+							      "result %lld (owner %d confirmed %u "
+							      "pending %u%s)\n", d, s, b,
+							      (long long)final_res[b], sl->owner, c, pd,
+							      sl->dead ? ", killed" : "");
+					continue;
+				}
 				for (int x = 0; x < SPB; x++) {
 					struct sect_hdr h;
 					const char *why = check_sector(buf + b * BLK + x * SECT,
