@@ -24,6 +24,10 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/uio.h>
+#include <linux/ipc_namespace.h>
+#include <linux/nsproxy.h>
+#include <linux/proc_ns.h>
+#include <linux/sched.h>
 #include <linux/crc-t10dif.h>
 #include <linux/crc64.h>
 #include <net/checksum.h>
@@ -129,6 +133,27 @@ static inline unsigned int dio_bdev_dma_alignment(struct block_device *bdev)
 			      1U << min_t(unsigned int, bi->interval_exp,
 					  PAGE_SHIFT));
 	return align;
+}
+
+/* ---- namespaces ---- */
+
+/* The caller's IPC namespace, with a reference. */
+static inline struct ipc_namespace *dio_ipc_ns_get(void)
+{
+	return get_ipc_ns(current->nsproxy->ipc_ns);
+}
+
+/*
+ * 6.1 does not export put_ipc_ns(); the namespace's own proc_ns_operations
+ * (nsfs drops its references through them) do the same.
+ */
+static inline void dio_ipc_ns_put(struct ipc_namespace *ns)
+{
+#if defined(HAVE_PUT_IPC_NS_EXPORTED) || !defined(CONFIG_IPC_NS)
+	put_ipc_ns(ns);
+#else
+	ns->ns.ops->put(&ns->ns);
+#endif
 }
 
 /* ---- file descriptors ---- */

@@ -2,12 +2,19 @@
 /*
  * dio_batch: contexts and their descriptors.
  *
- * A context is named by a 64-bit key in the caller's user namespace and is
- * shared by every descriptor DIO_IOC_INIT returns for that key.  Like a
- * System V IPC object it has an owner, a group and a mode; joining needs
- * read and write permission (or CAP_IPC_OWNER in that namespace).  A
- * DIO_PRIVATE context has no key and is reachable only through its one
- * descriptor (and copies of it).  A context dies with its last descriptor.
+ * A context is named by a 64-bit key in the caller's IPC namespace, as a
+ * System V IPC key is, and is shared by every descriptor DIO_IOC_INIT
+ * returns for that key.  Like a System V IPC object it has an owner, a
+ * group and a mode; joining needs read and write permission (or
+ * CAP_IPC_OWNER in the namespace's user namespace), and a context another
+ * user owns is joined only when the caller says so (DIO_FOREIGN): a key
+ * someone squatted is never joined by mistake.  DIO_IOC_STAT tells who owns
+ * and created a context.  A DIO_PRIVATE context has no key and is reachable
+ * only through its one descriptor (and copies of it).  A context dies with
+ * its last descriptor.
+ *
+ * A descriptor belongs to the memory (mm) of the process that created it:
+ * only that process submits and reports through it (see io.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,9 +22,14 @@
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/ipc_namespace.h>
 #include <linux/module.h>
+#include <linux/nsproxy.h>
+#include <linux/pid.h>
 #include <linux/poll.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <linux/user_namespace.h>
 
 #include "dio_batch.h"
@@ -28,29 +40,34 @@ static struct kmem_cache *dio_ctx_cache;
 static struct kmem_cache *dio_file_cache;
 static struct lock_class_key dio_file_reqs_key;
 
-static struct dio_ctx *dio_ctx_find(struct user_namespace *ns, u64 key)
+static struct dio_ctx *dio_ctx_find(struct ipc_namespace *ns, u64 key)
 {
 	struct dio_ctx *ctx;
 
 	lockdep_assert_held(&dio_ctx_mutex);
 	list_for_each_entry(ctx, &dio_ctx_list, node)
-		if (ctx->key == key && ctx->user_ns == ns)
+		if (ctx->key == key && ctx->ipc_ns == ns)
 			return ctx;
 	return NULL;
 }
 
-/* System V's ipcperms(), asking for read and write. */
-static bool dio_ctx_may_join(struct dio_ctx *ctx)
+/*
+ * May the caller join @ctx?  Another user's context only with DIO_FOREIGN,
+ * whatever its mode; then System V's ipcperms(), asking for read and write.
+ */
+static int dio_ctx_may_join(struct dio_ctx *ctx, unsigned int flags)
 {
 	umode_t granted = ctx->mode;
 
+	if (!uid_eq(current_euid(), ctx->uid) && !(flags & DIO_FOREIGN))
+		return -EACCES;
 	if (uid_eq(current_euid(), ctx->uid))
 		granted >>= 6;
 	else if (in_group_p(ctx->gid))
 		granted >>= 3;
 	if ((granted & 6) == 6)
-		return true;
-	return ns_capable(ctx->user_ns, CAP_IPC_OWNER);
+		return 0;
+	return ns_capable(ctx->ipc_ns->user_ns, CAP_IPC_OWNER) ? 0 : -EACCES;
 }
 
 static struct dio_ctx *dio_ctx_alloc(u64 key, bool keyed, umode_t mode)
@@ -64,9 +81,12 @@ static struct dio_ctx *dio_ctx_alloc(u64 key, bool keyed, umode_t mode)
 	ctx->users = 1;
 	ctx->key = key;
 	ctx->keyed = keyed;
-	ctx->user_ns = get_user_ns(current_user_ns());
+	ctx->ipc_ns = dio_ipc_ns_get();
 	ctx->uid = current_euid();
 	ctx->gid = current_egid();
+	ctx->cuid = ctx->uid;
+	ctx->cgid = ctx->gid;
+	ctx->cpid = get_pid(task_tgid(current));
 	ctx->mode = mode ? mode : 0600;
 	INIT_LIST_HEAD(&ctx->node);
 	mutex_init(&ctx->lock);
@@ -81,7 +101,8 @@ static void dio_ctx_release(struct kref *ref)
 	WARN_ON_ONCE(!xa_empty(&ctx->handles));
 	xa_destroy(&ctx->handles);
 	mutex_destroy(&ctx->lock);
-	put_user_ns(ctx->user_ns);
+	put_pid(ctx->cpid);
+	dio_ipc_ns_put(ctx->ipc_ns);
 	kmem_cache_free(dio_ctx_cache, ctx);
 }
 
@@ -111,15 +132,16 @@ static struct dio_ctx *dio_ctx_get_for_init(const struct dio_init *in)
 {
 	bool private = in->flags & DIO_PRIVATE;
 	struct dio_ctx *ctx = NULL;
+	int ret;
 
 	mutex_lock(&dio_ctx_mutex);
 	if (!private)
-		ctx = dio_ctx_find(current_user_ns(), in->key);
+		ctx = dio_ctx_find(current->nsproxy->ipc_ns, in->key);
 	if (ctx) {
-		if (in->flags & DIO_EXCL) {
-			ctx = ERR_PTR(-EEXIST);
-		} else if (!dio_ctx_may_join(ctx)) {
-			ctx = ERR_PTR(-EACCES);
+		ret = in->flags & DIO_EXCL ? -EEXIST :
+					      dio_ctx_may_join(ctx, in->flags);
+		if (ret) {
+			ctx = ERR_PTR(ret);
 		} else {
 			kref_get(&ctx->ref);
 			ctx->users++;
@@ -150,6 +172,7 @@ static void dio_file_release_mem(struct kref *ref)
 	WARN_ON_ONCE(!list_empty(&df->done));
 	xa_destroy(&df->reqs);
 	xa_destroy(&df->opened);
+	mmdrop(df->mm);
 	dio_ctx_put(df->ctx);
 	kmem_cache_free(dio_file_cache, df);
 	/* Our own workqueue is flushed before the module text goes away. */
@@ -187,6 +210,8 @@ static struct dio_file *dio_file_alloc(struct dio_ctx *ctx)
 	kref_init(&df->ref);
 	kref_get(&ctx->ref);
 	df->ctx = ctx;
+	mmgrab(current->mm);
+	df->mm = current->mm;
 	xa_init_flags(&df->reqs, XA_FLAGS_LOCK_IRQ);
 	/* IRQ-safe, unlike df->opened: a lock class of its own for lockdep. */
 	lockdep_set_class(&df->reqs.xa_lock, &dio_file_reqs_key);
@@ -233,6 +258,8 @@ static int dio_init_check(const struct dio_init *in)
 		return -EINVAL;
 	if ((in->flags & DIO_EXCL) && !(in->flags & DIO_CREAT))
 		return -EINVAL;
+	if ((in->flags & DIO_EXCL) && (in->flags & DIO_FOREIGN))
+		return -EINVAL;
 	return 0;
 }
 
@@ -243,7 +270,8 @@ static int dio_init_check(const struct dio_init *in)
  * Return: a new close-on-exec file descriptor, or -errno: -EINVAL for bad
  * flags, mode, key or reserved fields; -ENOENT for an unknown key without
  * DIO_CREAT; -EEXIST for a known key with DIO_EXCL; -EACCES when the mode
- * denies joining; -ENOMEM; -EMFILE.
+ * denies joining, or another user owns the context and DIO_FOREIGN was not
+ * given; -ENOMEM; -EMFILE.
  */
 long dio_ctx_init_ioctl(void __user *arg)
 {
@@ -279,6 +307,54 @@ out_leave_ctx:
 	dio_ctx_leave(ctx);
 	dio_ctx_put(ctx);
 	return ret;
+}
+
+/**
+ * dio_ctx_stat_ioctl - DIO_IOC_STAT: owner, creator, mode and use of a context
+ * @df: the calling descriptor
+ * @arg: user pointer to struct dio_stat
+ *
+ * Ids are given in the caller's user and pid namespaces.
+ *
+ * Return: 0, or -EINVAL (size too small, non-zero reserved fields),
+ * -E2BIG (unknown non-zero tail), -EFAULT.
+ */
+long dio_ctx_stat_ioctl(struct dio_file *df, void __user *arg)
+{
+	struct user_namespace *ns = current_user_ns();
+	struct dio_ctx *ctx = df->ctx;
+	struct dio_handle *h;
+	unsigned long id;
+	struct dio_stat st;
+	u32 usize;
+	int ret;
+
+	ret = dio_copy_arg(&st, sizeof(st), DIO_STAT_SIZE_VER0, arg);
+	if (ret)
+		return ret;
+	if (memchr_inv(st.reserved, 0, sizeof(st.reserved)))
+		return -EINVAL;
+	usize = st.size;
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	st.flags = ctx->keyed ? 0 : DIO_STAT_PRIVATE;
+	st.key = ctx->key;
+	st.uid = from_kuid_munged(ns, ctx->uid);
+	st.gid = from_kgid_munged(ns, ctx->gid);
+	st.cuid = from_kuid_munged(ns, ctx->cuid);
+	st.cgid = from_kgid_munged(ns, ctx->cgid);
+	st.mode = ctx->mode;
+	st.cpid = pid_vnr(ctx->cpid);
+	mutex_lock(&dio_ctx_mutex);
+	st.nr_descriptors = ctx->users;
+	mutex_unlock(&dio_ctx_mutex);
+	mutex_lock(&ctx->lock);
+	xa_for_each(&ctx->handles, id, h)
+		st.nr_handles++;
+	mutex_unlock(&ctx->lock);
+	if (copy_to_user(arg, &st, min_t(size_t, usize, sizeof(st))))
+		return -EFAULT;
+	return 0;
 }
 
 /**

@@ -12,9 +12,15 @@
  *  struct dio_handle  a claimed block device in a context.  One kref for the
  *                     context's table (dropped when the last opener goes,
  *                     which revokes the handle) and one per request.
+ *  struct dio_opener  one descriptor's hold on a handle: how many OPENs it
+ *                     has not closed, and the block device files they came
+ *                     through (one reference each), which give the handle
+ *                     its access.  Freed when the count reaches 0.
  *  struct dio_kreq    the kernel's state of one submitted request, keyed by
  *                     the user address of its struct dio_request in the
  *                     descriptor's table; freed when reported.
+ *  struct dio_user    what one user has pinned by I/O in flight; one
+ *                     reference per request that charged it.
  */
 #ifndef _DIO_BATCH_INTERNAL_H
 #define _DIO_BATCH_INTERNAL_H
@@ -23,6 +29,7 @@
 #include <linux/blkdev.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -38,8 +45,11 @@
 #define DIO_MAX_PI_PAGES	32U
 #define DIO_MAX_PI_BYTES	(64U * 1024)
 #define DIO_MAX_IO_BYTES	(64U * 1024 * 1024)
+/* Most OPENs of one handle through one descriptor not yet closed. */
+#define DIO_MAX_OPENS		65536U
 
 extern unsigned int dio_max_inflight;
+extern unsigned int dio_max_user_pinned_mb;
 extern struct workqueue_struct *dio_wq;
 extern struct bio_set dio_bio_set;
 
@@ -48,9 +58,12 @@ struct dio_ctx {
 	unsigned int		users;		/* descriptors; dio_ctx_mutex */
 	u64			key;
 	bool			keyed;
-	struct user_namespace	*user_ns;
-	kuid_t			uid;
+	struct ipc_namespace	*ipc_ns;	/* where the key lives */
+	kuid_t			uid;		/* owner */
 	kgid_t			gid;
+	kuid_t			cuid;		/* creator */
+	kgid_t			cgid;
+	struct pid		*cpid;
 	umode_t			mode;
 	struct list_head	node;		/* dio_ctx_list, when keyed */
 	struct mutex		lock;		/* handles: open, close, revoke */
@@ -63,18 +76,43 @@ struct dio_handle {
 	struct rcu_head		rcu;
 	struct dio_ctx		*ctx;
 	u32			id;
-	unsigned int		openers;	/* references by descriptors */
-	bool			readable;	/* the union of its openers' */
-	bool			writable;	/* access modes; ctx->lock */
+	struct list_head	openers;	/* dio_opener.node; ctx->lock */
+	/*
+	 * The files requests are checked against (rw_verify_area()): one of
+	 * a readable and one of a writable opener, NULL when none has that
+	 * access.  Borrowed from the openers; file_lock guards them.
+	 */
+	spinlock_t		file_lock;
+	struct file		*rfile;
+	struct file		*wfile;
+	bool			bdev_read;	/* the mode @bdev is open with; */
+	bool			bdev_write;	/* ctx->lock */
 	bool			claimed;
 	bool			revoked;
 	dev_t			dev;
 	struct dio_bdev		bdev;
 };
 
+struct dio_opener {
+	struct list_head	node;		/* dio_handle.openers */
+	struct dio_handle	*h;
+	unsigned int		count;		/* OPENs not yet closed */
+	struct file		*rfile;		/* readable descriptor, or NULL */
+	struct file		*wfile;		/* writable descriptor, or NULL */
+};
+
+struct dio_user {
+	struct hlist_node	node;
+	kuid_t			uid;
+	refcount_t		ref;
+	atomic_long_t		pinned;		/* bytes, whole pages */
+};
+
 struct dio_file {
 	struct kref		ref;
 	struct dio_ctx		*ctx;
+	struct mm_struct	*mm;		/* its creator's: the only one that
+						 * may submit and report */
 	/*
 	 * reqs.xa_lock (IRQ-safe) guards the request table, the done list,
 	 * nr_done and released; completions take it from interrupt context.
@@ -86,7 +124,7 @@ struct dio_file {
 	bool			released;
 	wait_queue_head_t	wait;
 	struct work_struct	reap_work;
-	struct xarray		opened;		/* handle id -> xa_mk_value(count);
+	struct xarray		opened;		/* handle id -> dio_opener;
 						 * under ctx->lock */
 };
 
@@ -108,8 +146,12 @@ static inline struct dio_bio *dio_bio(struct bio *bio)
 
 struct dio_kreq {
 	struct list_head	node;		/* dio_file.done */
+	struct work_struct	work;		/* completion, in process context */
 	struct dio_file		*df;
 	struct dio_handle	*h;
+	struct file		*file;		/* checked at submission; notified */
+	struct dio_user		*user;		/* charged @pinned, or NULL */
+	unsigned long		pinned;
 	u64			uaddr;		/* user struct dio_request */
 	atomic_t		remaining;	/* bios + submission bias */
 	int			error;		/* first error, or 0 */
@@ -135,6 +177,7 @@ int dio_copy_arg(void *karg, size_t ksize, size_t min_size,
 
 /* context.c */
 long dio_ctx_init_ioctl(void __user *arg);
+long dio_ctx_stat_ioctl(struct dio_file *df, void __user *arg);
 void dio_ctx_put(struct dio_ctx *ctx);
 void dio_file_put(struct dio_file *df);
 int dio_ctx_module_init(void);
@@ -145,11 +188,19 @@ long dio_handle_open_ioctl(struct dio_file *df, void __user *arg);
 long dio_handle_close_ioctl(struct dio_file *df, void __user *arg);
 long dio_handle_query_ioctl(struct dio_file *df, void __user *arg);
 struct dio_handle *dio_handle_get(struct dio_ctx *ctx, u32 id);
+struct file *dio_handle_file(struct dio_handle *h, bool write);
+int dio_write_allowed(struct file *file, int err_ro);
 void dio_handle_put(struct dio_handle *h);
 void dio_file_drop_handles(struct dio_file *df);
 bool dio_bdev_is_scsi(struct block_device *bdev);
 int dio_handle_module_init(void);
 void dio_handle_module_exit(void);
+
+/* user.c */
+struct dio_user *dio_user_get(void);
+void dio_user_put(struct dio_user *u);
+int dio_user_charge(struct dio_user *u, unsigned long bytes);
+void dio_user_uncharge(struct dio_user *u, unsigned long bytes);
 
 /* io.c */
 __poll_t dio_ctx_poll(struct file *file, struct poll_table_struct *pt);
@@ -164,7 +215,8 @@ void dio_io_module_exit(void);
 int dio_pi_check_request(struct dio_handle *h, const struct dio_request *r);
 int dio_pi_prepare(struct dio_kreq *kreq);
 int dio_pi_attach(struct dio_kreq *kreq, struct bio *bio);
-void dio_pi_finish(struct dio_kreq *kreq, bool report);
+void dio_pi_complete(struct dio_kreq *kreq);
+void dio_pi_report(struct dio_kreq *kreq);
 void dio_pi_free(struct dio_kreq *kreq);
 int dio_pi_module_init(void);
 void dio_pi_module_exit(void);

@@ -7,15 +7,19 @@
  * number and claimed exclusively with the context as holder, as the 2011
  * proposal's bd_claim(), unless DIO_OPEN_NOCLAIM.  Opening a device the
  * context already holds returns the same handle and counts one more
- * reference for the calling descriptor.  A handle may read when one of its
- * openers' descriptors could read, and write when one could write: an
- * opener with more access than the handle has reopens the device with the
- * union of both (same holder, so the claim carries over; the block device
- * and requests in flight are untouched).  When the last reference goes
- * (DIO_IOC_CLOSE, or the descriptor's release), the handle is revoked: its
- * number no longer resolves, while requests already in flight keep the
- * device open until they are reported.  Numbers are allocated cyclically,
- * so a revoked number is not soon reused.
+ * reference for the calling descriptor.  A handle may read while one of
+ * the descriptors holding it opened it through a block device descriptor
+ * that can read, and write while one opened it through one that can write:
+ * each holder (struct dio_opener) keeps those files, and requests are
+ * checked against them (the LSM's rw_verify_area(), the write policy of
+ * blkdev_write_iter()).  When a holder's last OPEN is closed, or its
+ * descriptor released, the access it brought goes.  An opener with more
+ * access than the device was opened with reopens it with the union of
+ * both (same holder, so the claim carries over; the block device and
+ * requests in flight are untouched).  When the last holder goes, the
+ * handle is revoked: its number no longer resolves, while requests already
+ * in flight keep the device open until they are reported.  Numbers are
+ * allocated cyclically, so a revoked number is not soon reused.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -76,13 +80,54 @@ struct dio_handle *dio_handle_get(struct dio_ctx *ctx, u32 id)
 	return h;
 }
 
-/* Called with ctx->lock held, when the last opener's reference goes. */
+/**
+ * dio_handle_file - the file a request of @h is checked against
+ * @h: a handle the caller holds a reference to
+ * @write: for a write (else a read)
+ *
+ * Return: the block device file of one of the handle's openers with that
+ * access, with a reference the caller drops with fput(), or NULL when no
+ * opener has it (the handle's access does not allow the request).
+ */
+struct file *dio_handle_file(struct dio_handle *h, bool write)
+{
+	struct file *f;
+
+	spin_lock(&h->file_lock);
+	f = write ? h->wfile : h->rfile;
+	if (f)
+		get_file(f);
+	spin_unlock(&h->file_lock);
+	return f;
+}
+
+/* Called with ctx->lock held, when the last opener goes. */
 static void dio_handle_revoke(struct dio_handle *h)
 {
 	lockdep_assert_held(&h->ctx->lock);
 	WRITE_ONCE(h->revoked, true);
 	xa_erase(&h->ctx->handles, h->id);
 	dio_handle_put(h);
+}
+
+/*
+ * The handle's access is its openers': a file of one that may read, and of
+ * one that may write.  ctx->lock held.
+ */
+static void dio_handle_update_access(struct dio_handle *h)
+{
+	struct file *rfile = NULL, *wfile = NULL;
+	struct dio_opener *op;
+
+	lockdep_assert_held(&h->ctx->lock);
+	list_for_each_entry(op, &h->openers, node) {
+		rfile = rfile ? rfile : op->rfile;
+		wfile = wfile ? wfile : op->wfile;
+	}
+	spin_lock(&h->file_lock);
+	h->rfile = rfile;
+	h->wfile = wfile;
+	spin_unlock(&h->file_lock);
 }
 
 static struct dio_handle *dio_handle_find_dev(struct dio_ctx *ctx, dev_t dev)
@@ -97,52 +142,23 @@ static struct dio_handle *dio_handle_find_dev(struct dio_ctx *ctx, dev_t dev)
 	return NULL;
 }
 
-/* Count one more reference of @df to handle @id; ctx->lock held. */
-static int dio_file_opened_inc(struct dio_file *df, u32 id)
-{
-	void *old = xa_load(&df->opened, id);
-	unsigned long n = old ? xa_to_value(old) : 0;
-
-	return xa_err(xa_store(&df->opened, id, xa_mk_value(n + 1),
-			       GFP_KERNEL));
-}
-
 /*
- * Drop one reference of @df to handle @id; ctx->lock held.  Return: true,
- * or false when @df holds none.
+ * Open @h's device with at least the access @read and @write ask for,
+ * reopening it with the union of both; ctx->lock held.  The handle's
+ * access itself comes from its openers' files.  Return: 0 or -errno.
  */
-static bool dio_file_opened_dec(struct dio_file *df, u32 id)
-{
-	void *entry = xa_load(&df->opened, id);
-	unsigned long n;
-
-	if (!entry)
-		return false;
-	n = xa_to_value(entry);
-	if (n > 1)
-		/* Replacing an existing entry allocates nothing. */
-		xa_store(&df->opened, id, xa_mk_value(n - 1), GFP_KERNEL);
-	else
-		xa_erase(&df->opened, id);
-	return true;
-}
-
-/*
- * Give @h at least the access @readable and @writable ask for, reopening
- * its device with the union of both; ctx->lock held.  Return: 0 or -errno.
- */
-static int dio_handle_widen(struct dio_handle *h, bool readable, bool writable)
+static int dio_handle_widen_bdev(struct dio_handle *h, bool read, bool write)
 {
 	void *holder = h->claimed ? h->ctx : NULL;
 	struct dio_bdev old = h->bdev, b;
 	int ret;
 
 	lockdep_assert_held(&h->ctx->lock);
-	readable |= h->readable;
-	writable |= h->writable;
-	if (readable == h->readable && writable == h->writable)
+	read |= h->bdev_read;
+	write |= h->bdev_write;
+	if (read == h->bdev_read && write == h->bdev_write)
 		return 0;
-	ret = dio_bdev_open(&b, h->dev, readable, writable, holder);
+	ret = dio_bdev_open(&b, h->dev, read, write, holder);
 	if (ret)
 		return ret;
 	/* Same device, so bios in flight keep their block_device. */
@@ -151,15 +167,14 @@ static int dio_handle_widen(struct dio_handle *h, bool readable, bool writable)
 		return -ENXIO;
 	}
 	h->bdev = b;
-	WRITE_ONCE(h->readable, readable);
-	WRITE_ONCE(h->writable, writable);
+	h->bdev_read = read;
+	h->bdev_write = write;
 	dio_bdev_close(&old, holder);
 	return 0;
 }
 
 static struct dio_handle *dio_handle_create(struct dio_ctx *ctx, dev_t dev,
-					    bool readable, bool writable,
-					    bool claim)
+					    bool read, bool write, bool claim)
 {
 	struct dio_handle *h;
 	int ret;
@@ -170,15 +185,16 @@ static struct dio_handle *dio_handle_create(struct dio_ctx *ctx, dev_t dev,
 	kref_init(&h->ref);
 	h->ctx = ctx;
 	h->dev = dev;
-	h->readable = readable;
-	h->writable = writable;
+	INIT_LIST_HEAD(&h->openers);
+	spin_lock_init(&h->file_lock);
+	h->bdev_read = read;
+	h->bdev_write = write;
 	h->claimed = claim;
-	ret = dio_bdev_open(&h->bdev, dev, readable, writable,
-			    claim ? ctx : NULL);
+	ret = dio_bdev_open(&h->bdev, dev, read, write, claim ? ctx : NULL);
 	if (ret)
 		goto out_free_handle;
 	ret = xa_alloc_cyclic(&ctx->handles, &h->id, h, xa_limit_31b,
-			      &ctx->next_id, GFP_KERNEL);
+			      &ctx->next_id, GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
 		goto out_close_bdev;
 	kref_get(&ctx->ref);
@@ -191,39 +207,152 @@ out_free_handle:
 	return ERR_PTR(ret);
 }
 
-/* The device number and access mode of a block device descriptor. */
-static int dio_fd_to_dev(int fd, dev_t *dev, bool *readable, bool *writable)
+/* A block device descriptor's file, with a reference, and its device. */
+static struct file *dio_fd_to_file(int fd, dev_t *dev)
 {
-	struct fd f = fdget(fd);
-	struct inode *inode;
-	struct file *file;
-	int ret = 0;
+	struct file *file = fget(fd);
 
-	file = fd_file(f);
 	if (!file)
-		return -EBADF;
-	inode = file_inode(file);
-	if (!(file->f_mode & (FMODE_READ | FMODE_WRITE)))
-		ret = -EBADF;		/* O_PATH */
-	else if (!S_ISBLK(inode->i_mode))
-		ret = -ENOTBLK;
-	*dev = inode->i_rdev;
-	*readable = file->f_mode & FMODE_READ;
-	*writable = file->f_mode & FMODE_WRITE;
-	fdput(f);
-	return ret;
+		return ERR_PTR(-EBADF);
+	if (!(file->f_mode & (FMODE_READ | FMODE_WRITE))) {
+		fput(file);			/* O_PATH */
+		return ERR_PTR(-EBADF);
+	}
+	if (!S_ISBLK(file_inode(file)->i_mode)) {
+		fput(file);
+		return ERR_PTR(-ENOTBLK);
+	}
+	*dev = file_inode(file)->i_rdev;
+	return file;
 }
 
-/* Drop @count references of a descriptor to handle @id; ctx->lock held. */
-static void dio_handle_unref(struct dio_ctx *ctx, u32 id, unsigned long count)
+/**
+ * dio_write_allowed - the write policy of the kernel's own block device path
+ * @file: a block device file (its mapping's host is the device's inode)
+ * @err_ro: the error for a read-only device
+ *
+ * As blkdev_write_iter(): a read-only device is refused, and so is an
+ * active swap device.
+ *
+ * Return: 0, @err_ro, or -ETXTBSY.
+ */
+int dio_write_allowed(struct file *file, int err_ro)
 {
-	struct dio_handle *h = xa_load(&ctx->handles, id);
+	struct inode *inode = file->f_mapping->host;
 
-	if (WARN_ON_ONCE(!h || h->openers < count))
-		return;
-	h->openers -= count;
-	if (!h->openers)
+	if (bdev_read_only(I_BDEV(inode)))
+		return err_ro;
+	if (IS_SWAPFILE(inode))
+		return -ETXTBSY;
+	return 0;
+}
+
+/* Free an opener whose count reached 0; ctx->lock held. */
+static void dio_opener_free(struct dio_file *df, struct dio_opener *op)
+{
+	struct dio_handle *h = op->h;
+
+	list_del(&op->node);
+	xa_erase(&df->opened, h->id);
+	/* No request finds @op's files after this. */
+	dio_handle_update_access(h);
+	if (list_empty(&h->openers))
 		dio_handle_revoke(h);
+	if (op->rfile)
+		fput(op->rfile);
+	if (op->wfile)
+		fput(op->wfile);
+	kfree(op);
+}
+
+/* Drop one OPEN of @df on handle @id; ctx->lock held.  -EBADF: none. */
+static int dio_opener_put(struct dio_file *df, u32 id)
+{
+	struct dio_opener *op = xa_load(&df->opened, id);
+
+	if (!op)
+		return -EBADF;
+	if (--op->count == 0)
+		dio_opener_free(df, op);
+	return 0;
+}
+
+/*
+ * Count one more OPEN of @df on @h through @file; ctx->lock held.  The
+ * opener keeps a reference to @file for each access it brings first.
+ */
+static int dio_opener_get(struct dio_file *df, struct dio_handle *h,
+			  struct file *file)
+{
+	struct dio_opener *op = xa_load(&df->opened, h->id);
+	int ret;
+
+	if (!op) {
+		op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
+		if (!op)
+			return -ENOMEM;
+		ret = xa_err(xa_store(&df->opened, h->id, op,
+				      GFP_KERNEL_ACCOUNT));
+		if (ret) {
+			kfree(op);
+			return ret;
+		}
+		op->h = h;
+		list_add_tail(&op->node, &h->openers);
+	} else if (op->count >= DIO_MAX_OPENS) {
+		return -EMFILE;
+	}
+	op->count++;
+	if ((file->f_mode & FMODE_READ) && !op->rfile)
+		op->rfile = get_file(file);
+	if ((file->f_mode & FMODE_WRITE) && !op->wfile)
+		op->wfile = get_file(file);
+	dio_handle_update_access(h);
+	return 0;
+}
+
+/*
+ * The handle of @dev in @ctx, created (and its device opened and claimed)
+ * if the context has none yet, opened with at least @file's access, with
+ * one more OPEN counted for @df.  ctx->lock held.  Return: the handle's
+ * number, or -errno; on failure the handle is as it was.
+ */
+static int dio_handle_open_locked(struct dio_file *df, dev_t dev,
+				  struct file *file, bool claim)
+{
+	bool read = file->f_mode & FMODE_READ, write = file->f_mode & FMODE_WRITE;
+	struct dio_ctx *ctx = df->ctx;
+	struct dio_handle *h;
+	bool created = false;
+	int ret;
+
+	if (write) {
+		ret = dio_write_allowed(file, -EROFS);
+		if (ret)
+			return ret;
+	}
+	h = dio_handle_find_dev(ctx, dev);
+	if (h) {
+		if (h->claimed != claim)
+			return -EINVAL;
+		ret = dio_handle_widen_bdev(h, read, write);
+		if (ret)
+			return ret;
+	} else {
+		h = dio_handle_create(ctx, dev, read, write, claim);
+		if (IS_ERR(h))
+			return PTR_ERR(h);
+		created = true;
+	}
+	ret = dio_opener_get(df, h, file);
+	if (ret)
+		goto out_revoke;
+	return h->id;
+
+out_revoke:
+	if (created)
+		dio_handle_revoke(h);
+	return ret;
 }
 
 /**
@@ -231,20 +360,26 @@ static void dio_handle_unref(struct dio_ctx *ctx, u32 id, unsigned long count)
  * @df: the calling descriptor
  * @arg: user pointer to struct dio_open
  *
+ * User memory is never touched under ctx->lock (a fault there could be
+ * made to wait for ever): the handle's field is probed for writing first,
+ * and the handle written back after the lock is dropped.
+ *
  * Return: the handle, or -errno: -EBADF (not an open descriptor), -ENOTBLK
  * (not a block device), -EBUSY (claimed by someone else: mounted, held by
- * md/dm or another context), -EINVAL (bad flags or reserved fields, or
- * DIO_OPEN_NOCLAIM differing from the context's existing handle), -ENOMEM,
- * -EFAULT (the struct could not be read, or the handle not written back:
- * then no reference was taken).
+ * md/dm, swap or another context), -EROFS (a writable descriptor of a
+ * read-only device), -ETXTBSY (a writable descriptor of an active swap
+ * device), -EINVAL (bad flags or reserved fields, or DIO_OPEN_NOCLAIM
+ * differing from the context's existing handle), -EMFILE (DIO_MAX_OPENS
+ * opens of one handle by this descriptor), -ENOMEM, -EFAULT (the struct
+ * could not be read or written: then no reference was taken and the
+ * handle is as it was).
  */
 long dio_handle_open_ioctl(struct dio_file *df, void __user *arg)
 {
 	struct dio_open __user *uo = arg;
 	struct dio_ctx *ctx = df->ctx;
-	bool readable, writable, claim;
-	struct dio_handle *h;
 	struct dio_open o;
+	struct file *file;
 	dev_t dev;
 	int ret;
 
@@ -254,54 +389,27 @@ long dio_handle_open_ioctl(struct dio_file *df, void __user *arg)
 	if ((o.flags & ~DIO_OPEN_F_ALL) || o.handle || o.reserved[0] ||
 	    o.reserved[1])
 		return -EINVAL;
-	ret = dio_fd_to_dev(o.fd, &dev, &readable, &writable);
-	if (ret)
-		return ret;
-	claim = !(o.flags & DIO_OPEN_NOCLAIM);
+	/* @handle was 0: writing it again changes nothing, but faults now. */
+	if (put_user(0, &uo->handle))
+		return -EFAULT;
+	file = dio_fd_to_file(o.fd, &dev);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
 
 	mutex_lock(&ctx->lock);
-	h = dio_handle_find_dev(ctx, dev);
-	if (h) {
-		if (h->claimed != claim) {
-			ret = -EINVAL;
-			goto out_unlock;
-		}
-		ret = dio_handle_widen(h, readable, writable);
-		if (ret)
-			goto out_unlock;
-		ret = dio_file_opened_inc(df, h->id);
-		if (ret)
-			goto out_unlock;
-		h->openers++;
-	} else {
-		h = dio_handle_create(ctx, dev, readable, writable, claim);
-		if (IS_ERR(h)) {
-			ret = PTR_ERR(h);
-			goto out_unlock;
-		}
-		ret = dio_file_opened_inc(df, h->id);
-		if (ret)
-			goto out_revoke;
-		h->openers = 1;
-	}
-	/*
-	 * Written back under the lock: a CLOSE by another thread cannot
-	 * free @h meanwhile, and a caller that cannot learn the handle does
-	 * not keep a reference to it.
-	 */
-	ret = h->id;
-	if (put_user(h->id, &uo->handle)) {
-		dio_file_opened_dec(df, h->id);
-		dio_handle_unref(ctx, h->id, 1);
-		ret = -EFAULT;
-	}
+	ret = dio_handle_open_locked(df, dev, file,
+				     !(o.flags & DIO_OPEN_NOCLAIM));
 	mutex_unlock(&ctx->lock);
-	return ret;
-
-out_revoke:
-	dio_handle_revoke(h);
-out_unlock:
-	mutex_unlock(&ctx->lock);
+	fput(file);
+	if (ret < 0)
+		return ret;
+	if (put_user(ret, &uo->handle)) {
+		/* Unmapped since the probe: give the reference back. */
+		mutex_lock(&ctx->lock);
+		dio_opener_put(df, ret);
+		mutex_unlock(&ctx->lock);
+		return -EFAULT;
+	}
 	return ret;
 }
 
@@ -309,6 +417,10 @@ out_unlock:
  * dio_handle_close_ioctl - DIO_IOC_CLOSE
  * @df: the calling descriptor
  * @arg: user pointer to struct dio_close
+ *
+ * When this was the descriptor's last OPEN of the handle, the access it
+ * brought goes with it; when it was the handle's last opener, the handle
+ * is revoked.
  *
  * Return: 0, or -EBADF when this descriptor holds no reference to the
  * handle, -EINVAL for non-zero reserved fields, -EFAULT.
@@ -326,10 +438,7 @@ long dio_handle_close_ioctl(struct dio_file *df, void __user *arg)
 		return -EINVAL;
 
 	mutex_lock(&ctx->lock);
-	if (dio_file_opened_dec(df, c.handle))
-		dio_handle_unref(ctx, c.handle, 1);
-	else
-		ret = -EBADF;
+	ret = dio_opener_put(df, c.handle);
 	mutex_unlock(&ctx->lock);
 	return ret;
 }
@@ -341,14 +450,12 @@ long dio_handle_close_ioctl(struct dio_file *df, void __user *arg)
 void dio_file_drop_handles(struct dio_file *df)
 {
 	struct dio_ctx *ctx = df->ctx;
+	struct dio_opener *op;
 	unsigned long id;
-	void *entry;
 
 	mutex_lock(&ctx->lock);
-	xa_for_each(&df->opened, id, entry) {
-		dio_handle_unref(ctx, id, xa_to_value(entry));
-		xa_erase(&df->opened, id);
-	}
+	xa_for_each(&df->opened, id, op)
+		dio_opener_free(df, op);
 	mutex_unlock(&ctx->lock);
 }
 

@@ -15,14 +15,20 @@
  *  - write without one: the block layer generates PI, unless
  *    DIO_PI_GEN_APPTAG asks for an app tag: then the module generates.
  *  - read, with or without a PI buffer: the device's PI lands in the
- *    kernel buffer; the module verifies it when asked to (DIO_PI_CHK_*;
- *    by default when the caller gave no PI buffer and the device has
- *    read_verify on) in place on the pages the bios hold, and copies it
- *    out to the caller's PI buffer.
- *  - any failure: the module finds the first bad interval by verifying
- *    the data against the PI it has (a refused write), or by reading the
- *    request again an interval at a time (a refused read; raw where the
- *    driver allows, so that tag and values are known), and reports it.
+ *    kernel buffer; when the I/O completes the module verifies it when
+ *    asked to (DIO_PI_CHK_*; by default when the caller gave no PI buffer
+ *    and the device has read_verify on) in place on the pages the bios
+ *    hold, and the report copies it out to the caller's PI buffer.
+ *  - any failure: when the I/O completes, the module finds the first bad
+ *    interval by verifying the data against the PI it has (a refused
+ *    write), or by reading the request again an interval at a time (a
+ *    refused read; raw where the driver allows, so that tag and values are
+ *    known).  An interval it cannot find is reported as
+ *    DIO_PI_INTERVAL_UNKNOWN, never as a guess.
+ *
+ * Every PI buffer the module allocates is zeroed: metadata bytes beyond
+ * the PI tuple that a path does not fill must not carry old kernel memory
+ * to the device, or to the caller after a read.
  *
  * Reference tags are the whole device's LBA in protection intervals (a
  * partition's offset included): the seed of every payload is set to it,
@@ -35,6 +41,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bio.h>
+#include <linux/debugfs.h>
 #include <linux/gfp.h>
 #include <linux/highmem.h>
 #include <linux/log2.h>
@@ -48,6 +55,9 @@
 
 #define DIO_PI_CHK_ALL	(DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG | DIO_PI_CHK_APPTAG)
 #define DIO_APP_ESCAPE	0xffff
+/* A re-read that locates a refused interval covers at most this much. */
+#define DIO_LOCATE_PAGES	(SZ_1M / PAGE_SIZE)
+#define DIO_LOCATE_MD		(32U * 1024)
 
 struct dio_tuple_t10 {
 	__be16	guard;
@@ -169,7 +179,8 @@ static unsigned int dio_pi_read_checks(const struct dio_kreq *kreq)
  * metadata entry per interval or is above DIO_MAX_PI_BYTES, a PI buffer
  * not aligned to the metadata size, flags that do not apply to the
  * opcode, app tag fields no flag uses, check flags on a write without a
- * PI buffer); -EOPNOTSUPP for PI on a device
+ * PI buffer, DIO_PI_GEN_APPTAG with the escape app tag 0xffff on type 1);
+ * -EOPNOTSUPP for PI on a device
  * without it, a reference tag check on type 3, or a raw read the driver
  * cannot do.
  */
@@ -202,6 +213,10 @@ int dio_pi_check_request(struct dio_handle *h, const struct dio_request *r)
 		return -EOPNOTSUPP;
 	if ((f & DIO_PI_CHK_REFTAG) && bi.type != 1)
 		return -EOPNOTSUPP;
+	/* Type 1 tuples with this app tag are escapes no check covers. */
+	if ((f & DIO_PI_GEN_APPTAG) && r->app_tag == DIO_APP_ESCAPE &&
+	    bi.type == 1)
+		return -EINVAL;
 	if ((f & DIO_PI_NOCHECK) &&
 	    !dio_nocheck_capable(dio_bdev_is_scsi(h->bdev.bdev)))
 		return -EOPNOTSUPP;
@@ -287,7 +302,7 @@ static int dio_pi_fail(struct dio_kreq *kreq, u64 sector, u8 tag, u64 expected,
 {
 	struct dio_request *o = &kreq->out;
 
-	o->pi_err_sector = sector;
+	o->pi_err_interval = sector;
 	o->pi_err_tag = tag;
 	o->pi_err_expected = expected;
 	o->pi_err_actual = actual;
@@ -457,21 +472,23 @@ static int dio_pi_verify(struct dio_kreq *kreq, unsigned int flags)
 
 /*
  * A physically contiguous PI buffer: kmalloc() up to a page (a power-of-two
- * size that never crosses a page), whole pages above.  Not zeroed: reads
- * fill it, generation writes every tuple.
+ * size that never crosses a page), whole pages above.  Zeroed: generation
+ * fills only the PI tuple of each metadata entry, and a device may return
+ * less than it was given.  Charged to the caller's memory cgroup.
  */
 static int dio_pi_alloc(struct dio_kreq *kreq, unsigned int len)
 {
 	struct page *page;
 
 	if (len <= PAGE_SIZE) {
-		kreq->pi = kmalloc(roundup_pow_of_two(len), GFP_KERNEL);
+		kreq->pi = kzalloc(roundup_pow_of_two(len), GFP_KERNEL_ACCOUNT);
 		kreq->pi_order = 0;
 		if (!kreq->pi)
 			return -ENOMEM;
 	} else {
 		kreq->pi_order = get_order(len);
-		page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, kreq->pi_order);
+		page = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				   __GFP_NOWARN, kreq->pi_order);
 		if (!page)
 			return -ENOMEM;
 		kreq->pi = page_address(page);
@@ -613,103 +630,184 @@ int dio_pi_attach(struct dio_kreq *kreq, struct bio *bio)
 	return 0;
 }
 
+/* Re-reads made to find refused intervals, for tests (debugfs). */
+static atomic64_t dio_locate_reads = ATOMIC64_INIT(0);
+static struct dentry *dio_debugfs;
+
+/* Data and metadata pages a re-read goes through. */
+struct dio_locate_buf {
+	struct page	*data[DIO_LOCATE_PAGES];
+	void		*md;
+	unsigned int	md_order;
+	u64		per;		/* intervals one re-read covers */
+};
+
 /*
- * Read one interval again, on its own, into @data and @md.  Where the
- * driver can skip the device's checks, it does, so that the module sees
- * what is stored.  Return: 0 or -errno (-EILSEQ: the device refused it).
+ * Read intervals [@first, @first + @n) of the request again into @lb.
+ * Where @nocheck and the driver allows, HBA and device skip their checks,
+ * so that the module sees what is stored.  Return: 0 or -errno (-EILSEQ:
+ * the device refused it).
  */
-static int dio_pi_read_interval(struct dio_kreq *kreq, u64 i, bool nocheck,
-				struct page *data, struct page *md)
+static int dio_pi_reread(struct dio_kreq *kreq, struct dio_locate_buf *lb,
+			 u64 first, u64 n, bool nocheck)
 {
 	struct block_device *bdev = kreq->h->bdev.bdev;
 	const struct dio_bi *bi = &kreq->bi;
-	unsigned int ishift = ilog2(bi->interval);
+	unsigned int ishift = ilog2(bi->interval), p, len;
+	unsigned int bytes = n << ishift;
 	struct bio_integrity_payload *bip;
 	struct bio *bio;
 	int ret;
 
-	bio = bio_alloc_bioset(bdev, 1, REQ_OP_READ, GFP_KERNEL, &dio_bio_set);
+	bio = bio_alloc_bioset(bdev, DIV_ROUND_UP(bytes, PAGE_SIZE),
+			       REQ_OP_READ, GFP_KERNEL, &dio_bio_set);
 	bio->bi_iter.bi_sector = (kreq->ureq.offset >> SECTOR_SHIFT) +
-				 (i << (ishift - SECTOR_SHIFT));
+				 (first << (ishift - SECTOR_SHIFT));
 	ret = -ENOMEM;
-	if (bio_add_page(bio, data, bi->interval, 0) != bi->interval)
-		goto out_put_bio;
+	for (p = 0; bytes; p++, bytes -= len) {
+		len = min_t(unsigned int, bytes, PAGE_SIZE);
+		if (bio_add_page(bio, lb->data[p], len, 0) != len)
+			goto out_put_bio;
+	}
 	bip = bio_integrity_alloc(bio, GFP_KERNEL, 1);
 	if (IS_ERR(bip)) {
 		ret = PTR_ERR(bip);
 		goto out_put_bio;
 	}
-	ret = dio_bio_integrity_add_page(bio, md, bi->md_size, 0);
+	ret = dio_bio_integrity_add_page(bio, virt_to_page(lb->md),
+					 n * bi->md_size, 0);
 	if (ret)
 		goto out_put_bio;
 	bip_set_seed(bip, (bio->bi_iter.bi_sector + get_start_sect(bdev)) >>
 			  (ishift - SECTOR_SHIFT));
 	dio_bip_set_flags(bip, bi, nocheck, 0, false);
+	atomic64_inc(&dio_locate_reads);
 	ret = submit_bio_wait(bio);
 out_put_bio:
 	bio_put(bio);
 	return ret;
 }
 
+static void dio_locate_buf_free(struct dio_locate_buf *lb)
+{
+	unsigned int p;
+
+	for (p = 0; p < DIO_LOCATE_PAGES && lb->data[p]; p++)
+		__free_page(lb->data[p]);
+	if (lb->md)
+		free_pages((unsigned long)lb->md, lb->md_order);
+	kfree(lb);
+}
+
+static struct dio_locate_buf *dio_locate_buf_alloc(const struct dio_bi *bi)
+{
+	struct dio_locate_buf *lb;
+	unsigned int p;
+
+	lb = kzalloc(sizeof(*lb), GFP_KERNEL);
+	if (!lb)
+		return NULL;
+	lb->per = min(DIO_LOCATE_PAGES * PAGE_SIZE / bi->interval,
+		      DIO_LOCATE_MD / bi->md_size);
+	for (p = 0; p < DIV_ROUND_UP(lb->per * bi->interval, PAGE_SIZE); p++) {
+		lb->data[p] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		if (!lb->data[p])
+			goto out_free_buf;
+	}
+	lb->md_order = get_order(lb->per * bi->md_size);
+	lb->md = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO,
+					  lb->md_order);
+	if (!lb->md)
+		goto out_free_buf;
+	return lb;
+
+out_free_buf:
+	dio_locate_buf_free(lb);
+	return NULL;
+}
+
 /*
- * The device refused a read: find the first interval it refuses, one at
- * a time.  Where it can be read raw, the module checks it and reports
- * tag, expected and actual values; otherwise the block and DIO_PI_TAG_NONE.
+ * The device refused a read: find the first interval it refuses.  Chunks
+ * of lb->per intervals are read again in order until one is refused, then
+ * that chunk is halved until one interval is left (a 64 MiB request takes
+ * at most 64 + 12 reads, not one per interval).  That interval is read
+ * once more on its own: raw where the driver allows, so that the module
+ * checks it and reports tag, expected and actual values; otherwise
+ * checked, and a refusal names it with DIO_PI_TAG_NONE.  When the re-reads
+ * all pass (the failure did not last), or the request's descriptor is
+ * gone, pi_err_interval stays DIO_PI_INTERVAL_UNKNOWN.
  */
 static void dio_pi_locate(struct dio_kreq *kreq)
 {
-	bool nocheck = dio_nocheck_capable(dio_bdev_is_scsi(kreq->h->bdev.bdev));
-	u64 i, n = kreq->bytes / kreq->bi.interval, seed = dio_pi_seed(kreq);
-	struct page *data, *md;
+	bool raw = dio_nocheck_capable(dio_bdev_is_scsi(kreq->h->bdev.bdev));
+	u64 n = kreq->bytes / kreq->bi.interval, seed = dio_pi_seed(kreq);
+	u64 lo, hi = 0, mid;
+	struct dio_locate_buf *lb;
 	int ret = 0;
 
-	data = alloc_pages(GFP_KERNEL, get_order(kreq->bi.interval));
-	md = alloc_page(GFP_KERNEL);
-	if (!data || !md)
-		goto out_free_pages;
-	for (i = 0; i < n && ret != -EILSEQ; i++) {
-		ret = dio_pi_read_interval(kreq, i, nocheck, data, md);
-		if (ret == -EILSEQ) {
-			dio_pi_fail(kreq, seed + i, DIO_PI_TAG_NONE, 0, 0);
-		} else if (!ret && nocheck) {
-			ret = dio_pi_check_tuple(kreq, seed + i,
-						 page_address(data),
-						 page_address(md) +
-						 kreq->bi.pi_offset,
-						 DIO_PI_CHK_ALL &
-						 ~(kreq->ureq.app_tag_mask ? 0 :
-						   DIO_PI_CHK_APPTAG));
-		}
+	lb = dio_locate_buf_alloc(&kreq->bi);
+	if (!lb)
+		return;
+	for (lo = 0; lo < n; lo += lb->per) {
+		if (READ_ONCE(kreq->df->released))
+			goto out_free_buf;
+		hi = min(lo + lb->per, n);
+		ret = dio_pi_reread(kreq, lb, lo, hi - lo, false);
+		if (ret)
+			break;
 	}
-out_free_pages:
-	if (md)
-		__free_page(md);
-	if (data)
-		__free_pages(data, get_order(kreq->bi.interval));
+	if (ret != -EILSEQ)
+		goto out_free_buf;
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		ret = dio_pi_reread(kreq, lb, lo, mid - lo, false);
+		if (ret == -EILSEQ)
+			hi = mid;
+		else if (!ret)
+			lo = mid;
+		else
+			goto out_free_buf;
+	}
+	ret = dio_pi_reread(kreq, lb, lo, 1, raw);
+	if (ret == -EILSEQ) {
+		dio_pi_fail(kreq, seed + lo, DIO_PI_TAG_NONE, 0, 0);
+	} else if (!ret && raw) {
+		ret = dio_pi_check_tuple(kreq, seed + lo, page_address(lb->data[0]),
+					 lb->md + kreq->bi.pi_offset,
+					 DIO_PI_CHK_ALL &
+					 ~(kreq->ureq.app_tag_mask ? 0 :
+					   DIO_PI_CHK_APPTAG));
+		/* Stored intact, yet refused: the block, without a tag. */
+		if (!ret)
+			dio_pi_fail(kreq, seed + lo, DIO_PI_TAG_NONE, 0, 0);
+	}
+out_free_buf:
+	dio_locate_buf_free(lb);
 }
 
 /**
- * dio_pi_finish - verify a completed request's PI and report it
- * @kreq: the request, before its data pages are released
- * @report: the request is being reported to its submitter (WAIT or
- *	COLLECT in the caller's process); otherwise nothing touches user
- *	memory
+ * dio_pi_complete - verify a completed request's PI, before its pages go
+ * @kreq: the request; its result is set, its bios still hold the pages
  *
- * Sets kreq->out's result to -EILSEQ and fills pi_err_* when verification
- * fails, and copies a read's PI to the caller's PI buffer.
+ * Runs in the completion work, never in the memory of whoever reports the
+ * request.  Sets the result to -EILSEQ and fills pi_err_* when the module's
+ * verification fails; for a request the device refused, finds the failing
+ * interval (or reports DIO_PI_INTERVAL_UNKNOWN).  Frees the PI buffer
+ * unless the report must copy it out (a read with DIO_REQ_PI).
  */
-void dio_pi_finish(struct dio_kreq *kreq, bool report)
+void dio_pi_complete(struct dio_kreq *kreq)
 {
 	const struct dio_request *r = &kreq->ureq;
 	struct dio_request *o = &kreq->out;
 	unsigned int chk;
 	int ret;
 
-	if (!report || !kreq->bi.pi_size || r->opcode == DIO_OP_FLUSH)
+	if (!kreq->bi.pi_size || r->opcode == DIO_OP_FLUSH)
 		return;
 	if (kreq->error == -EILSEQ) {
 		o->pi_err_source = DIO_PI_SRC_DEVICE;
-		o->pi_err_sector = dio_pi_seed(kreq);
+		o->pi_err_interval = DIO_PI_INTERVAL_UNKNOWN;
+		o->pi_err_tag = DIO_PI_TAG_NONE;
 		if (dio_pi_is_read(r))
 			/* What came back is not what is stored: look again. */
 			dio_pi_locate(kreq);
@@ -717,23 +815,41 @@ void dio_pi_finish(struct dio_kreq *kreq, bool report)
 			/* The device refused a write: find where. */
 			dio_pi_verify_bios(kreq, DIO_PI_CHK_ALL &
 					   ~(r->app_tag_mask ? 0 : DIO_PI_CHK_APPTAG));
-		return;
+		goto out_free;
 	}
 	if (kreq->error || !dio_pi_is_read(r) || !kreq->pi)
-		return;
-	if ((r->flags & DIO_REQ_PI) &&
-	    copy_to_user(u64_to_user_ptr(r->pi_buf), kreq->pi, kreq->pi_len)) {
-		o->result = -EFAULT;
-		return;
-	}
+		goto out_free;
 	chk = dio_pi_read_checks(kreq);
-	if (!chk)
+	if (chk) {
+		ret = dio_pi_verify_bios(kreq, chk);
+		if (ret)
+			o->result = ret;	/* a read not verified is no success */
+		if (ret == -EILSEQ)
+			o->pi_err_source = DIO_PI_SRC_MODULE;
+	}
+	if (r->flags & DIO_REQ_PI)
+		return;			/* dio_pi_report() copies it out */
+out_free:
+	dio_pi_free(kreq);
+}
+
+/**
+ * dio_pi_report - copy a completed read's PI to its submitter
+ * @kreq: the request, being reported in its submitter's process
+ *
+ * The device's PI goes to the caller's PI buffer whenever the device
+ * returned it, also when the module's verification failed.  A buffer that
+ * cannot be written makes the result -EFAULT.
+ */
+void dio_pi_report(struct dio_kreq *kreq)
+{
+	const struct dio_request *r = &kreq->ureq;
+
+	if (!kreq->pi || kreq->error || !dio_pi_is_read(r) ||
+	    !(r->flags & DIO_REQ_PI))
 		return;
-	ret = dio_pi_verify_bios(kreq, chk);
-	if (ret)
-		o->result = ret;	/* a read not verified is not a success */
-	if (ret == -EILSEQ)
-		o->pi_err_source = DIO_PI_SRC_MODULE;
+	if (copy_to_user(u64_to_user_ptr(r->pi_buf), kreq->pi, kreq->pi_len))
+		kreq->out.result = -EFAULT;
 }
 
 /**
@@ -751,19 +867,32 @@ void dio_pi_free(struct dio_kreq *kreq)
 	kreq->pi = NULL;
 }
 
+static int dio_locate_reads_get(void *data, u64 *val)
+{
+	*val = atomic64_read(&dio_locate_reads);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(dio_locate_reads_fops, dio_locate_reads_get, NULL,
+			 "%llu\n");
+
 /**
- * dio_pi_module_init - nothing to set up: buffers are per request
+ * dio_pi_module_init - debugfs: dio_batch/locate_reads, the re-reads made
+ *	so far to find refused intervals
  *
- * Return: 0.
+ * Return: 0 (debugfs is optional).
  */
 int dio_pi_module_init(void)
 {
+	dio_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file_unsafe("locate_reads", 0444, dio_debugfs, NULL,
+				   &dio_locate_reads_fops);
 	return 0;
 }
 
 /**
- * dio_pi_module_exit - nothing to tear down
+ * dio_pi_module_exit - remove the debugfs files
  */
 void dio_pi_module_exit(void)
 {
+	debugfs_remove_recursive(dio_debugfs);
 }

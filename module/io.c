@@ -2,17 +2,29 @@
 /*
  * dio_batch: submitting requests and reporting their completions.
  *
- * SUBMIT reads each struct dio_request from the caller's memory, pins the
- * data pages straight into bios (as block/fops.c's __blkdev_direct_IO does)
- * and submits the whole batch under one plug.  A request larger than one
- * bio becomes several bios that share a count; the last to complete queues
- * the request on its descriptor's done list, from any context, without
- * touching user memory.
+ * SUBMIT reads each struct dio_request from the caller's memory, checks it
+ * as the kernel's own read and write paths would (the LSM, through
+ * rw_verify_area() on the block device file the handle was opened with; a
+ * read-only or swap device for writes), charges the pages it will pin to
+ * the caller's user (user.c), pins them straight into bios (as
+ * block/fops.c's __blkdev_direct_IO does) and submits the whole batch under
+ * one plug.  A request larger than one bio becomes several bios that share
+ * a count; the last to complete queues the request's completion work.
  *
- * WAIT and COLLECT run in the caller's process: they claim done requests,
- * release the pages (dirtying them after reads, which may sleep), write the
- * results into the caller's struct dio_request and free the kernel's state.
- * A descriptor closed with requests in flight reaps them from a work item.
+ * The completion work, in process context, verifies a read's PI on the
+ * pages the bios hold (or finds the interval the device refused), releases
+ * the pages (dirtying them after reads) and the charge, sends the fsnotify
+ * event pread or pwrite would, and queues the request on its descriptor's
+ * done list, keeping only what the report needs (result, PI failure, a
+ * read's PI).  Pins therefore end with the I/O, reported or not.
+ *
+ * A descriptor belongs to the memory of the process that created it: only
+ * that process may SUBMIT, WAIT and COLLECT (-EXDEV for another), so
+ * results are written only into the memory of the process that submitted.
+ * WAIT and COLLECT claim done requests, copy a read's PI out, write the
+ * results into the caller's struct dio_request and free the kernel's
+ * state.  A descriptor closed with requests in flight reaps them from a
+ * work item.
  *
  * The request table of a descriptor is keyed by the request's user address
  * divided by the smallest request size: requests that do not overlap never
@@ -22,6 +34,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blkdev.h>
+#include <linux/fsnotify.h>
 #include <linux/hrtimer.h>
 #include <linux/log2.h>
 #include <linux/poll.h>
@@ -79,7 +92,7 @@ static void dio_kreq_complete(struct dio_kreq *kreq)
 static void dio_kreq_put(struct dio_kreq *kreq)
 {
 	if (atomic_dec_and_test(&kreq->remaining))
-		dio_kreq_complete(kreq);
+		queue_work(dio_wq, &kreq->work);
 }
 
 static void dio_bio_end_io(struct bio *bio)
@@ -89,7 +102,7 @@ static void dio_bio_end_io(struct bio *bio)
 
 	if (bio->bi_status)
 		cmpxchg(&kreq->error, 0, blk_status_to_errno(bio->bi_status));
-	/* Keep the bio: its pages are released in process context. */
+	/* Keep the bio: the completion work verifies and releases it. */
 	spin_lock_irqsave(&kreq->bio_lock, flags);
 	bio->bi_next = kreq->bios;
 	kreq->bios = bio;
@@ -97,10 +110,10 @@ static void dio_bio_end_io(struct bio *bio)
 	dio_kreq_put(kreq);
 }
 
-/* ---- releasing (process context) ---- */
+/* ---- completion work (process context) ---- */
 
-/* Release the pages (dirtying them after a read), the bios and the PI. */
-static void dio_kreq_release(struct dio_kreq *kreq)
+/* Release the pages (dirtying them after a read) and the bios. */
+static void dio_kreq_release_pages(struct dio_kreq *kreq)
 {
 	bool dirty = kreq->opcode == DIO_OP_READ;
 	struct bio *bio;
@@ -111,25 +124,42 @@ static void dio_kreq_release(struct dio_kreq *kreq)
 		bio_release_pages(bio, dirty);
 		bio_put(bio);
 	}
-	dio_pi_free(kreq);
+	dio_user_uncharge(kreq->user, kreq->pinned);
+	dio_user_put(kreq->user);
+	kreq->user = NULL;
 }
 
 /*
- * Compute the result (verifying PI where the module does, and giving a
- * read's PI to the caller when @report), then release the request's pages.
+ * Everything of a completed request that does not need its submitter:
+ * the result, PI verification and location, the pages, the charge, the
+ * fsnotify event and the file reference.  Then it can be reported.
  */
-static void dio_kreq_finish(struct dio_kreq *kreq, bool report)
+static void dio_kreq_work(struct work_struct *work)
 {
+	struct dio_kreq *kreq = container_of(work, struct dio_kreq, work);
+
 	kreq->out.result = kreq->error ? kreq->error : (s64)kreq->bytes;
-	dio_pi_finish(kreq, report);
-	dio_kreq_release(kreq);
+	dio_pi_complete(kreq);
+	dio_kreq_release_pages(kreq);
+	if (kreq->file) {
+		if (kreq->out.result > 0) {
+			if (kreq->opcode == DIO_OP_READ)
+				fsnotify_access(kreq->file);
+			else
+				fsnotify_modify(kreq->file);
+		}
+		fput(kreq->file);
+		kreq->file = NULL;
+	}
+	dio_kreq_complete(kreq);
 }
 
-/* Free a request that left the table; its resources are released. */
+/* Free a request that left the table; its pages are released. */
 static void dio_kreq_free(struct dio_kreq *kreq)
 {
 	struct dio_file *df = kreq->df;
 
+	dio_pi_free(kreq);
 	dio_handle_put(kreq->h);
 	kmem_cache_free(dio_kreq_cache, kreq);
 	dio_file_put(df);
@@ -191,10 +221,8 @@ void dio_file_reap_all(struct dio_file *df)
 	df->nr_done = 0;
 	xa_unlock_irq(&df->reqs);
 
-	list_for_each_entry_safe(kreq, next, &list, node) {
-		dio_kreq_finish(kreq, false);
+	list_for_each_entry_safe(kreq, next, &list, node)
 		dio_kreq_free(kreq);
-	}
 	if (from_work)
 		dio_file_put(df);
 }
@@ -223,6 +251,7 @@ static int dio_req_check(const struct dio_request *r)
 	if (r->flags & ~DIO_REQ_F_ALL)
 		return -EINVAL;
 	if (r->pad0 || r->pad1 || r->pad2[0] || r->pad2[1] || r->pad2[2] ||
+	    memchr_inv(r->pad3, 0, sizeof(r->pad3)) ||
 	    r->reserved[0] || r->reserved[1])
 		return -EINVAL;
 	if (r->opcode == DIO_OP_FLUSH)
@@ -249,6 +278,18 @@ static bool dio_segs_aligned(const struct iovec *seg, unsigned long nr,
 			return false;
 	}
 	return true;
+}
+
+/* Pages the segments will pin, a page once per segment that covers it. */
+static unsigned long dio_segs_pages(const struct iovec *seg, unsigned long nr)
+{
+	unsigned long pages = 0;
+
+	for (; nr; nr--, seg++)
+		if (seg->iov_len)
+			pages += DIV_ROUND_UP(offset_in_page(seg->iov_base) +
+					      seg->iov_len, PAGE_SIZE);
+	return pages;
 }
 
 /*
@@ -307,6 +348,7 @@ static int dio_kreq_import(struct dio_kreq *kreq, struct iovec *fast,
 	if (r->offset > capacity || count > capacity - r->offset)
 		goto out_free_iov;
 	kreq->bytes = count;
+	kreq->pinned = dio_segs_pages(segs, nr_segs) << PAGE_SHIFT;
 	return 0;
 
 out_free_iov:
@@ -399,7 +441,7 @@ static int dio_kreq_insert(struct dio_file *df, struct dio_kreq *kreq)
 	/* Counted first: __xa_insert() may drop the lock to allocate. */
 	df->nr_reqs++;
 	ret = __xa_insert(&df->reqs, dio_req_key(kreq->uaddr), kreq,
-			  GFP_KERNEL);
+			  GFP_KERNEL_ACCOUNT);
 	if (ret)
 		df->nr_reqs--;
 	xa_unlock_irq(&df->reqs);
@@ -418,7 +460,29 @@ static void dio_kreq_uninsert(struct dio_file *df, struct dio_kreq *kreq)
 	dio_file_put(df);
 }
 
-static int dio_submit_one(struct dio_file *df, u64 uaddr)
+/*
+ * The checks of the kernel's own paths, on the file the handle was opened
+ * through: the LSM's (rw_verify_area(), as vfs_read() and vfs_write() ask),
+ * and for a write the device's read-only state and swap, which can change
+ * after OPEN (blkdev_write_iter()).
+ */
+static int dio_kreq_permitted(struct dio_kreq *kreq)
+{
+	bool write = kreq->opcode == DIO_OP_WRITE;
+	loff_t pos = kreq->ureq.offset;
+	int ret;
+
+	ret = rw_verify_area(write ? WRITE : READ, kreq->file, &pos,
+			     kreq->bytes);
+	if (ret)
+		return ret;
+	if (write)
+		return dio_write_allowed(kreq->file, -EPERM);
+	return 0;
+}
+
+static int dio_submit_one(struct dio_file *df, struct dio_user *user,
+			  u64 uaddr)
 {
 	struct iovec fast[UIO_FASTIOV], *iov = NULL;
 	struct iov_iter iter = {};
@@ -446,28 +510,40 @@ static int dio_submit_one(struct dio_file *df, u64 uaddr)
 		ret = -EBADF;
 		goto out_free_kreq;
 	}
-	ret = -EBADF;
-	if (kreq->ureq.opcode == DIO_OP_WRITE && !READ_ONCE(kreq->h->writable))
-		goto out_put_handle;
-	if (kreq->ureq.opcode == DIO_OP_READ && !READ_ONCE(kreq->h->readable))
-		goto out_put_handle;
 	kreq->df = df;
 	kreq->uaddr = uaddr;
 	kreq->opcode = kreq->ureq.opcode;
 	atomic_set(&kreq->remaining, 1);	/* submission bias */
 	spin_lock_init(&kreq->bio_lock);
 	INIT_LIST_HEAD(&kreq->node);
+	INIT_WORK(&kreq->work, dio_kreq_work);
 	if (kreq->opcode != DIO_OP_FLUSH) {
+		/* No opener of the handle has the access: EBADF, as pwrite. */
+		kreq->file = dio_handle_file(kreq->h,
+					     kreq->opcode == DIO_OP_WRITE);
+		ret = -EBADF;
+		if (!kreq->file)
+			goto out_put_handle;
 		ret = dio_kreq_import(kreq, fast, &iov, &iter);
 		if (ret)
-			goto out_put_handle;
+			goto out_put_file;
+		ret = dio_kreq_permitted(kreq);
+		if (ret)
+			goto out_free_iov;
 	}
 	ret = dio_pi_check_request(kreq->h, &kreq->ureq);
 	if (ret)
 		goto out_free_iov;
-	ret = dio_kreq_insert(df, kreq);
+	ret = dio_user_charge(user, kreq->pinned);
 	if (ret)
 		goto out_free_iov;
+	if (user && kreq->pinned) {
+		refcount_inc(&user->ref);
+		kreq->user = user;
+	}
+	ret = dio_kreq_insert(df, kreq);
+	if (ret)
+		goto out_uncharge;
 	ret = dio_pi_prepare(kreq);
 	if (ret)
 		goto out_free_pi;
@@ -483,8 +559,14 @@ out_free_pi:
 	/* dio_pi_prepare() may have allocated before it failed. */
 	dio_pi_free(kreq);
 	dio_kreq_uninsert(df, kreq);
+out_uncharge:
+	dio_user_uncharge(user, kreq->pinned);
+	dio_user_put(kreq->user);
 out_free_iov:
 	kfree(iov);
+out_put_file:
+	if (kreq->file)
+		fput(kreq->file);
 out_put_handle:
 	dio_handle_put(kreq->h);
 out_free_kreq:
@@ -501,12 +583,17 @@ out_free_kreq:
  * -EINVAL (bad request fields, alignment or length), -ENXIO (beyond the
  * device), -EBADF (handle not live, or a write or read its openers'
  * access does not allow), -EBUSY (request already in flight on this
- * descriptor, or one it overlaps), -EAGAIN (too many requests in flight),
- * -EOPNOTSUPP (PI the device cannot honour), -EILSEQ (the caller's PI
- * refused before submission), -EFAULT, -ENOMEM.
+ * descriptor, or one it overlaps), -EAGAIN (too many requests in flight,
+ * or the user's pinned-memory ceiling reached while it has I/O in
+ * flight), -EOPNOTSUPP (PI the device cannot honour), -EILSEQ (the
+ * caller's PI refused before submission), -EPERM (a write to a read-only
+ * device), -ETXTBSY (a write to an active swap device), the LSM's error,
+ * -EXDEV (the descriptor belongs to another process), -EFAULT, -ENOMEM
+ * (also: a request that alone passes the ceiling).
  */
 long dio_submit_ioctl(struct dio_file *df, void __user *arg)
 {
+	struct dio_user *user;
 	struct dio_submit s;
 	struct blk_plug plug;
 	u64 __user *ureqs;
@@ -514,12 +601,17 @@ long dio_submit_ioctl(struct dio_file *df, void __user *arg)
 	u64 uaddr;
 	int ret;
 
+	if (current->mm != df->mm)
+		return -EXDEV;
 	ret = dio_copy_arg(&s, sizeof(s), DIO_SUBMIT_SIZE_VER0, arg);
 	if (ret)
 		return ret;
 	if (!s.nr || s.nr > DIO_MAX_BATCH || s.reserved[0] || s.reserved[1])
 		return -EINVAL;
 	ureqs = u64_to_user_ptr(s.reqs);
+	user = dio_user_get();
+	if (IS_ERR(user))
+		return PTR_ERR(user);
 
 	blk_start_plug(&plug);
 	for (i = 0; i < s.nr; i++) {
@@ -527,11 +619,12 @@ long dio_submit_ioctl(struct dio_file *df, void __user *arg)
 			ret = -EFAULT;
 			break;
 		}
-		ret = dio_submit_one(df, uaddr);
+		ret = dio_submit_one(df, user, uaddr);
 		if (ret)
 			break;
 	}
 	blk_finish_plug(&plug);
+	dio_user_put(user);
 	return i ? i : ret;
 }
 
@@ -604,7 +697,7 @@ static int dio_kreq_report(struct dio_file *df, struct dio_kreq *kreq)
 	struct dio_request out;
 	int ret = 0;
 
-	dio_kreq_finish(kreq, true);
+	dio_pi_report(kreq);
 	/* Through the stack, as in dio_submit_one(). */
 	memcpy((void *)&out + off, (const void *)&kreq->out + off, end - off);
 	if (copy_to_user(u + off, (const void *)&out + off, end - off))
@@ -633,7 +726,8 @@ static int dio_wait_result(unsigned int n, int err)
  * Return: how many were reported: all of them, or fewer when the timeout
  * expired (possibly 0) or a signal came (-EINTR when none).  A listed
  * address with no request submitted on this descriptor stops the call:
- * -ENOENT if it is the first.  -EINVAL for bad fields, -EFAULT.
+ * -ENOENT if it is the first.  -EINVAL for bad fields, -EFAULT, -EXDEV
+ * (the descriptor belongs to another process).
  */
 long dio_wait_ioctl(struct dio_file *df, void __user *arg)
 {
@@ -645,6 +739,8 @@ long dio_wait_ioctl(struct dio_file *df, void __user *arg)
 	u64 uaddr;
 	int ret;
 
+	if (current->mm != df->mm)
+		return -EXDEV;
 	ret = dio_copy_arg(&w, sizeof(w), DIO_WAIT_SIZE_VER0, arg);
 	if (ret)
 		return ret;
@@ -694,7 +790,8 @@ static struct dio_kreq *dio_kreq_claim_first(struct dio_file *df)
  *
  * Return: how many completions were reported into @arg->reqs (at least
  * @arg->min_nr unless the timeout expired or a signal came: then fewer,
- * possibly 0, or -EINTR when none).  -EINVAL for bad fields, -EFAULT.
+ * possibly 0, or -EINTR when none).  -EINVAL for bad fields, -EFAULT,
+ * -EXDEV (the descriptor belongs to another process).
  */
 long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 {
@@ -705,6 +802,8 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 	ktime_t deadline;
 	int ret;
 
+	if (current->mm != df->mm)
+		return -EXDEV;
 	ret = dio_copy_arg(&w, sizeof(w), DIO_WAIT_SIZE_VER0, arg);
 	if (ret)
 		return ret;

@@ -18,6 +18,11 @@ module_param_named(max_inflight, dio_max_inflight, uint, 0644);
 MODULE_PARM_DESC(max_inflight,
 		 "Requests submitted and not yet reported, per descriptor (default 1024)");
 
+unsigned int dio_max_user_pinned_mb = 256;
+module_param_named(max_user_pinned_mb, dio_max_user_pinned_mb, uint, 0644);
+MODULE_PARM_DESC(max_user_pinned_mb,
+		 "MiB of user memory one user may have pinned by I/O in flight, whole pages per pin; 0: no ceiling; CAP_IPC_LOCK is exempt (default 256)");
+
 /**
  * dio_copy_arg - copy an extensible argument struct from user space
  * @karg: the kernel's struct; its first member is __u32 size
@@ -67,6 +72,7 @@ static long dio_features_ioctl(void __user *arg)
 		.max_batch	= DIO_MAX_BATCH,
 		.max_inflight	= READ_ONCE(dio_max_inflight),
 		.max_pi_bytes	= DIO_MAX_PI_BYTES,
+		.max_user_pinned = (u64)READ_ONCE(dio_max_user_pinned_mb) << 20,
 	};
 	u32 usize;
 
@@ -131,6 +137,8 @@ long dio_ctx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return dio_handle_close_ioctl(df, uarg);
 	if (dio_ioc_is(cmd, DIO_IOC_QUERY))
 		return dio_handle_query_ioctl(df, uarg);
+	if (dio_ioc_is(cmd, DIO_IOC_STAT))
+		return dio_ctx_stat_ioctl(df, uarg);
 	return -ENOTTY;
 }
 

@@ -8,8 +8,8 @@
  *
  *  - the control device /dev/dio_batch: DIO_IOC_FEATURES and DIO_IOC_INIT;
  *  - a context descriptor, returned by DIO_IOC_INIT: DIO_IOC_OPEN,
- *    DIO_IOC_CLOSE, DIO_IOC_QUERY, DIO_IOC_SUBMIT, DIO_IOC_WAIT and
- *    DIO_IOC_COLLECT.  It is pollable: readable while it holds completions
+ *    DIO_IOC_CLOSE, DIO_IOC_QUERY, DIO_IOC_STAT, DIO_IOC_SUBMIT,
+ *    DIO_IOC_WAIT and DIO_IOC_COLLECT.  It is pollable: readable while it holds completions
  *    that were not yet reported by WAIT or COLLECT.
  *
  * Rules every argument struct follows:
@@ -38,16 +38,36 @@
 #define DIO_BATCH_DEVNAME	"dio_batch"
 #define DIO_BATCH_IOC_MAGIC	0xDB
 
-/* ABI version reported by DIO_IOC_FEATURES; bumped when features are added. */
-#define DIO_BATCH_ABI_VERSION	1
+/*
+ * ABI version reported by DIO_IOC_FEATURES; bumped when features are added
+ * or documented behaviour changes.
+ *
+ *  1  the first interface.
+ *  2  the trust boundary for users who are not root: context keys live in
+ *     the caller's IPC namespace; joining another user's context needs
+ *     DIO_FOREIGN; DIO_IOC_STAT; a descriptor's I/O belongs to the memory
+ *     of the process that created it (SUBMIT, WAIT and COLLECT from another
+ *     process are -EXDEV); writes obey the device's read-only state
+ *     (-EROFS at OPEN, -EPERM at SUBMIT), an active swap device (-ETXTBSY)
+ *     and the LSM; a handle's access follows the descriptors that hold it
+ *     open; DIO_PI_GEN_APPTAG refuses the escape app tag 0xffff on type 1;
+ *     pinned pages are released when the I/O completes and charged to a
+ *     per-user ceiling (max_user_pinned); a PI failure whose interval the
+ *     module cannot name reports DIO_PI_INTERVAL_UNKNOWN; pi_err_sector is
+ *     pi_err_interval; pad3 must be zero.
+ */
+#define DIO_BATCH_ABI_VERSION	2
 
 /* Features (struct dio_features.features). */
 #define DIO_FEAT_CONTEXTS	(1ULL << 0)	/* INIT/OPEN/CLOSE/QUERY */
 #define DIO_FEAT_BATCH_IO	(1ULL << 1)	/* SUBMIT/WAIT/COLLECT, poll */
 #define DIO_FEAT_PI		(1ULL << 2)	/* PI buffers in dio_request */
 #define DIO_FEAT_PI_REPORT	(1ULL << 3)	/* exact PI failure reports */
+#define DIO_FEAT_STAT		(1ULL << 4)	/* DIO_IOC_STAT, DIO_FOREIGN */
+#define DIO_FEAT_PIN_LIMIT	(1ULL << 5)	/* per-user pinned-bytes ceiling */
 #define DIO_FEAT_ALL		(DIO_FEAT_CONTEXTS | DIO_FEAT_BATCH_IO | \
-				 DIO_FEAT_PI | DIO_FEAT_PI_REPORT)
+				 DIO_FEAT_PI | DIO_FEAT_PI_REPORT | \
+				 DIO_FEAT_STAT | DIO_FEAT_PIN_LIMIT)
 
 /**
  * struct dio_features - DIO_IOC_FEATURES: what this module supports
@@ -62,6 +82,12 @@
  * @max_batch:	out: most requests one SUBMIT, WAIT or COLLECT takes
  * @max_inflight: out: most requests in flight per context descriptor
  * @max_pi_bytes: out: largest PI buffer one request may carry
+ * @max_user_pinned: out: most bytes of user memory one user may have
+ *		pinned by I/O in flight, counted in whole pages per page pinned
+ *		(a page pinned twice counts twice); 0 means no ceiling.  Callers
+ *		with CAP_IPC_LOCK are not counted.  Over it, SUBMIT fails with
+ *		-EAGAIN while the user has pinned I/O in flight, -ENOMEM when
+ *		the request alone does not fit.  (ABI 2)
  * @reserved:	zero
  *
  * Only @size is read; the kernel writes min(@size, its size) bytes.
@@ -78,7 +104,8 @@ struct dio_features {
 	__u32	max_batch;
 	__u32	max_inflight;
 	__u32	max_pi_bytes;
-	__u64	reserved[4];
+	__u64	max_user_pinned;
+	__u64	reserved[3];
 };
 #define DIO_FEATURES_SIZE_VER0	80
 
@@ -86,21 +113,38 @@ struct dio_features {
 #define DIO_CREAT	(1U << 0)	/* create the context if the key is new */
 #define DIO_EXCL	(1U << 1)	/* with DIO_CREAT: -EEXIST if it exists */
 #define DIO_PRIVATE	(1U << 2)	/* new context no key reaches (key 0) */
-#define DIO_INIT_F_ALL	(DIO_CREAT | DIO_EXCL | DIO_PRIVATE)
+#define DIO_FOREIGN	(1U << 3)	/* may join a context another user owns */
+#define DIO_INIT_F_ALL	(DIO_CREAT | DIO_EXCL | DIO_PRIVATE | DIO_FOREIGN)
 
 /**
  * struct dio_init - DIO_IOC_INIT: get a descriptor for a context
  * @size:	sizeof(struct dio_init)
- * @flags:	DIO_CREAT, DIO_EXCL, DIO_PRIVATE
- * @key:	context name; keys live in the caller's user namespace.  Must
- *		be 0 with DIO_PRIVATE, and non-zero otherwise.
+ * @flags:	DIO_CREAT, DIO_EXCL, DIO_PRIVATE, DIO_FOREIGN
+ * @key:	context name; keys live in the caller's IPC namespace, as
+ *		System V IPC keys do.  Must be 0 with DIO_PRIVATE, and non-zero
+ *		otherwise.
  * @mode:	permission bits (0777 mask) of a context this call creates,
  *		checked like System V IPC (owner, group, other; read and write
- *		are both needed to join).  0 means 0600.  Ignored on join.
+ *		are both needed to join; CAP_IPC_OWNER in the IPC namespace's
+ *		user namespace overrides).  0 means 0600.  Ignored on join.
  * @reserved:	zero
  *
  * Returns a new close-on-exec descriptor.  Every descriptor is its own
- * completion queue; the handle table is shared by the context.
+ * completion queue; the handle table is shared by the context.  A context
+ * owned by another user (its creator's effective uid) is joined only with
+ * DIO_FOREIGN, whatever its mode: without it such a key is -EACCES, so a
+ * key squatted by someone else is never joined by mistake.  DIO_IOC_STAT
+ * tells who owns what was joined.  DIO_FOREIGN goes with neither
+ * DIO_PRIVATE nor DIO_EXCL (-EINVAL).
+ *
+ * The descriptor's I/O belongs to the process that created it (its memory,
+ * shared by its threads), as a Linux AIO context does: SUBMIT, WAIT and
+ * COLLECT from any other process (a fork()ed child, a receiver of the
+ * descriptor through SCM_RIGHTS) are -EXDEV, so results are only ever
+ * written into the memory of the process that submitted.  Requests in
+ * flight when that process exits complete, release their pages and are
+ * freed with the descriptor; nobody reports them.  OPEN, CLOSE, QUERY and
+ * STAT work from any process that has the descriptor.
  */
 struct dio_init {
 	__u32	size;
@@ -127,6 +171,14 @@ struct dio_init {
  * The device is claimed exclusively with the context as holder unless
  * DIO_OPEN_NOCLAIM is given.  Opening a device the context already has
  * returns the same handle and takes one more reference for the caller.
+ *
+ * Access: each descriptor that holds a handle open contributes the access
+ * of the block device descriptors it opened it through (the union, for as
+ * long as it holds a reference); the handle reads when one of them may
+ * read and writes when one of them may write.  When the last writable
+ * holder closes the handle or exits, the handle stops accepting writes.
+ * A writable @fd on a read-only device is -EROFS, and on an active swap
+ * device (with DIO_OPEN_NOCLAIM: swap claims its device) -ETXTBSY.
  */
 struct dio_open {
 	__u32	size;
@@ -223,6 +275,45 @@ struct dio_query {
 };
 #define DIO_QUERY_SIZE_VER0	120
 
+/* struct dio_stat.flags */
+#define DIO_STAT_PRIVATE	(1U << 0)	/* DIO_PRIVATE: no key reaches it */
+
+/**
+ * struct dio_stat - DIO_IOC_STAT: who owns a context, as IPC_STAT tells
+ * @size:	sizeof(struct dio_stat)
+ * @flags:	out: DIO_STAT_*
+ * @key:	out: the key (0 for a private context)
+ * @uid:	out: owner's uid, in the caller's user namespace (the overflow
+ *		uid when it has no mapping there)
+ * @gid:	out: owner's group
+ * @cuid:	out: creator's uid
+ * @cgid:	out: creator's gid
+ * @mode:	out: permission bits
+ * @cpid:	out: creator's process id in the caller's pid namespace (0
+ *		when it is not visible there)
+ * @nr_descriptors: out: descriptors of the context, in every process
+ * @nr_handles:	out: live handles
+ * @reserved:	zero
+ *
+ * Only @size is read (and the reserved fields, which must be zero); the
+ * kernel writes min(@size, its size) bytes.  (ABI 2)
+ */
+struct dio_stat {
+	__u32	size;
+	__u32	flags;
+	__u64	key;
+	__u32	uid;
+	__u32	gid;
+	__u32	cuid;
+	__u32	cgid;
+	__u32	mode;
+	__s32	cpid;
+	__u32	nr_descriptors;
+	__u32	nr_handles;
+	__u64	reserved[4];
+};
+#define DIO_STAT_SIZE_VER0	80
+
 /*
  * Request opcodes.  Planned, not yet implemented: DIO_OP_WRITE_ZEROES,
  * DIO_OP_DISCARD.  DIO_IOC_FEATURES.opcodes tells which ones exist.
@@ -263,6 +354,12 @@ struct dio_query {
 #define DIO_PI_TAG_APP		2
 #define DIO_PI_TAG_REF		3
 
+/*
+ * pi_err_interval when the device refused the request and the module could
+ * not find which interval (pi_err_tag is then DIO_PI_TAG_NONE).
+ */
+#define DIO_PI_INTERVAL_UNKNOWN	(~0ULL)
+
 /* Who found it (struct dio_request.pi_err_source). */
 #define DIO_PI_SRC_NONE		0
 #define DIO_PI_SRC_USER		1	/* DIO_PI_VERIFY_USER before submission */
@@ -290,8 +387,9 @@ struct dio_query {
  * @app_tag_mask: bits of @app_tag that DIO_PI_CHK_APPTAG compares
  * @pad2:	zero
  * @result:	out: bytes transferred, or -errno (-EILSEQ: PI failure)
- * @pi_err_sector: out: after -EILSEQ, the first failing protection interval,
- *		counted in intervals from the start of the whole device
+ * @pi_err_interval: out: after -EILSEQ, the first failing protection
+ *		interval, counted in intervals from the start of the whole
+ *		device; DIO_PI_INTERVAL_UNKNOWN when it could not be found
  * @pi_err_expected: out: the tag value that was expected
  * @pi_err_actual: out: the tag value that was found
  * @pi_err_tag:	out: DIO_PI_TAG_*
@@ -300,8 +398,18 @@ struct dio_query {
  * @reserved:	zero
  *
  * The kernel reads the request at DIO_IOC_SUBMIT and writes @result and the
- * pi_err_* fields back at DIO_IOC_WAIT or DIO_IOC_COLLECT, from the process
- * that calls them.  It never stores a kernel pointer in it.
+ * pi_err_* fields back at DIO_IOC_WAIT or DIO_IOC_COLLECT, which only the
+ * submitting process can call on its descriptor.  It never stores a kernel
+ * pointer in it.  The pages of @buf (and the iovecs') are pinned from
+ * SUBMIT until the I/O completes, not until it is reported; a read's PI
+ * verification runs at completion too.
+ *
+ * Every request passes the checks of the kernel's own read and write
+ * paths: the LSM's file permission for the access (through the block
+ * device descriptor the handle was opened with), and for writes a device
+ * that became read-only (-EPERM) or an active swap device (-ETXTBSY).
+ * Completed reads and writes generate the fsnotify events pread and
+ * pwrite would (IN_ACCESS, IN_MODIFY on the device node).
  *
  * PI (see also README.md): reference tags count protection intervals from
  * the start of the whole disk.  A write with DIO_REQ_PI sends the caller's
@@ -317,7 +425,10 @@ struct dio_query {
  * request's PI to fit DIO_IOC_FEATURES' max_pi_bytes (-EINVAL otherwise).
  * A PI failure completes the request with -EILSEQ and the pi_err_* fields;
  * pi_err_tag is DIO_PI_TAG_NONE when the device refused a block the driver
- * cannot read raw.
+ * cannot read raw, and pi_err_interval is DIO_PI_INTERVAL_UNKNOWN when the
+ * module could not find the block at all.  DIO_PI_GEN_APPTAG with app tag
+ * 0xffff on a type 1 device is -EINVAL: such tuples are escapes no check
+ * covers.
  */
 struct dio_request {
 	__u32	size;
@@ -337,7 +448,7 @@ struct dio_request {
 	__u16	app_tag_mask;
 	__u16	pad2[3];
 	__s64	result;
-	__u64	pi_err_sector;
+	__u64	pi_err_interval;
 	__u64	pi_err_expected;
 	__u64	pi_err_actual;
 	__u8	pi_err_tag;
@@ -358,9 +469,14 @@ struct dio_request {
  * the count before it, or the error when it is the first: -EINVAL (fields,
  * alignment, lengths), -ENXIO (beyond the device), -EBADF (handle not
  * live, a write or read its openers' access does not allow), -EBUSY
- * (already in flight here), -EAGAIN (max_inflight reached), -EOPNOTSUPP
- * (PI the device cannot honour), -EILSEQ (the caller's PI failed
- * DIO_PI_VERIFY_USER or a write's DIO_PI_CHK_APPTAG), -EFAULT, -ENOMEM.
+ * (already in flight here), -EAGAIN (max_inflight reached, or the user's
+ * max_user_pinned while it has pinned I/O in flight), -EOPNOTSUPP (PI the
+ * device cannot honour), -EILSEQ (the caller's PI failed
+ * DIO_PI_VERIFY_USER or a write's DIO_PI_CHK_APPTAG), -EPERM (a write to
+ * a read-only device), -ETXTBSY (a write to an active swap device),
+ * -EXDEV (the descriptor belongs to another process), the LSM's error
+ * (usually -EACCES), -EFAULT, -ENOMEM (also: a request that alone exceeds
+ * max_user_pinned).
  */
 struct dio_submit {
 	__u32	size;
@@ -383,7 +499,8 @@ struct dio_submit {
  * WAIT blocks until every listed request completed and returns how many it
  * reported (fewer on timeout, possibly 0, or on signal: -EINTR when none).
  * COLLECT reports up to @nr of this descriptor's completions once at least
- * @min_nr are there.  Results are written into each request.
+ * @min_nr are there.  Results are written into each request.  Both are
+ * -EXDEV from a process other than the descriptor's creator.
  */
 struct dio_wait {
 	__u32	size;
@@ -405,5 +522,6 @@ struct dio_wait {
 #define DIO_IOC_SUBMIT		_IOWR(DIO_BATCH_IOC_MAGIC, 0x45, struct dio_submit)
 #define DIO_IOC_WAIT		_IOWR(DIO_BATCH_IOC_MAGIC, 0x46, struct dio_wait)
 #define DIO_IOC_COLLECT		_IOWR(DIO_BATCH_IOC_MAGIC, 0x47, struct dio_wait)
+#define DIO_IOC_STAT		_IOWR(DIO_BATCH_IOC_MAGIC, 0x48, struct dio_stat)
 
 #endif /* _UAPI_LINUX_DIO_BATCH_H */
