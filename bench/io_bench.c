@@ -559,7 +559,7 @@ static int run_dio(struct worker *w, int rwmix, bool pi)
 			if (r->result == -EILSEQ)
 				snprintf(extra, sizeof(extra), " (PI: interval %llu tag %u "
 					 "expected %#llx actual %#llx source %u)",
-					 (unsigned long long)r->pi_err_sector, r->pi_err_tag,
+					 (unsigned long long)r->pi_err_interval, r->pi_err_tag,
 					 (unsigned long long)r->pi_err_expected,
 					 (unsigned long long)r->pi_err_actual,
 					 r->pi_err_source);

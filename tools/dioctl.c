@@ -494,10 +494,16 @@ static void print_pi_report(const struct io *io, const struct dio_request *r)
 {
 	uint64_t first = seed_of(io->d, io->o->offset);
 
+	if (r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN) {
+		printf("PI error: the device refused this I/O, and no block of it "
+		       "could be found to fail when read again\n"
+		       "  found by: %s\n", source_name(r->pi_err_source));
+		return;
+	}
 	printf("PI error: block %" PRIu64 " of this I/O (interval %" PRIu64
 	       " of the disk, byte offset %" PRIu64 " of %s)\n",
-	       (uint64_t)r->pi_err_sector - first, (uint64_t)r->pi_err_sector,
-	       (uint64_t)(io->o->offset + (r->pi_err_sector - first) * io->d->q.pi_interval),
+	       (uint64_t)r->pi_err_interval - first, (uint64_t)r->pi_err_interval,
+	       (uint64_t)(io->o->offset + (r->pi_err_interval - first) * io->d->q.pi_interval),
 	       io->d->path);
 	if (r->pi_err_tag == DIO_PI_TAG_NONE)
 		printf("  tag:      not known (the device refused the block and this "
