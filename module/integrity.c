@@ -652,6 +652,7 @@ static int dio_pi_reread(struct dio_kreq *kreq, struct dio_locate_buf *lb,
 			 u64 first, u64 n, bool nocheck)
 {
 	struct block_device *bdev = kreq->h->bdev.bdev;
+	const struct dio_request *r = &kreq->ureq;
 	const struct dio_bi *bi = &kreq->bi;
 	unsigned int ishift = ilog2(bi->interval), p, len;
 	unsigned int bytes = n << ishift;
@@ -680,7 +681,10 @@ static int dio_pi_reread(struct dio_kreq *kreq, struct dio_locate_buf *lb,
 		goto out_put_bio;
 	bip_set_seed(bip, (bio->bi_iter.bi_sector + get_start_sect(bdev)) >>
 			  (ishift - SECTOR_SHIFT));
-	dio_bip_set_flags(bip, bi, nocheck, 0, false);
+	/* Checked as the request was, app tag included where the device can. */
+	dio_bip_set_flags(bip, bi, nocheck, r->app_tag,
+			  (r->pi_flags & DIO_PI_CHK_APPTAG) &&
+			  r->app_tag_mask == 0xffff);
 	atomic64_inc(&dio_locate_reads);
 	ret = submit_bio_wait(bio);
 out_put_bio:

@@ -241,7 +241,8 @@ struct dio_close {
  *		interval (equal to @pi_tuple_size unless the device has more
  *		metadata than PI)
  * @pi_opaque_size: metadata bytes per interval that are not PI (upstream's
- *		lbmd_opaque_size; 0 on these kernels' profiles)
+ *		lbmd_opaque_size; e.g. 8 on an NVMe format with 16 bytes of
+ *		metadata and 8 of PI)
  * @pi_opaque_offset: offset of those bytes in the metadata
  *		(lbmd_opaque_offset)
  * @profile:	the kernel's integrity profile name, NUL-terminated
