@@ -2,13 +2,15 @@
 /*
  * compat32: built with -m32, run by t_query in the guest.  A 32-bit
  * program uses the same ABI through compat_ioctl: features, a private
- * context, a handle for the device in argv[1] (512-byte sectors), its
- * query, a 4 KiB write read back plainly and through an iovec, the errnos
- * of a NULL array, a bad handle and a misaligned buffer, close.  Prints
- * what failed; exit status 0 when all held.
+ * context and its stat, a handle for the device in argv[1] (512-byte
+ * sectors), its query, a 4 KiB write read back plainly and through an
+ * iovec, the errnos of a NULL array, a bad handle and a misaligned buffer,
+ * close.  Prints what failed; exit status 0 when all held.  The structs'
+ * sizes are checked when it is compiled: one layout for 32 and 64 bits.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,19 @@
 
 #include "dioctl.h"
 
+_Static_assert(sizeof(struct dio_features) == DIO_FEATURES_SIZE_VER0, "dio_features");
+_Static_assert(sizeof(struct dio_init) == DIO_INIT_SIZE_VER0, "dio_init");
+_Static_assert(sizeof(struct dio_open) == DIO_OPEN_SIZE_VER0, "dio_open");
+_Static_assert(sizeof(struct dio_close) == DIO_CLOSE_SIZE_VER0, "dio_close");
+_Static_assert(sizeof(struct dio_query) == DIO_QUERY_SIZE_VER0, "dio_query");
+_Static_assert(sizeof(struct dio_stat) == DIO_STAT_SIZE_VER0, "dio_stat");
+_Static_assert(sizeof(struct dio_request) == DIO_REQUEST_SIZE_VER0, "dio_request");
+_Static_assert(sizeof(struct dio_submit) == DIO_SUBMIT_SIZE_VER0, "dio_submit");
+_Static_assert(sizeof(struct dio_wait) == DIO_WAIT_SIZE_VER0, "dio_wait");
+_Static_assert(offsetof(struct dio_features, max_user_pinned) == 48, "max_user_pinned");
+_Static_assert(offsetof(struct dio_stat, key) == 8, "dio_stat.key");
+_Static_assert(offsetof(struct dio_stat, reserved) == 48, "dio_stat.reserved");
+
 #define CHECK(c) do { if (!(c)) { printf("compat32: %s failed (errno %d)\n", #c, errno); return 1; } } while (0)
 
 int main(int argc, char **argv)
@@ -24,6 +39,7 @@ int main(int argc, char **argv)
 	struct dio_request w, r, *rp;
 	struct dio_features f;
 	struct dio_query q;
+	struct dio_stat st;
 	int ctx, fd, h;
 	char *a, *b;
 
@@ -33,10 +49,19 @@ int main(int argc, char **argv)
 	CHECK(f.abi_version == DIO_BATCH_ABI_VERSION);
 	ctx = sys_dio_init(0, DIO_PRIVATE);
 	CHECK(ctx >= 0);
+	/* DIO_IOC_STAT (ABI 2) through compat_ioctl. */
+	CHECK(sys_dio_stat(ctx, &st) == 0);
+	CHECK(st.size == sizeof(st));
+	CHECK(st.flags == DIO_STAT_PRIVATE && st.key == 0);
+	CHECK(st.uid == geteuid() && st.cuid == geteuid());
+	CHECK(st.gid == getegid() && st.cgid == getegid());
+	CHECK(st.cpid == getpid());
+	CHECK(st.nr_descriptors == 1 && st.nr_handles == 0);
 	fd = open(argv[1], O_RDWR);
 	CHECK(fd >= 0);
 	h = sys_dio_open(ctx, fd, 0);
 	CHECK(h >= 1);
+	CHECK(sys_dio_stat(ctx, &st) == 0 && st.nr_handles == 1);
 	CHECK(sys_dio_query(ctx, h, &q) == 0);
 	printf("compat32: %s lbs %u capacity %llu profile %s\n", argv[1],
 	       q.logical_block_size, (unsigned long long)q.capacity, q.profile);

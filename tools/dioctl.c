@@ -328,7 +328,6 @@ struct io {
 	size_t			chunk, md_chunk;	/* data, PI bytes per request */
 	unsigned int		n;
 	unsigned char		*data, *md;	/* md: pi_md_size per interval */
-	unsigned char		*tuples;	/* packed tuples (== md if same size) */
 	struct dio_request	*reqs;
 	struct dio_request	**ptrs;
 };
@@ -357,32 +356,14 @@ static void fill_data(unsigned char *buf, size_t len, uint64_t off,
 
 /*
  * A request's PI buffer holds pi_md_size bytes per interval with the tuple
- * at pi_offset; libdioctl works on packed tuples.  Copy between the two
- * (nothing to do when metadata and tuple are the same size).
+ * at pi_offset; libdioctl reads and writes the tuples in place, and leaves
+ * the bytes beyond them (zero here) alone.
  */
-static void md_from_tuples(struct io *io, size_t n)
+static const unsigned char *md_tuple(const struct io *io, size_t k)
 {
 	const struct dio_query *q = &io->d->q;
-	size_t i;
 
-	if (io->md == io->tuples)
-		return;
-	memset(io->md, 0, n * q->pi_md_size);
-	for (i = 0; i < n; i++)
-		memcpy(io->md + i * q->pi_md_size + q->pi_offset,
-		       io->tuples + i * q->pi_tuple_size, q->pi_tuple_size);
-}
-
-static void tuples_from_md(struct io *io, size_t first, size_t n)
-{
-	const struct dio_query *q = &io->d->q;
-	size_t i;
-
-	if (io->md == io->tuples)
-		return;
-	for (i = first; i < first + n; i++)
-		memcpy(io->tuples + i * q->pi_tuple_size,
-		       io->md + i * q->pi_md_size + q->pi_offset, q->pi_tuple_size);
+	return io->md + k * q->pi_md_size + q->pi_offset;
 }
 
 static void *xalloc(size_t len)
@@ -444,8 +425,6 @@ static void io_alloc(struct io *io)
 	if (!io->o->pi)
 		return;
 	io->md = xalloc(intervals * q->pi_md_size);
-	io->tuples = q->pi_md_size == q->pi_tuple_size ? io->md :
-		     xalloc(intervals * q->pi_tuple_size);
 }
 
 static void io_prep(struct io *io)
@@ -483,10 +462,9 @@ static void io_generate(struct io *io)
 	fill_data(io->data, o->length, io->d->start + o->offset, o);
 	if (!o->pi)
 		return;
-	if (dio_pi_generate(&io->d->p, io->data, o->length, io->tuples,
+	if (dio_pi_generate(&io->d->p, io->data, o->length, io->md,
 			    seed_of(io->d, o->offset), o->app_tag < 0 ? 0 : o->app_tag) < 0)
 		fail(errno, "dio_pi_generate");
-	md_from_tuples(io, o->length / io->d->q.pi_interval);
 }
 
 /* The module's report of a PI failure (result -EILSEQ). */
@@ -559,7 +537,7 @@ static void dump_tuples(const struct io *io, size_t first_iv, size_t n)
 	size_t k;
 
 	for (k = first_iv; k < first_iv + n; k++) {
-		t = io->tuples + k * ts;
+		t = md_tuple(io, k);
 		printf("  block %4zu  interval %8" PRIu64 "  guard ", k, seed + k);
 		for (i = 0; i < gs; i++)
 			printf("%02x", t[i]);
@@ -583,7 +561,7 @@ static bool verify_tuples(const struct io *io, size_t first_iv, size_t n)
 	if (o->app_tag >= 0)
 		chk |= DIO_PI_CHK_APPTAG;
 	if (!dio_pi_verify(&io->d->p, io->data + first_iv * q->pi_interval,
-			   n * q->pi_interval, io->tuples + first_iv * q->pi_tuple_size,
+			   n * q->pi_interval, io->md + first_iv * q->pi_md_size,
 			   seed_of(io->d, o->offset) + first_iv,
 			   o->app_tag < 0 ? 0 : o->app_tag, 0xffff, chk, &e))
 		return true;
@@ -620,7 +598,6 @@ static int io_results(struct io *io)
 			(r->result == -EILSEQ && r->pi_err_source == DIO_PI_SRC_MODULE);
 		if (o->write || !o->pi || !valid)
 			continue;
-		tuples_from_md(io, k * per, per);
 		if (o->dump)
 			dump_tuples(io, k * per, per);
 		if (o->verify && !verify_tuples(io, k * per, per) && !err)

@@ -37,8 +37,9 @@ DIO_PUBLIC int sys_dio_features(struct dio_features *f);
 
 /**
  * sys_dio_init:
- * @key: the context's name (0 with DIO_PRIVATE)
- * @flags: DIO_CREAT, DIO_EXCL, DIO_PRIVATE
+ * @key: the context's name (0 with DIO_PRIVATE), in the caller's IPC
+ *	namespace
+ * @flags: DIO_CREAT, DIO_EXCL, DIO_PRIVATE, DIO_FOREIGN
  *
  * Same as sys_dio_init_mode() with mode 0600.
  * Since: 0.1
@@ -47,14 +48,30 @@ DIO_PUBLIC int sys_dio_init(uint64_t key, unsigned int flags);
 
 /**
  * sys_dio_init_mode:
- * @key: the context's name (0 with DIO_PRIVATE)
- * @flags: DIO_CREAT, DIO_EXCL, DIO_PRIVATE
+ * @key: the context's name (0 with DIO_PRIVATE).  Keys live in the
+ *	caller's IPC namespace, as System V IPC keys do (not in its user
+ *	namespace)
+ * @flags: DIO_CREAT, DIO_EXCL, DIO_PRIVATE, DIO_FOREIGN
  * @mode: permissions of a context this call creates (0777 mask)
+ *
+ * Joining a context needs read and write permission under its mode (or
+ * CAP_IPC_OWNER in the user namespace of the IPC namespace).  A context
+ * owned by another user (its creator's effective uid) is joined only with
+ * DIO_FOREIGN, whatever its mode; without it such a key is EACCES, so a
+ * key someone else squatted is never joined by mistake (sys_dio_stat()
+ * tells who owns what was joined).  DIO_FOREIGN goes with neither
+ * DIO_PRIVATE nor DIO_EXCL.
+ *
+ * The descriptor's I/O belongs to the process that created it: SUBMIT,
+ * WAIT and COLLECT from another process (a fork()ed child, a receiver of
+ * the descriptor through SCM_RIGHTS) are EXDEV; OPEN, CLOSE, QUERY and
+ * STAT work from any process that has it.
  *
  * Returns: a new close-on-exec context descriptor, or -1 with errno:
  * ENOENT (unknown key, no DIO_CREAT), EEXIST (DIO_EXCL, key exists),
- * EACCES (mode denies joining), EINVAL (bad flags, key or mode), ENOMEM,
- * EMFILE, and those of opening /dev/dio_batch.
+ * EACCES (mode denies joining, or the context is another user's and
+ * DIO_FOREIGN was not given), EINVAL (bad flags or combination, key or
+ * mode), ENOMEM, EMFILE, and those of opening /dev/dio_batch.
  * Since: 0.1
  */
 DIO_PUBLIC int sys_dio_init_mode(uint64_t key, unsigned int flags, mode_t mode);
@@ -73,13 +90,18 @@ DIO_PUBLIC int sys_dio_exit(int ctx);
 /**
  * sys_dio_open:
  * @ctx: a context descriptor
- * @fd: an open block device; its access mode becomes the handle's (a
- *	handle opened again through a descriptor with more access gains it)
+ * @fd: an open block device; its access mode becomes the handle's
  * @flags: DIO_OPEN_NOCLAIM to skip the exclusive claim
  *
+ * A handle's access follows its holders: it reads while one of the
+ * descriptors holding it opened it through a readable @fd, and writes
+ * while one opened it through a writable one; when the last writable
+ * holder closes it (or exits), it stops accepting writes.
+ *
  * Returns: the handle (>= 1), or -1 with errno: EBADF, ENOTBLK, EBUSY
- * (claimed elsewhere: mounted, md/dm, another context), EINVAL, EFAULT,
- * ENOMEM.
+ * (claimed elsewhere: mounted, md/dm, another context), EROFS (writable
+ * @fd on a read-only device), ETXTBSY (writable @fd on an active swap
+ * device, with DIO_OPEN_NOCLAIM), EINVAL, EFAULT, ENOMEM.
  * Since: 0.1
  */
 DIO_PUBLIC int sys_dio_open(int ctx, int fd, unsigned int flags);
@@ -106,13 +128,37 @@ DIO_PUBLIC int sys_dio_close(int ctx, int handle);
 DIO_PUBLIC int sys_dio_query(int ctx, int handle, struct dio_query *q);
 
 /**
+ * sys_dio_stat:
+ * @ctx: a context descriptor
+ * @st: zeroed, then filled with who owns and created the context, its
+ *	mode and key, and how many descriptors and handles it has
+ *
+ * DIO_IOC_STAT, as IPC_STAT tells of a System V IPC object: ids in the
+ * caller's user namespace (the overflow id when they have no mapping
+ * there), the creator's pid in its pid namespace (0 when not visible).
+ * Works from any process that has @ctx.  The module has it when
+ * sys_dio_features() reports DIO_FEAT_STAT.
+ *
+ * Returns: 0, or -1 with errno: EBADF (@ctx is not open), ENOTTY (@ctx is
+ * not a context descriptor, or the module predates DIO_IOC_STAT), EFAULT.
+ * Since: 0.1
+ */
+DIO_PUBLIC int sys_dio_stat(int ctx, struct dio_stat *st);
+
+/**
  * sys_dio_submit:
  * @ctx: a context descriptor
  * @reqs: @nr pointers to requests
  * @nr: how many
  *
  * Returns: how many requests were queued (stops at the first invalid one),
- * or -1 with errno when the first one is invalid (see dio_batch.h).
+ * or -1 with errno when the first one is invalid: EINVAL, ENXIO, EBADF
+ * (handle not live, or an access its holders do not have), EBUSY, EAGAIN
+ * (max_inflight, or the user's max_user_pinned while it has pinned I/O in
+ * flight), EOPNOTSUPP, EILSEQ, EPERM (write to a read-only device),
+ * ETXTBSY (write to an active swap device), EXDEV (@ctx was created by
+ * another process), the LSM's error (usually EACCES), EFAULT, ENOMEM (also
+ * a request that alone exceeds max_user_pinned); see dio_batch.h.
  * Since: 0.1
  */
 DIO_PUBLIC int sys_dio_submit(int ctx, struct dio_request **reqs, unsigned int nr);
@@ -126,7 +172,8 @@ DIO_PUBLIC int sys_dio_submit(int ctx, struct dio_request **reqs, unsigned int n
  *
  * Returns: how many of @reqs (in order) completed and were reported;
  * fewer, possibly 0, when @timeout expired; -1 with errno EINTR on a
- * signal before any, ENOENT when the first was never submitted here.
+ * signal before any, ENOENT when the first was never submitted here,
+ * EXDEV when @ctx was created by another process.
  * Since: 0.1
  */
 DIO_PUBLIC int sys_dio_wait(int ctx, struct dio_request **reqs, unsigned int nr,
@@ -141,7 +188,8 @@ DIO_PUBLIC int sys_dio_wait(int ctx, struct dio_request **reqs, unsigned int nr,
  * @timeout: relative; NULL waits forever
  *
  * Returns: how many completions were reported into @reqs, or -1 with errno
- * EINTR (signal before any), EINVAL (@min_nr > @nr).
+ * EINTR (signal before any), EINVAL (@min_nr > @nr), EXDEV (@ctx was
+ * created by another process).
  * Since: 0.1
  */
 DIO_PUBLIC int sys_dio_collect(int ctx, struct dio_request **reqs,

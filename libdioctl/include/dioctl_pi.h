@@ -16,6 +16,14 @@
  *  - 8 bytes (DIO_GUARD_CRC16, DIO_GUARD_IP): guard(2) app(2) ref(4)
  *  - 16 bytes (DIO_GUARD_CRC64): guard(8) app(2) ref(6)
  *
+ * A PI buffer holds the metadata of each interval, md_size bytes, in
+ * order, exactly what a dio_batch request's pi_buf holds: the tuple at
+ * pi_offset in it, and, when the device has more metadata than PI, bytes
+ * the kernel does not interpret (upstream's "opaque" metadata) around it.
+ * The functions here read and write the tuples only: generation leaves
+ * every other metadata byte exactly as the caller had it, and verification
+ * ignores those bytes.
+ *
  * The functions are thread-safe and keep no state between calls.
  */
 #ifndef _DIOCTL_PI_H
@@ -44,12 +52,21 @@ extern "C" {
 /**
  * struct dio_pi_profile - how a device formats its protection information
  * @guard_type:	DIO_GUARD_IP, DIO_GUARD_CRC16 or DIO_GUARD_CRC64
- * @tuple_size:	bytes of PI per interval: 8, or 16 for DIO_GUARD_CRC64
+ * @tuple_size:	bytes of the PI tuple: 8, or 16 for DIO_GUARD_CRC64
  * @pi_type:	T10 protection type 1, 2 or 3 (2 behaves as 1)
  * @ref_tag_size: bytes of reference tag: 4, or 6 for DIO_GUARD_CRC64
  * @interval:	bytes of data per tuple: a power of two, 512 to 65536
+ * @md_size:	metadata bytes per interval, the stride of a PI buffer:
+ *		@tuple_size, or more when the device has metadata beyond the PI
+ *		(dio_query's pi_md_size)
+ * @pi_offset:	offset of the tuple in each interval's metadata, at most
+ *		@md_size - @tuple_size (dio_query's pi_offset)
+ * @reserved:	zero
  *
- * Fill it with dio_pi_profile_init() or dio_pi_profile_from_query().
+ * Fill it with dio_pi_profile_init() (metadata that is only the tuple:
+ * @md_size = @tuple_size, @pi_offset 0) or dio_pi_profile_from_query().
+ * A profile with a non-zero @reserved field is invalid (EINVAL), so that
+ * later versions can give those bytes a meaning.
  */
 struct dio_pi_profile {
 	uint8_t		guard_type;
@@ -57,6 +74,9 @@ struct dio_pi_profile {
 	uint8_t		pi_type;
 	uint8_t		ref_tag_size;
 	uint32_t	interval;
+	uint16_t	md_size;
+	uint16_t	pi_offset;
+	uint32_t	reserved[5];
 };
 
 /**
@@ -87,7 +107,10 @@ struct dio_pi_error {
  * @interval: bytes of data per tuple (power of two, 512..65536)
  * @pi_type: T10 protection type 1, 2 or 3
  *
- * Fills @p, deriving the tuple and reference tag sizes from @guard_type.
+ * Fills @p, deriving the tuple and reference tag sizes from @guard_type,
+ * for metadata that is the tuple alone (@md_size = @tuple_size, @pi_offset
+ * 0); set @md_size and @pi_offset afterwards for a device with more
+ * metadata than PI.
  *
  * Returns: 0, or -1 with errno EINVAL for an unknown guard type, a bad
  * interval or a bad protection type (@p is then left untouched).
@@ -102,11 +125,15 @@ DIO_PUBLIC int dio_pi_profile_init(struct dio_pi_profile *p, int guard_type,
  * @q: a struct dio_query filled by DIO_IOC_QUERY
  * @p: the profile to fill
  *
+ * Fills @p from what the device reports, metadata size and the tuple's
+ * offset in it included (a @q->pi_md_size of 0 is taken as the tuple size).
+ *
  * Returns: 0, or -1 with errno EOPNOTSUPP when the device has no protection
  * information (or a format this library does not handle: unknown guard,
- * PI not at offset 0, metadata larger than the tuple, storage tags),
- * EINVAL when @q or @p is NULL, @q->size is below DIO_QUERY_SIZE_VER0 or
- * its PI fields contradict each other.
+ * storage tags), EINVAL when @q or @p is NULL, @q->size is below
+ * DIO_QUERY_SIZE_VER0 or its PI fields contradict each other (tuple, ref
+ * or app tag size not those of the guard type, a tuple that does not fit
+ * in the metadata at @q->pi_offset).
  *
  * Since: 0.1
  */
@@ -118,8 +145,10 @@ DIO_PUBLIC int dio_pi_profile_from_query(const struct dio_query *q,
  * @p: a valid profile
  * @data_len: bytes of data, a multiple of @p->interval
  *
- * Returns: the bytes of PI that @data_len bytes of data need, or -1 with
- * errno EINVAL when @p is invalid or @data_len not a multiple of the interval.
+ * Returns: the bytes of PI buffer that @data_len bytes of data need
+ * (@data_len / @p->interval * @p->md_size), or -1 with errno EINVAL when @p
+ * is invalid or @data_len not a multiple of the interval, EOVERFLOW when
+ * the length does not fit in a ssize_t.
  *
  * Since: 0.1
  */
@@ -178,13 +207,16 @@ DIO_PUBLIC uint16_t dio_pi_ip_checksum(const void *buf, size_t len);
  * @p: the device's profile
  * @data: the data, @len bytes
  * @len: a multiple of @p->interval (0 is allowed)
- * @pi: room for dio_pi_len(@p, @len) bytes of tuples
+ * @pi: the PI buffer, dio_pi_len(@p, @len) bytes
  * @seed: reference tag of the first interval (its number in interval units)
  * @app_tag: app tag written to every tuple
  *
- * Writes one tuple per interval: the guard over the interval's data, @app_tag,
- * and for types 1 and 2 the low 32 (CRC64: 48) bits of @seed + i for interval
- * i; for type 3 the ref tag is 0, as the kernel writes it.
+ * Writes one tuple per interval, at @p->pi_offset of the interval's
+ * @p->md_size bytes of metadata: the guard over the interval's data,
+ * @app_tag, and for types 1 and 2 the low 32 (CRC64: 48) bits of @seed + i
+ * for interval i; for type 3 the ref tag is 0, as the kernel writes it.
+ * Metadata bytes outside the tuples are neither read nor written: they
+ * keep what the caller put there, before or after the call.
  *
  * Returns: 0, or -1 with errno EINVAL when @p is invalid, @len is not a
  * multiple of the interval, or @data or @pi is NULL with @len non-zero.
@@ -201,7 +233,7 @@ DIO_PUBLIC int dio_pi_generate(const struct dio_pi_profile *p, const void *data,
  * @iov: data segments, of any lengths and alignments; an interval may span
  *	segments
  * @iovcnt: number of segments (0 or more)
- * @pi: room for dio_pi_len(@p, total) bytes of tuples
+ * @pi: the PI buffer, dio_pi_len(@p, total) bytes
  * @seed: as for dio_pi_generate()
  * @app_tag: as for dio_pi_generate()
  *
@@ -221,14 +253,16 @@ DIO_PUBLIC int dio_pi_generate_iov(const struct dio_pi_profile *p,
  * @p: the device's profile
  * @data: the data, @len bytes
  * @len: a multiple of @p->interval (0 is allowed)
- * @pi: dio_pi_len(@p, @len) bytes of tuples
+ * @pi: the PI buffer, dio_pi_len(@p, @len) bytes
  * @seed: expected reference tag of the first interval
  * @app_tag: expected app tag (with DIO_PI_CHK_APPTAG)
  * @app_mask: bits of the app tag that DIO_PI_CHK_APPTAG compares
  * @chk_flags: DIO_PI_CHK_GUARD, DIO_PI_CHK_REFTAG, DIO_PI_CHK_APPTAG
  * @err: filled with the first failure; may be NULL
  *
- * Checks the tuples in order, as the kernel does:
+ * Checks the tuples in order (each at @p->pi_offset of its interval's
+ * metadata; the other metadata bytes are not looked at), as the kernel
+ * does:
  *
  *  - types 1 and 2: a tuple whose app tag is 0xffff is skipped entirely;
  *  - type 3: a tuple whose app tag is 0xffff and ref tag all ones is skipped;
@@ -256,7 +290,7 @@ DIO_PUBLIC int dio_pi_verify(const struct dio_pi_profile *p, const void *data,
  * @p: the device's profile
  * @iov: data segments, as for dio_pi_generate_iov()
  * @iovcnt: number of segments
- * @pi: the tuples
+ * @pi: the PI buffer, as for dio_pi_verify()
  * @seed: as for dio_pi_verify()
  * @app_tag: as for dio_pi_verify()
  * @app_mask: as for dio_pi_verify()

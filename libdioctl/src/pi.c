@@ -4,6 +4,9 @@
  * mirroring Linux 6.1 block/t10-pi.c (t10_pi_generate/t10_pi_verify and
  * ext_pi_crc64_generate/ext_pi_crc64_verify).
  *
+ * A PI buffer holds md_size bytes of metadata per interval with the tuple
+ * at pi_offset; only the tuples are read or written.
+ *
  * Every entry point funnels into one loop over a cursor on an iovec list;
  * the contiguous calls pass a one-segment list.  An interval that lies in
  * one segment (always, for contiguous data) costs one guard call; one that
@@ -29,14 +32,25 @@ static int profile_valid(const struct dio_pi_profile *p)
 	    (p->interval & (p->interval - 1)) ||
 	    p->pi_type < 1 || p->pi_type > 3)
 		return 0;
+	for (size_t i = 0; i < sizeof(p->reserved) / sizeof(p->reserved[0]); i++)
+		if (p->reserved[i])
+			return 0;
 	switch (p->guard_type) {
 	case DIO_GUARD_IP:
 	case DIO_GUARD_CRC16:
-		return p->tuple_size == 8 && p->ref_tag_size == 4;
+		if (p->tuple_size != 8 || p->ref_tag_size != 4)
+			return 0;
+		break;
 	case DIO_GUARD_CRC64:
-		return p->tuple_size == 16 && p->ref_tag_size == 6;
+		if (p->tuple_size != 16 || p->ref_tag_size != 6)
+			return 0;
+		break;
+	default:
+		return 0;
 	}
-	return 0;
+	/* The tuple lies inside each interval's metadata. */
+	return p->md_size >= p->tuple_size &&
+	       p->pi_offset <= p->md_size - p->tuple_size;
 }
 
 int dio_pi_profile_init(struct dio_pi_profile *p, int guard_type,
@@ -48,6 +62,9 @@ int dio_pi_profile_init(struct dio_pi_profile *p, int guard_type,
 		.pi_type = pi_type,
 		.ref_tag_size = guard_type == DIO_GUARD_CRC64 ? 6 : 4,
 		.interval = interval,
+		/* Metadata that is the tuple alone. */
+		.md_size = guard_type == DIO_GUARD_CRC64 ? 16 : 8,
+		.pi_offset = 0,
 	};
 
 	/* Range-check before the narrowing stores above could hide junk. */
@@ -63,6 +80,7 @@ int dio_pi_profile_init(struct dio_pi_profile *p, int guard_type,
 int dio_pi_profile_from_query(const struct dio_query *q, struct dio_pi_profile *p)
 {
 	struct dio_pi_profile np;
+	unsigned int md;
 
 	if (!q || !p || q->size < DIO_QUERY_SIZE_VER0) {
 		errno = EINVAL;
@@ -71,9 +89,7 @@ int dio_pi_profile_from_query(const struct dio_query *q, struct dio_pi_profile *
 	if (!q->pi_interval || !q->pi_type || q->pi_guard_type == DIO_GUARD_NONE ||
 	    (q->pi_guard_type != DIO_GUARD_IP && q->pi_guard_type != DIO_GUARD_CRC16 &&
 	     q->pi_guard_type != DIO_GUARD_CRC64) ||
-	    q->pi_offset || q->pi_storage_tag_size ||
-	    (q->pi_md_size && q->pi_md_size != q->pi_tuple_size)) {
-		/* Metadata beyond the PI tuple: the helpers lay out tuples only. */
+	    q->pi_storage_tag_size) {
 		errno = EOPNOTSUPP;
 		return -1;
 	}
@@ -83,6 +99,14 @@ int dio_pi_profile_from_query(const struct dio_query *q, struct dio_pi_profile *
 		errno = EINVAL;
 		return -1;
 	}
+	/* Metadata beyond the tuple: the tuple must fit at its offset. */
+	md = q->pi_md_size ? q->pi_md_size : q->pi_tuple_size;
+	if (md < np.tuple_size || q->pi_offset > md - np.tuple_size) {
+		errno = EINVAL;
+		return -1;
+	}
+	np.md_size = md;
+	np.pi_offset = q->pi_offset;
 	*p = np;
 	return 0;
 }
@@ -94,11 +118,18 @@ static unsigned int interval_shift(const struct dio_pi_profile *p)
 
 ssize_t dio_pi_len(const struct dio_pi_profile *p, size_t data_len)
 {
+	size_t len;
+
 	if (!profile_valid(p) || (data_len & (p->interval - 1))) {
 		errno = EINVAL;
 		return -1;
 	}
-	return (data_len >> interval_shift(p)) * p->tuple_size;
+	if (__builtin_mul_overflow(data_len >> interval_shift(p), p->md_size, &len) ||
+	    len > SSIZE_MAX) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	return len;
 }
 
 /* ---- tuples ---- */
@@ -281,7 +312,9 @@ generate_loop(int gt, const struct dio_pi_profile *p, struct cursor *c,
 	uint64_t mask = wide ? REF_MASK48 : REF_MASK32;
 	struct tuple t = { .app = app_tag };
 
-	for (uint64_t i = 0; i < n; i++, pi += p->tuple_size) {
+	/* Only the tuple of each interval's metadata is written. */
+	pi += p->pi_offset;
+	for (uint64_t i = 0; i < n; i++, pi += p->md_size) {
 		t.guard = guard_next(gt, c, p->interval);
 		/* Type 3 has no reference tag: the kernel writes 0. */
 		t.ref = p->pi_type == 3 ? 0 : (seed + i) & mask;
@@ -364,7 +397,8 @@ verify_loop(int gt, const struct dio_pi_profile *p, struct cursor *c, uint64_t n
 	uint64_t mask = wide ? REF_MASK48 : REF_MASK32;
 	struct tuple t;
 
-	for (uint64_t i = 0; i < n; i++, pi += p->tuple_size) {
+	pi += p->pi_offset;
+	for (uint64_t i = 0; i < n; i++, pi += p->md_size) {
 		tuple_get(wide, pi, &t);
 		if (tuple_escaped(p->pi_type, &t, mask)) {
 			if (a->chk & DIO_PI_CHK_GUARD)

@@ -83,6 +83,13 @@ int sys_dio_query(int ctx, int handle, struct dio_query *q)
 	return ioctl(ctx, DIO_IOC_QUERY, q);
 }
 
+int sys_dio_stat(int ctx, struct dio_stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	return ioctl(ctx, DIO_IOC_STAT, st);
+}
+
 /*
  * The kernel takes arrays of __u64 addresses.  On 64-bit builds an array
  * of pointers is one; elsewhere it is widened (and narrowed back).  A NULL

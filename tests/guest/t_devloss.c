@@ -13,7 +13,7 @@
  *  - the NVMe controller unbound from its driver (PCI NVMe has no
  *    delete_controller; rescan_controller is tried first while the
  *    namespaces are up), then bound again, so that the programs after this
- *    one find nvme0n1-3 as before.
+ *    one find nvme0n1-4 as before.
  *
  * Every request submitted is reported, with its length or an errno of a
  * failed device; later submissions fail with an errno or a failed result;
@@ -915,7 +915,7 @@ static void test_nvme_controller_lost(void **state)
 	if (ret)
 		fail_msg("binding %s to nvme again: %s", bdf, strerror(-ret));
 	unbound_bdf[0] = 0;
-	for (i = 1; i <= 3; i++) {
+	for (i = 1; i <= 4; i++) {
 		char dev[64];
 
 		assert_int_equal(tl_nvme_dev(i, dev, sizeof(dev)), 0);
@@ -941,7 +941,7 @@ static void test_all_freed_and_unload(void **state)
 
 static int test_teardown(void **state)
 {
-	/* The programs after this one need nvme0n1-3. */
+	/* The programs after this one need nvme0n1-4. */
 	ns_detached = false;
 	if (detached_nsid) {
 		nvme_ns_attach(detached_nsid, true);
@@ -952,7 +952,8 @@ static int test_teardown(void **state)
 
 		tl_write_file("/sys/bus/pci/drivers/nvme/bind", unbound_bdf);
 		unbound_bdf[0] = 0;
-		tl_nvme_dev(3, dev, sizeof(dev));
+		for (int i = 1; i <= 4; i++)
+			tl_nvme_dev(i, dev, sizeof(dev));
 	}
 	tl_write_file(SD_DRV "/opts", "0");
 	tl_write_file(SD_DRV "/every_nth", "0");

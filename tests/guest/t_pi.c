@@ -5,6 +5,9 @@
  * libdioctl, app tags, exact failure reports (wrong guard, ref and app
  * tags refused by the device; data corrupted behind an NVMe namespace's
  * back), DIO_PI_VERIFY_USER, raw reads, partitions, and bad PI input.
+ * NVMe nsid 4 has more metadata than PI (16 bytes, the tuple first): its
+ * other 8 bytes per block are the caller's, stored and returned as they
+ * are, and zero where the kernel or the module generates the PI.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -86,6 +89,13 @@ static void dev_open(struct dev *d, const char *path)
 	assert_int_equal(posix_memalign((void **)&d->pi2, 4096, d->pilen), 0);
 	for (size_t i = 0; i < LEN; i++)
 		d->data[i] = (unsigned char)(rand() >> 7);
+	/*
+	 * The metadata that is not PI (none unless pi_md_size > the tuple):
+	 * random bytes of the caller's, which libdioctl's generation leaves
+	 * alone and the device must store and return untouched.
+	 */
+	for (size_t i = 0; i < d->pilen; i++)
+		d->pi[i] = (unsigned char)(rand() >> 7);
 }
 
 static void dev_close(struct dev *d)
@@ -138,6 +148,32 @@ static void read_pi(struct dev *d, uint64_t off, unsigned int flags,
 static unsigned char *tuple(struct dev *d, unsigned char *pi, size_t i)
 {
 	return pi + i * d->q.pi_md_size + d->q.pi_offset;
+}
+
+/* Is byte @b of an interval's metadata outside the PI tuple? */
+static int opaque_byte(const struct dio_query *q, unsigned int b)
+{
+	return b < q->pi_offset || b >= q->pi_offset + q->pi_tuple_size;
+}
+
+/*
+ * The metadata bytes that are not PI in the @len bytes of PI buffer @pi:
+ * 1 when each equals the same byte of @ref (or @byte, when @ref is NULL).
+ * Prints the first one that differs.
+ */
+static int opaque_equal(const struct dio_query *q, const unsigned char *pi,
+			const unsigned char *ref, int byte, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		int want = ref ? ref[i] : byte;
+
+		if (opaque_byte(q, i % q->pi_md_size) && pi[i] != want) {
+			print_message("# metadata byte %zu (interval %zu, byte %zu): %#x, want %#x\n",
+				      i, i / q->pi_md_size, i % q->pi_md_size, pi[i], want);
+			return 0;
+		}
+	}
+	return 1;
 }
 
 /* Big-endian field of @n bytes. */
@@ -217,12 +253,12 @@ static void assert_pi_err(const char *what, const struct dio_request *r,
 			  uint64_t expected, uint64_t actual)
 {
 	if (r->result != -EILSEQ || r->pi_err_source != source ||
-	    r->pi_err_sector != sector || r->pi_err_tag != tag ||
+	    r->pi_err_interval != sector || r->pi_err_tag != tag ||
 	    r->pi_err_expected != expected || r->pi_err_actual != actual)
 		print_message("# %s: result %lld source %u sector %llu tag %u expected %#llx actual %#llx; "
 			      "want -EILSEQ source %d sector %llu tag %d expected %#llx actual %#llx\n",
 			      what, (long long)r->result, r->pi_err_source,
-			      (unsigned long long)r->pi_err_sector, r->pi_err_tag,
+			      (unsigned long long)r->pi_err_interval, r->pi_err_tag,
 			      (unsigned long long)r->pi_err_expected,
 			      (unsigned long long)r->pi_err_actual, source,
 			      (unsigned long long)sector, tag,
@@ -230,7 +266,7 @@ static void assert_pi_err(const char *what, const struct dio_request *r,
 			      (unsigned long long)actual);
 	assert_int_equal(r->result, -EILSEQ);
 	assert_int_equal(r->pi_err_source, source);
-	assert_int_equal(r->pi_err_sector, sector);
+	assert_int_equal(r->pi_err_interval, sector);
 	assert_int_equal(r->pi_err_tag, tag);
 	assert_int_equal(r->pi_err_expected, expected);
 	assert_int_equal(r->pi_err_actual, actual);
@@ -275,8 +311,13 @@ static void check_profile(const char *path, const char *profile,
 	type1 = d.q.pi_type == 1;
 	seed = seed_of(&d, off);
 
-	/* 1. User PI round trip. */
+	/*
+	 * 1. User PI round trip; the metadata beyond the PI, where there is
+	 * some, is random and comes back as it was written.
+	 */
+	memcpy(d.pi2, d.pi, d.pilen);
 	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0x1234), 0);
+	assert_true(opaque_equal(&d.q, d.pi, d.pi2, 0, d.pilen));
 	write_pi(&d, off, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
@@ -286,6 +327,27 @@ static void check_profile(const char *path, const char *profile,
 	assert_int_equal(r.result, LEN);
 	assert_memory_equal(d.back, d.data, LEN);
 	assert_memory_equal(d.pi2, d.pi, d.pilen);
+	if (d.q.pi_md_size > d.q.pi_tuple_size) {
+		/*
+		 * 1b. The bytes beyond the PI are nobody's business but the
+		 * caller's: other ones, the same tuples, pass the caller's
+		 * verification and the device's, and come back.
+		 */
+		for (size_t i = 0; i < d.pilen; i++)
+			if (opaque_byte(&d.q, i % d.q.pi_md_size))
+				d.pi[i] ^= 0x5a;
+		write_pi(&d, off, 0, DIO_PI_VERIFY_USER, &r);
+		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(r.result, LEN);
+		read_pi(&d, off, DIO_PI_CHK_GUARD | (type1 ? DIO_PI_CHK_REFTAG : 0),
+			0, 0, &r);
+		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(r.result, LEN);
+		assert_memory_equal(d.pi2, d.pi, d.pilen);
+		assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2, seed, 0x1234, 0xffff,
+					       DIO_PI_CHK_ALL & ~(type1 ? 0 : DIO_PI_CHK_REFTAG),
+					       &e), 0);
+	}
 
 	/* 2. The app tag is checked: a wrong one is reported at the first block. */
 	read_pi(&d, off, DIO_PI_CHK_APPTAG, 0x4321, 0xffff, &r);
@@ -333,17 +395,32 @@ static void check_profile(const char *path, const char *profile,
 	r.app_tag_mask = 0xffff;
 	assert_int_equal(run(&d, &r), -EINVAL);
 
-	/* 3. Kernel-generated PI, fetched and verified with libdioctl. */
+	/*
+	 * 3. Kernel-generated PI, fetched and verified with libdioctl; the
+	 * block layer zeroes the metadata beyond the PI (it never sends
+	 * what its buffer held before).
+	 */
 	dio_req_prep_write(&r, d.h, d.data, LEN, off);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	read_pi(&d, off, 0, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
+	assert_memory_equal(d.back, d.data, LEN);
 	assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2, seed, 0, 0,
 				       DIO_PI_CHK_GUARD | (type1 ? DIO_PI_CHK_REFTAG : 0), &e), 0);
+	assert_true(opaque_equal(&d.q, d.pi2, NULL, 0, d.pilen));
 
-	/* 4. App tag generated by the module for a write without PI. */
+	/*
+	 * 4. App tag generated by the module for a write without PI.  Right
+	 * after a write of the caller's PI (random bytes beyond the tuples),
+	 * so that a PI buffer the module does not clear would likely be that
+	 * one again, and those bytes would show.
+	 */
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0x1234), 0);
+	write_pi(&d, off, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
 	dio_req_prep_write(&r, d.h, d.data, LEN, off);
 	r.pi_flags = DIO_PI_GEN_APPTAG;
 	r.app_tag = 0x5555;
@@ -351,8 +428,12 @@ static void check_profile(const char *path, const char *profile,
 	assert_int_equal(r.result, LEN);
 	read_pi(&d, off, 0, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	assert_memory_equal(d.back, d.data, LEN);
 	assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2, seed, 0x5555,
 				       0xffff, DIO_PI_CHK_ALL & ~(type1 ? 0 : DIO_PI_CHK_REFTAG), &e), 0);
+	/* The module's own PI buffer: no kernel memory beyond the tuples. */
+	assert_true(opaque_equal(&d.q, d.pi2, NULL, 0, d.pilen));
 
 	/*
 	 * 5. A wrong guard in block 3: the device refuses, the module says
@@ -460,14 +541,16 @@ static const struct {
 	[1] = { "T10-DIF-TYPE1-CRC", 512, 1 },
 	[2] = { "EXT-DIF-TYPE1-CRC64", 4096, 1 },
 	[3] = { "T10-DIF-TYPE3-CRC", 512, 3 },
+	[4] = { "T10-DIF-TYPE1-CRC", 512, 1 },	/* 16-byte metadata, PI first */
 };
+#define NVME_NS_LAST	4
 
 static void test_nvme_profiles(void **state)
 {
 	char dev[64];
 	int ns;
 
-	for (ns = 1; ns <= 3; ns++) {
+	for (ns = 1; ns <= NVME_NS_LAST; ns++) {
 		assert_int_equal(tl_nvme_dev(ns, dev, sizeof(dev)), 0);
 		check_profile(dev, nvme_ns[ns].profile, nvme_ns[ns].interval,
 			      nvme_ns[ns].type);
@@ -531,6 +614,8 @@ static void big_init(struct dev *d, struct big *b, size_t len, int iovec)
 	b->pi = big_alloc(b->pilen);
 	b->pi2 = big_alloc(b->pilen);
 	tl_fill(b->data, len, len ^ iv);
+	/* Random metadata beyond the PI, where the device has some. */
+	tl_fill(b->pi, b->pilen, ~len);
 	if (!iovec)
 		return;
 	b->iovcnt = len / 8192;
@@ -664,19 +749,31 @@ static void check_big(struct dev *d, struct big *b)
 		      BIG_APP, BIG_APP ^ 0x0101);
 }
 
+/*
+ * 2 and 4 MiB in one buffer, 4 MiB in an iovec; each at most what
+ * max_pi_bytes of PI cover (2 MiB with 16 bytes of metadata per 512).
+ */
 static void check_multi_bio(const char *path)
 {
+	const size_t lens[] = { 2 << 20, 4 << 20 };
+	size_t cap, len, last = 0;
+	struct dio_features f;
 	struct dev d;
 	struct big b;
 
+	assert_int_equal(sys_dio_features(&f), 0);
 	dev_open(&d, path);
-	big_init(&d, &b, 2 << 20, 0);
-	check_big(&d, &b);
-	big_free(&b);
-	big_init(&d, &b, 4 << 20, 0);
-	check_big(&d, &b);
-	big_free(&b);
-	big_init(&d, &b, 4 << 20, 1);
+	cap = f.max_pi_bytes / d.q.pi_md_size * d.q.pi_interval;
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		len = lens[i] < cap ? lens[i] : cap;
+		if (len == last)
+			continue;
+		big_init(&d, &b, len, 0);
+		check_big(&d, &b);
+		big_free(&b);
+		last = len;
+	}
+	big_init(&d, &b, (4 << 20) < cap ? 4 << 20 : cap, 1);
 	check_big(&d, &b);
 	big_free(&b);
 	dev_close(&d);
@@ -703,7 +800,7 @@ static void test_nvme_multi_bio(void **state)
 	char dev[64];
 	int ns;
 
-	for (ns = 1; ns <= 3; ns++) {
+	for (ns = 1; ns <= NVME_NS_LAST; ns++) {
 		assert_int_equal(tl_nvme_dev(ns, dev, sizeof(dev)), 0);
 		check_multi_bio(dev);
 	}
@@ -769,7 +866,7 @@ static void nvme_corruption(int ns)
 		}
 		assert_int_equal(run(&d, &r), 0);
 		print_message("# corrupted block: sector %llu tag %u expected %#llx actual %#llx\n",
-			      (unsigned long long)r.pi_err_sector, r.pi_err_tag,
+			      (unsigned long long)r.pi_err_interval, r.pi_err_tag,
 			      (unsigned long long)r.pi_err_expected,
 			      (unsigned long long)r.pi_err_actual);
 		if (tl_kernel_at_least(6, 14))
@@ -803,12 +900,15 @@ static void nvme_corruption(int ns)
 	dev_close(&d);
 }
 
-/* On every namespace: T10 CRC type 1, CRC64 with 16-byte tuples, type 3. */
+/*
+ * On every namespace: T10 CRC type 1, CRC64 with 16-byte tuples, type 3,
+ * and type 1 with metadata beyond the PI.
+ */
 static void test_nvme_corruption_detected(void **state)
 {
 	int ns;
 
-	for (ns = 1; ns <= 3; ns++)
+	for (ns = 1; ns <= NVME_NS_LAST; ns++)
 		nvme_corruption(ns);
 }
 
@@ -878,7 +978,7 @@ static void test_scsi_corruption_detected(void **state)
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, -EILSEQ);
 	assert_int_equal(r.pi_err_source, DIO_PI_SRC_DEVICE);
-	assert_int_equal(r.pi_err_sector, seed_of(&d, off) + 5);
+	assert_int_equal(r.pi_err_interval, seed_of(&d, off) + 5);
 	assert_int_equal(r.pi_err_tag, DIO_PI_TAG_GUARD);
 	assert_int_equal(r.pi_err_expected, dio_pi_crc16_t10dif(0, blk, 512));
 	assert_int_equal(r.pi_err_actual, (uint64_t)tuple(&d, d.pi, 5)[0] << 8 |
@@ -927,7 +1027,7 @@ static void test_scsi_debug_error_injection(void **state)
 		assert_int_equal(r.result, -EILSEQ);
 		assert_int_equal(r.pi_err_source, DIO_PI_SRC_DEVICE);
 		/* Every probe fails too: the first block is the one named. */
-		assert_int_equal(r.pi_err_sector, 0);
+		assert_int_equal(r.pi_err_interval, 0);
 		/* Injection off: the same read succeeds. */
 		read_pi(&d, 0, DIO_PI_CHK_GUARD, 0, 0, &r);
 		assert_int_equal(run(&d, &r), 0);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * DIO_IOC_QUERY against sysfs, for every PI profile the scsi_debug and
- * QEMU NVMe devices offer, and the ABI from a 32-bit program.
+ * QEMU NVMe devices offer (metadata larger than PI included), and the ABI
+ * from a 32-bit program.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,11 @@ struct expect {
 	unsigned int type;
 	unsigned int ref_size;
 	int scsi;
+	/*
+	 * Metadata per interval when there is more than the tuple (0: the
+	 * tuple alone), and where its bytes that are not PI lie.
+	 */
+	unsigned int md, opaque_offset;
 };
 
 static long sysfs_long(const char *dev, const char *attr)
@@ -39,8 +45,11 @@ static long sysfs_long(const char *dev, const char *attr)
 	return n;
 }
 
-static void check_query(const char *dev, const struct expect *e)
+/* The query of @dev checked against @e and sysfs; the query in @out. */
+static void check_query(const char *dev, const struct expect *e,
+			struct dio_query *out)
 {
+	unsigned int md = e->md ? e->md : e->tuple;
 	int ctx = sys_dio_init(0, DIO_PRIVATE), fd, h;
 	struct dio_query q;
 	char *fmt;
@@ -81,11 +90,22 @@ static void check_query(const char *dev, const struct expect *e)
 	assert_int_equal(q.pi_interval, e->lbs);
 	assert_int_equal(q.pi_guard_type, e->guard);
 	assert_int_equal(q.pi_tuple_size, e->tuple);
-	assert_int_equal(q.pi_md_size, e->tuple);
+	/* PI first in the metadata on every device here. */
 	assert_int_equal(q.pi_offset, 0);
-	/* No metadata beyond the PI on these profiles. */
-	assert_int_equal(q.pi_opaque_size, 0);
-	assert_int_equal(q.pi_opaque_offset, 0);
+	assert_int_equal(q.pi_md_size, md);
+	/* Metadata beyond the PI: its size and offset, as upstream's LBMD. */
+	assert_int_equal(q.pi_opaque_size, md - e->tuple);
+	assert_int_equal(q.pi_opaque_offset, e->opaque_offset);
+	/* libdioctl takes every one of these formats. */
+	{
+		struct dio_pi_profile p;
+
+		assert_int_equal(dio_pi_profile_from_query(&q, &p), 0);
+		assert_int_equal(p.md_size, md);
+		assert_int_equal(p.pi_offset, 0);
+		assert_int_equal(p.tuple_size, e->tuple);
+		assert_int_equal(dio_pi_len(&p, 8 * q.pi_interval), 8 * md);
+	}
 	assert_int_equal(q.pi_type, e->type);
 	assert_int_equal(q.pi_app_tag_size, 2);
 	assert_int_equal(q.pi_ref_tag_size, e->ref_size);
@@ -102,6 +122,8 @@ static void check_query(const char *dev, const struct expect *e)
 	assert_int_equal(!!(q.pi_caps & DIO_PI_CAP_NOCHECK),
 			 e->scsi || tl_kernel_at_least(6, 14));
 out:
+	if (out)
+		*out = q;
 	free(fmt);
 	close(fd);
 	close(ctx);
@@ -110,13 +132,13 @@ out:
 static void test_scsi_debug_profiles(void **state)
 {
 	static const struct { const char *opts; struct expect e; } cases[] = {
-		{ "dif=1 dix=1 guard=0", { "T10-DIF-TYPE1-CRC", 512, DIO_GUARD_CRC16, 8, 1, 4, 1 } },
-		{ "dif=1 dix=1 guard=1", { "T10-DIF-TYPE1-IP", 512, DIO_GUARD_IP, 8, 1, 4, 1 } },
-		{ "dif=2 dix=1 guard=0 sector_size=4096", { "T10-DIF-TYPE1-CRC", 4096, DIO_GUARD_CRC16, 8, 1, 4, 1 } },
-		{ "dif=1 dix=1 guard=1 sector_size=4096", { "T10-DIF-TYPE1-IP", 4096, DIO_GUARD_IP, 8, 1, 4, 1 } },
-		{ "dif=3 dix=1 guard=0", { "T10-DIF-TYPE3-CRC", 512, DIO_GUARD_CRC16, 8, 3, 4, 1 } },
-		{ "dif=3 dix=1 guard=1 sector_size=4096", { "T10-DIF-TYPE3-IP", 4096, DIO_GUARD_IP, 8, 3, 4, 1 } },
-		{ "dif=0 dix=0", { "none", 512, DIO_GUARD_NONE, 0, 0, 0, 1 } },
+		{ "dif=1 dix=1 guard=0", { "T10-DIF-TYPE1-CRC", 512, DIO_GUARD_CRC16, 8, 1, 4, 1, 0, 0 } },
+		{ "dif=1 dix=1 guard=1", { "T10-DIF-TYPE1-IP", 512, DIO_GUARD_IP, 8, 1, 4, 1, 0, 0 } },
+		{ "dif=2 dix=1 guard=0 sector_size=4096", { "T10-DIF-TYPE1-CRC", 4096, DIO_GUARD_CRC16, 8, 1, 4, 1, 0, 0 } },
+		{ "dif=1 dix=1 guard=1 sector_size=4096", { "T10-DIF-TYPE1-IP", 4096, DIO_GUARD_IP, 8, 1, 4, 1, 0, 0 } },
+		{ "dif=3 dix=1 guard=0", { "T10-DIF-TYPE3-CRC", 512, DIO_GUARD_CRC16, 8, 3, 4, 1, 0, 0 } },
+		{ "dif=3 dix=1 guard=1 sector_size=4096", { "T10-DIF-TYPE3-IP", 4096, DIO_GUARD_IP, 8, 3, 4, 1, 0, 0 } },
+		{ "dif=0 dix=0", { "none", 512, DIO_GUARD_NONE, 0, 0, 0, 1, 0, 0 } },
 	};
 	char opts[128], dev[64];
 	size_t i;
@@ -124,24 +146,41 @@ static void test_scsi_debug_profiles(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		snprintf(opts, sizeof(opts), "dev_size_mb=8 %s", cases[i].opts);
 		assert_int_equal(tl_scsi_debug_load(opts, dev, sizeof(dev)), 0);
-		check_query(dev, &cases[i].e);
+		check_query(dev, &cases[i].e, NULL);
 		assert_int_equal(tl_scsi_debug_unload(), 0);
 	}
 }
 
+/*
+ * The NVMe namespaces of tests/vm/run.sh; nsid 4 has 16 bytes of metadata
+ * per block, the CRC16 tuple in the first 8.  The metadata size is checked
+ * against what the controller reports (Identify) and, where the kernel
+ * has it (6.12 and later), NVMe's metadata_bytes attribute.
+ */
 static void test_nvme_profiles(void **state)
 {
 	static const struct expect e[] = {
-		{ "T10-DIF-TYPE1-CRC", 512, DIO_GUARD_CRC16, 8, 1, 4, 0 },
-		{ "EXT-DIF-TYPE1-CRC64", 4096, DIO_GUARD_CRC64, 16, 1, 6, 0 },
-		{ "T10-DIF-TYPE3-CRC", 512, DIO_GUARD_CRC16, 8, 3, 4, 0 },
+		[1] = { "T10-DIF-TYPE1-CRC", 512, DIO_GUARD_CRC16, 8, 1, 4, 0, 0, 0 },
+		[2] = { "EXT-DIF-TYPE1-CRC64", 4096, DIO_GUARD_CRC64, 16, 1, 6, 0, 0, 0 },
+		[3] = { "T10-DIF-TYPE3-CRC", 512, DIO_GUARD_CRC16, 8, 3, 4, 0, 0, 0 },
+		[4] = { "T10-DIF-TYPE1-CRC", 512, DIO_GUARD_CRC16, 8, 1, 4, 0, 16, 8 },
 	};
-	char dev[64];
+	struct tl_nvme_format nf;
+	struct dio_query q;
+	char dev[64], *mdb;
 	int ns;
 
-	for (ns = 1; ns <= 3; ns++) {
+	for (ns = 1; ns <= 4; ns++) {
 		assert_int_equal(tl_nvme_dev(ns, dev, sizeof(dev)), 0);
-		check_query(dev, &e[ns - 1]);
+		check_query(dev, &e[ns], &q);
+		assert_int_equal(tl_nvme_format(ns, &nf), 0);
+		assert_int_equal(q.pi_md_size, nf.ms);
+		mdb = tl_sysfs_read("/sys/block/%s/metadata_bytes", tl_basename(dev));
+		if (tl_kernel_at_least(6, 12))
+			assert_non_null(mdb);
+		if (mdb)
+			assert_int_equal(q.pi_md_size, atoi(mdb));
+		free(mdb);
 	}
 }
 

@@ -96,29 +96,80 @@ static void test_scsi_debug_profiles(void **state)
 		check_scsi_debug(&cases[i]);
 }
 
+static char *nvme_attr(const char *dev, const char *attr)
+{
+	return tl_sysfs_read("/sys/block/%s/%s", tl_basename(dev), attr);
+}
+
+/*
+ * The NVMe namespaces of tests/vm/run.sh, as the controller formats them
+ * (Identify) and as the kernel shows them (sysfs).  nsid 4 has 16 bytes of
+ * metadata per block, the 8-byte PI tuple first: the kernel registers it
+ * as T10-DIF-TYPE1-CRC like nsid 1.  No kernel shows the metadata size in
+ * integrity/ (6.1, 6.12 and 7.3 have no integrity/tuple_size); since 6.12
+ * (not 6.1) NVMe's own metadata_bytes attribute does.
+ */
 static void test_nvme_profiles(void **state)
 {
-	static const struct { int nsid; const char *format; int lbs; } ns[] = {
-		{ 1, "T10-DIF-TYPE1-CRC", 512 },
-		{ 2, "EXT-DIF-TYPE1-CRC64", 4096 },
-		{ 3, "T10-DIF-TYPE3-CRC", 512 },
+	static const struct {
+		int nsid;
+		const char *format;
+		unsigned int lbs, ms;
+		int type, pif;
+	} ns[] = {
+		{ 1, "T10-DIF-TYPE1-CRC", 512, 8, 1, 0 },
+		{ 2, "EXT-DIF-TYPE1-CRC64", 4096, 16, 1, 2 },
+		{ 3, "T10-DIF-TYPE3-CRC", 512, 8, 3, 0 },
+		{ 4, "T10-DIF-TYPE1-CRC", 512, 16, 1, 0 },
 	};
-	char dev[64], *fmt, *lbs;
+	struct tl_nvme_format nf;
+	char dev[64], *fmt, *lbs, *iv, *gen, *ver, *mdb;
 	size_t i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
 		assert_int_equal(tl_nvme_dev(ns[i].nsid, dev, sizeof(dev)), 0);
-		fmt = tl_sysfs_read("/sys/block/%s/integrity/format",
-				    tl_basename(dev));
-		lbs = tl_sysfs_read("/sys/block/%s/queue/logical_block_size",
-				    tl_basename(dev));
+		assert_int_equal(tl_nvme_format(ns[i].nsid, &nf), 0);
+		fmt = nvme_attr(dev, "integrity/format");
+		lbs = nvme_attr(dev, "queue/logical_block_size");
+		iv = nvme_attr(dev, "integrity/protection_interval_bytes");
+		gen = nvme_attr(dev, "integrity/write_generate");
+		ver = nvme_attr(dev, "integrity/read_verify");
+		mdb = nvme_attr(dev, "metadata_bytes");
 		assert_non_null(fmt);
 		assert_non_null(lbs);
-		print_message("# %s: %s, %s-byte blocks\n", dev, fmt, lbs);
+		assert_non_null(iv);
+		assert_non_null(gen);
+		assert_non_null(ver);
+		print_message("# nsid %d %s: %s, %s-byte blocks, interval %s, "
+			      "metadata_bytes %s; Identify: %u+%u%s, type %d%s, pif %d\n",
+			      ns[i].nsid, dev, fmt, lbs, iv, mdb ? mdb : "(none)",
+			      nf.lba_size, nf.ms, nf.ext ? " extended" : "",
+			      nf.pi_type, nf.pi_first ? " first" : "", nf.pif);
+		/* The controller: separate metadata (mset=0), PI first (pil=1). */
+		assert_int_equal(nf.lba_size, ns[i].lbs);
+		assert_int_equal(nf.ms, ns[i].ms);
+		assert_false(nf.ext);
+		assert_int_equal(nf.pi_type, ns[i].type);
+		assert_int_equal(nf.pif, ns[i].pif);
+		if (nf.ms > 8 && ns[i].pif == 0)
+			assert_true(nf.pi_first);
+		/* The kernel. */
 		assert_string_equal(fmt, ns[i].format);
 		assert_int_equal(atoi(lbs), ns[i].lbs);
+		assert_int_equal(atoi(iv), ns[i].lbs);
+		/* The block layer generates and verifies on every namespace. */
+		assert_string_equal(gen, "1");
+		assert_string_equal(ver, "1");
+		if (tl_kernel_at_least(6, 12)) {
+			assert_non_null(mdb);
+			assert_int_equal(atoi(mdb), ns[i].ms);
+		}
 		free(fmt);
 		free(lbs);
+		free(iv);
+		free(gen);
+		free(ver);
+		free(mdb);
 	}
 }
 

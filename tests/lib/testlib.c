@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <linux/nvme_ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -311,6 +313,60 @@ static int tl_nvme_find(int nsid, char *dev, size_t devlen)
 bool tl_nvme_present(int nsid, char *dev, size_t devlen)
 {
 	return tl_nvme_find(nsid, dev, devlen);
+}
+
+/* One Identify command (admin opcode 06h) into @buf (4096 bytes). */
+static int tl_nvme_identify(int fd, int nsid, int cns, void *buf)
+{
+	struct nvme_admin_cmd c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = 0x06;
+	c.nsid = nsid;
+	c.addr = (uintptr_t)buf;
+	c.data_len = 4096;
+	c.cdw10 = cns;		/* CNS; CSI (cdw11 31:24) 0: NVM */
+	ret = ioctl(fd, NVME_IOCTL_ADMIN_CMD, &c);
+	return ret < 0 ? -errno : ret;	/* > 0: the NVMe status */
+}
+
+int tl_nvme_format(int nsid, struct tl_nvme_format *f)
+{
+	uint8_t *id = NULL;
+	unsigned int lbaf;
+	int fd, ret;
+
+	memset(f, 0, sizeof(*f));
+	if (posix_memalign((void **)&id, 4096, 4096))
+		return -ENOMEM;
+	fd = open("/dev/nvme0", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		free(id);
+		return ret;
+	}
+	/* Identify Namespace (CNS 00h): FLBAS at 26, DPS at 29, LBAF at 128. */
+	ret = tl_nvme_identify(fd, nsid, 0x00, id);
+	if (ret)
+		goto out;
+	lbaf = (id[26] & 0xf) | ((id[26] >> 5) & 3) << 4;
+	f->ext = id[26] & 0x10;
+	f->pi_type = id[29] & 7;
+	f->pi_first = id[29] & 8;
+	f->ms = id[128 + 4 * lbaf] | id[128 + 4 * lbaf + 1] << 8;
+	f->lba_size = 1U << id[128 + 4 * lbaf + 2];
+	/* The NVM command set's (CNS 05h): ELBAF at 12, PIF in bits 8:7. */
+	ret = tl_nvme_identify(fd, nsid, 0x05, id);
+	if (ret)
+		goto out;
+	f->pif = (id[12 + 4 * lbaf] | id[12 + 4 * lbaf + 1] << 8) >> 7 & 3;
+out:
+	if (ret)
+		fprintf(stderr, "testlib: Identify of NVMe namespace %d: %d\n", nsid, ret);
+	close(fd);
+	free(id);
+	return ret;
 }
 
 int tl_nvme_dev(int nsid, char *dev, size_t devlen)

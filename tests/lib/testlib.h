@@ -43,6 +43,22 @@ int tl_nvme_dev(int nsid, char *dev, size_t devlen);
 /* Is NVMe namespace @nsid of nvme0 in /sys/block now?  No loading, no wait. */
 bool tl_nvme_present(int nsid, char *dev, size_t devlen);
 
+/* The format of an NVMe namespace, as the controller reports it. */
+struct tl_nvme_format {
+	unsigned int	lba_size;	/* data bytes per block */
+	unsigned int	ms;		/* metadata bytes per block */
+	bool		ext;		/* metadata inline with the data (FLBAS bit 4) */
+	int		pi_type;	/* 0 (none), 1, 2 or 3 (DPS) */
+	bool		pi_first;	/* PI in the first bytes of the metadata */
+	int		pif;		/* PI format: 0 16-bit guard, 2 64-bit */
+};
+/*
+ * Identify Namespace (and the NVM command set's, for the PI format) of
+ * namespace @nsid on nvme0, through /dev/nvme0.  0, the NVMe status (> 0)
+ * or -errno.
+ */
+int tl_nvme_format(int nsid, struct tl_nvme_format *f);
+
 /* First line of a sysfs file (malloc'd, no newline) or NULL. */
 char *tl_sysfs_read(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "sdb" for "/dev/sdb". */

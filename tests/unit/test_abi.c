@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <linux/dio_batch.h>
+#include "dioctl_pi.h"
 
 #define OFF(t, f) offsetof(struct t, f)
 
@@ -21,6 +22,8 @@ static void test_sizes_match_ver0(void **state)
 	assert_int_equal(sizeof(struct dio_open), DIO_OPEN_SIZE_VER0);
 	assert_int_equal(sizeof(struct dio_close), DIO_CLOSE_SIZE_VER0);
 	assert_int_equal(sizeof(struct dio_query), DIO_QUERY_SIZE_VER0);
+	assert_int_equal(sizeof(struct dio_stat), DIO_STAT_SIZE_VER0);
+	assert_int_equal(DIO_STAT_SIZE_VER0, 80);
 	assert_int_equal(sizeof(struct dio_request), DIO_REQUEST_SIZE_VER0);
 	assert_int_equal(sizeof(struct dio_submit), DIO_SUBMIT_SIZE_VER0);
 	assert_int_equal(sizeof(struct dio_wait), DIO_WAIT_SIZE_VER0);
@@ -33,6 +36,7 @@ static void test_size_field_first(void **state)
 	assert_int_equal(OFF(dio_open, size), 0);
 	assert_int_equal(OFF(dio_close, size), 0);
 	assert_int_equal(OFF(dio_query, size), 0);
+	assert_int_equal(OFF(dio_stat, size), 0);
 	assert_int_equal(OFF(dio_request, size), 0);
 	assert_int_equal(OFF(dio_submit, size), 0);
 	assert_int_equal(OFF(dio_wait, size), 0);
@@ -53,11 +57,12 @@ static void test_request_layout(void **state)
 	assert_int_equal(OFF(dio_request, app_tag), 62);
 	assert_int_equal(OFF(dio_request, app_tag_mask), 64);
 	assert_int_equal(OFF(dio_request, result), 72);
-	assert_int_equal(OFF(dio_request, pi_err_sector), 80);
+	assert_int_equal(OFF(dio_request, pi_err_interval), 80);
 	assert_int_equal(OFF(dio_request, pi_err_expected), 88);
 	assert_int_equal(OFF(dio_request, pi_err_actual), 96);
 	assert_int_equal(OFF(dio_request, pi_err_tag), 104);
 	assert_int_equal(OFF(dio_request, pi_err_source), 105);
+	assert_int_equal(OFF(dio_request, pad3), 106);
 	assert_int_equal(OFF(dio_request, reserved), 112);
 	/* 64-bit fields are naturally aligned: same layout on i386. */
 	assert_int_equal(OFF(dio_request, result) % 8, 0);
@@ -77,6 +82,77 @@ static void test_query_layout(void **state)
 	assert_int_equal(OFF(dio_query, reserved), 88);
 }
 
+static void test_features_layout(void **state)
+{
+	assert_int_equal(OFF(dio_features, abi_version), 4);
+	assert_int_equal(OFF(dio_features, features), 8);
+	assert_int_equal(OFF(dio_features, init_flags), 16);
+	assert_int_equal(OFF(dio_features, pi_flags), 28);
+	assert_int_equal(OFF(dio_features, opcodes), 32);
+	assert_int_equal(OFF(dio_features, max_batch), 36);
+	assert_int_equal(OFF(dio_features, max_inflight), 40);
+	assert_int_equal(OFF(dio_features, max_pi_bytes), 44);
+	/* ABI 2: taken from the reserved words, same size. */
+	assert_int_equal(OFF(dio_features, max_user_pinned), 48);
+	assert_int_equal(OFF(dio_features, reserved), 56);
+}
+
+/* ABI 2: DIO_IOC_STAT. */
+static void test_stat_layout(void **state)
+{
+	assert_int_equal(OFF(dio_stat, flags), 4);
+	assert_int_equal(OFF(dio_stat, key), 8);
+	assert_int_equal(OFF(dio_stat, uid), 16);
+	assert_int_equal(OFF(dio_stat, gid), 20);
+	assert_int_equal(OFF(dio_stat, cuid), 24);
+	assert_int_equal(OFF(dio_stat, cgid), 28);
+	assert_int_equal(OFF(dio_stat, mode), 32);
+	assert_int_equal(OFF(dio_stat, cpid), 36);
+	assert_int_equal(OFF(dio_stat, nr_descriptors), 40);
+	assert_int_equal(OFF(dio_stat, nr_handles), 44);
+	assert_int_equal(OFF(dio_stat, reserved), 48);
+	assert_int_equal(OFF(dio_stat, key) % 8, 0);
+}
+
+/* ioctl numbers and constants: fixed once published. */
+static void test_constants(void **state)
+{
+	assert_int_equal(DIO_BATCH_ABI_VERSION, 2);
+	assert_int_equal(_IOC_TYPE(DIO_IOC_STAT), 0xDB);
+	assert_int_equal(_IOC_NR(DIO_IOC_STAT), 0x48);
+	assert_int_equal(_IOC_DIR(DIO_IOC_STAT), _IOC_READ | _IOC_WRITE);
+	assert_int_equal(_IOC_SIZE(DIO_IOC_STAT), DIO_STAT_SIZE_VER0);
+	assert_int_equal(_IOC_NR(DIO_IOC_FEATURES), 0x40);
+	assert_int_equal(_IOC_NR(DIO_IOC_INIT), 0x41);
+	assert_int_equal(_IOC_NR(DIO_IOC_OPEN), 0x42);
+	assert_int_equal(_IOC_NR(DIO_IOC_CLOSE), 0x43);
+	assert_int_equal(_IOC_NR(DIO_IOC_QUERY), 0x44);
+	assert_int_equal(_IOC_NR(DIO_IOC_SUBMIT), 0x45);
+	assert_int_equal(_IOC_NR(DIO_IOC_WAIT), 0x46);
+	assert_int_equal(_IOC_NR(DIO_IOC_COLLECT), 0x47);
+	assert_int_equal(DIO_FOREIGN, 1U << 3);
+	assert_true(DIO_INIT_F_ALL & DIO_FOREIGN);
+	assert_int_equal(DIO_INIT_F_ALL,
+			 DIO_CREAT | DIO_EXCL | DIO_PRIVATE | DIO_FOREIGN);
+	assert_true(DIO_FEAT_ALL & DIO_FEAT_STAT);
+	assert_true(DIO_FEAT_ALL & DIO_FEAT_PIN_LIMIT);
+	assert_int_equal(DIO_STAT_PRIVATE, 1U << 0);
+	assert_true(DIO_PI_INTERVAL_UNKNOWN == ~0ULL);
+	/* It fits the field it is reported in. */
+	assert_true((__typeof__(((struct dio_request *)0)->pi_err_interval))
+		    DIO_PI_INTERVAL_UNKNOWN == ~0ULL);
+}
+
+/* libdioctl's own structs: fixed once the library is released. */
+static void test_library_structs(void **state)
+{
+	assert_int_equal(sizeof(struct dio_pi_profile), 32);
+	assert_int_equal(offsetof(struct dio_pi_profile, interval), 4);
+	assert_int_equal(offsetof(struct dio_pi_profile, md_size), 8);
+	assert_int_equal(offsetof(struct dio_pi_profile, pi_offset), 10);
+	assert_int_equal(offsetof(struct dio_pi_profile, reserved), 12);
+	assert_int_equal(sizeof(struct dio_pi_error), 40);
+}
 
 /* Released symbols stay in their version node (libdioctl.map). */
 static void test_symbol_versions(void **state)
@@ -106,6 +182,7 @@ static void test_symbol_versions(void **state)
 		"sys_dio_init_mode",
 		"sys_dio_open",
 		"sys_dio_query",
+		"sys_dio_stat",
 		"sys_dio_submit",
 		"sys_dio_wait",
 	};
@@ -129,6 +206,10 @@ int main(void)
 		cmocka_unit_test(test_size_field_first),
 		cmocka_unit_test(test_request_layout),
 		cmocka_unit_test(test_query_layout),
+		cmocka_unit_test(test_features_layout),
+		cmocka_unit_test(test_stat_layout),
+		cmocka_unit_test(test_constants),
+		cmocka_unit_test(test_library_structs),
 		cmocka_unit_test(test_symbol_versions),
 	};
 

@@ -697,6 +697,155 @@ static void test_chk_flags(void **state)
 	}
 }
 
+/* ---- metadata larger than the tuple ---- */
+
+/*
+ * Metadata of @md bytes per interval with the tuple at @off: what a device
+ * with more metadata than PI has (dio_query's pi_md_size, pi_offset).
+ */
+static void md_profile(struct dio_pi_profile *p, int gt, unsigned int iv,
+		       int type, unsigned int md, unsigned int off)
+{
+	assert_int_equal(dio_pi_profile_init(p, gt, iv, type), 0);
+	p->md_size = md;
+	p->pi_offset = off;
+}
+
+/*
+ * Generation and verification with 16 bytes of metadata per interval (32
+ * with CRC64's 16-byte tuples), the tuple first, last and in the middle:
+ * tuples where they belong and equal to the packed ones, every other byte
+ * of the buffer as the caller left it, failures at the right interval.
+ */
+static void test_metadata_beyond_pi(void **state)
+{
+	static struct iovec iov[4096];
+	enum { N = 8 };
+
+	for (size_t gi = 0; gi < 3; gi++)
+	for (size_t ii = 0; ii < 2; ii++)
+	for (size_t ti = 0; ti < 3; ti++) {
+		struct dio_pi_profile packed, p;
+		unsigned int ts, md, offs[3];
+
+		assert_int_equal(dio_pi_profile_init(&packed, guards[gi], intervals[ii],
+						     types[ti]), 0);
+		ts = packed.tuple_size;
+		md = ts == 16 ? 32 : 16;
+		offs[0] = 0;
+		offs[1] = md - ts;
+		offs[2] = ts == 16 ? 6 : 4;	/* not 8-byte aligned */
+		for (size_t oi = 0; oi < 3; oi++) {
+			struct layout l = layout_of(&packed);
+			uint64_t refmask = ts == 16 ? 0xffffffffffffULL : 0xffffffffULL;
+			uint64_t seed = rnd();
+			size_t k = 1 + rnd() % (N - 2);
+			struct dio_pi_error err;
+			uint8_t *data, *tuples, *pi, *opaque, *t;
+			size_t len = N * packed.interval, pilen = N * md;
+			int n;
+
+			md_profile(&p, guards[gi], intervals[ii], types[ti], md, offs[oi]);
+			assert_int_equal(dio_pi_len(&p, len), (ssize_t)pilen);
+			data = malloc(len);
+			tuples = malloc(N * ts);
+			pi = malloc(pilen + 1);
+			opaque = malloc(pilen);
+			assert_non_null(data);
+			assert_non_null(tuples);
+			assert_non_null(pi);
+			assert_non_null(opaque);
+			fill_random(data, len);
+			fill_random(pi, pilen);
+			pi[pilen] = 0xa5;
+			memcpy(opaque, pi, pilen);
+
+			/* Each tuple in place, the same as packed; nothing else written. */
+			assert_int_equal(dio_pi_generate(&packed, data, len, tuples, seed,
+							 0x1234), 0);
+			assert_int_equal(dio_pi_generate(&p, data, len, pi, seed, 0x1234), 0);
+			assert_int_equal(pi[pilen], 0xa5);
+			for (size_t i = 0; i < N; i++) {
+				uint8_t *m = pi + i * md, *o = opaque + i * md;
+
+				assert_memory_equal(m + p.pi_offset, tuples + i * ts, ts);
+				if (p.pi_offset)
+					assert_memory_equal(m, o, p.pi_offset);
+				if (p.pi_offset + ts < md)
+					assert_memory_equal(m + p.pi_offset + ts,
+							    o + p.pi_offset + ts,
+							    md - p.pi_offset - ts);
+			}
+			/* The iovec form writes the same, and only that. */
+			memcpy(t = malloc(pilen), opaque, pilen);
+			assert_non_null(t);
+			n = random_iov(data, len, iov, 4096);
+			assert_int_equal(dio_pi_generate_iov(&p, iov, n, t, seed, 0x1234), 0);
+			assert_memory_equal(t, pi, pilen);
+			free(t);
+
+			/* Verification reads the tuples only. */
+			assert_int_equal(dio_pi_verify(&p, data, len, pi, seed, 0x1234, 0xffff,
+						       DIO_PI_CHK_ALL, NULL), 0);
+			for (size_t i = 0; i < N; i++) {
+				uint8_t *m = pi + i * md;
+
+				for (unsigned int b = 0; b < md; b++)
+					if (b < p.pi_offset || b >= p.pi_offset + ts)
+						m[b] = ~m[b];
+			}
+			assert_int_equal(dio_pi_verify_iov(&p, iov, n, pi, seed, 0x1234,
+							   0xffff, DIO_PI_CHK_ALL, NULL), 0);
+
+			/* Failures name interval k. */
+			t = pi + k * md + p.pi_offset;
+			data[k * p.interval + rnd() % p.interval] ^= 0x10;
+			{
+				struct bufs b = { data, pi, len, pilen };
+
+				verify_both(&p, &b, seed, 0x1234, 0xffff, DIO_PI_CHK_ALL, &err);
+				assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
+				assert_int_equal(err.interval, k);
+				assert_true(err.expected == ref_guard(p.guard_type,
+								      data + k * p.interval,
+								      p.interval));
+				assert_true(err.actual == get_be(t + l.guard_off, l.guard_len));
+				assert_int_equal(dio_pi_generate(&p, data, len, pi, seed,
+								 0x1234), 0);
+				put_be(t + l.app_off, 2, 0x1235);
+				verify_both(&p, &b, seed, 0x1234, 0xffff, DIO_PI_CHK_ALL, &err);
+				assert_int_equal(err.tag, DIO_PI_TAG_APP);
+				assert_int_equal(err.interval, k);
+				assert_int_equal(err.actual, 0x1235);
+				put_be(t + l.app_off, 2, 0x1234);
+				put_be(t + l.ref_off, l.ref_len, (seed + k + 1) & refmask);
+				if (p.pi_type != 3) {
+					verify_both(&p, &b, seed, 0x1234, 0xffff,
+						    DIO_PI_CHK_ALL, &err);
+					assert_int_equal(err.tag, DIO_PI_TAG_REF);
+					assert_int_equal(err.interval, k);
+					assert_true(err.expected == ((seed + k) & refmask));
+					assert_true(err.actual == ((seed + k + 1) & refmask));
+				} else {
+					assert_int_equal(dio_pi_verify(&p, data, len, pi, seed,
+								       0x1234, 0xffff,
+								       DIO_PI_CHK_ALL, NULL), 0);
+				}
+				/* An escaped tuple is skipped where it lies. */
+				put_be(t + l.guard_off, l.guard_len, 0);
+				put_be(t + l.app_off, 2, 0xffff);
+				put_be(t + l.ref_off, l.ref_len, refmask);
+				assert_int_equal(dio_pi_verify(&p, data, len, pi, seed, 0x1234,
+							       0xffff, DIO_PI_CHK_ALL, NULL), 0);
+			}
+			free(data);
+			free(tuples);
+			free(pi);
+			free(opaque);
+		}
+	}
+}
+
 /* ---- argument errors ---- */
 
 #define ASSERT_EINVAL(expr)				\
@@ -710,13 +859,21 @@ static void test_profile_init(void **state)
 {
 	struct dio_pi_profile p, keep;
 
+	static const struct dio_pi_profile zero;
+
 	assert_int_equal(dio_pi_profile_init(&p, DIO_GUARD_CRC64, 4096, 1), 0);
 	assert_int_equal(p.tuple_size, 16);
 	assert_int_equal(p.ref_tag_size, 6);
 	assert_int_equal(p.interval, 4096);
+	/* Metadata that is the tuple alone. */
+	assert_int_equal(p.md_size, 16);
+	assert_int_equal(p.pi_offset, 0);
+	assert_memory_equal(p.reserved, zero.reserved, sizeof(p.reserved));
 	assert_int_equal(dio_pi_profile_init(&p, DIO_GUARD_IP, 512, 3), 0);
 	assert_int_equal(p.tuple_size, 8);
 	assert_int_equal(p.ref_tag_size, 4);
+	assert_int_equal(p.md_size, 8);
+	assert_int_equal(p.pi_offset, 0);
 	keep = p;
 	ASSERT_EINVAL(dio_pi_profile_init(&p, DIO_GUARD_NONE, 512, 1));
 	ASSERT_EINVAL(dio_pi_profile_init(&p, 3, 512, 1));
@@ -746,6 +903,9 @@ static void test_profile_from_query(void **state)
 	assert_int_equal(p.interval, 4096);
 	assert_int_equal(p.tuple_size, 16);
 	assert_int_equal(p.pi_type, 1);
+	/* pi_md_size 0: the tuple alone. */
+	assert_int_equal(p.md_size, 16);
+	assert_int_equal(p.pi_offset, 0);
 
 	bad = q;
 	bad.pi_interval = 0;
@@ -759,11 +919,50 @@ static void test_profile_from_query(void **state)
 	errno = 0;
 	assert_int_equal(dio_pi_profile_from_query(&bad, &p), -1);
 	assert_int_equal(errno, EOPNOTSUPP);
-	/* Metadata equal to the tuple is fine; more than it is not handled. */
+	/* Metadata equal to the tuple, and more than it, PI first or last. */
 	bad = q;
 	bad.pi_md_size = 16;
 	assert_int_equal(dio_pi_profile_from_query(&bad, &p), 0);
+	assert_int_equal(p.md_size, 16);
 	bad.pi_md_size = 64;
+	bad.pi_opaque_size = 48;
+	bad.pi_opaque_offset = 16;
+	assert_int_equal(dio_pi_profile_from_query(&bad, &p), 0);
+	assert_int_equal(p.md_size, 64);
+	assert_int_equal(p.pi_offset, 0);
+	assert_int_equal(p.tuple_size, 16);
+	bad.pi_offset = 48;
+	bad.pi_opaque_offset = 0;
+	assert_int_equal(dio_pi_profile_from_query(&bad, &p), 0);
+	assert_int_equal(p.md_size, 64);
+	assert_int_equal(p.pi_offset, 48);
+	/* nsid 4 of the test bed: CRC16, 16 bytes, PI first. */
+	{
+		struct dio_query q4 = {
+			.size = sizeof(q4), .pi_interval = 512, .pi_tuple_size = 8,
+			.pi_guard_type = DIO_GUARD_CRC16, .pi_type = 1,
+			.pi_app_tag_size = 2, .pi_ref_tag_size = 4, .pi_md_size = 16,
+			.pi_opaque_size = 8, .pi_opaque_offset = 8,
+		};
+
+		assert_int_equal(dio_pi_profile_from_query(&q4, &p), 0);
+		assert_int_equal(p.md_size, 16);
+		assert_int_equal(p.pi_offset, 0);
+		assert_int_equal(p.tuple_size, 8);
+		assert_int_equal(dio_pi_len(&p, 4096), 128);
+	}
+	/* A tuple that does not fit in the metadata at its offset. */
+	bad.pi_offset = 49;
+	ASSERT_EINVAL(dio_pi_profile_from_query(&bad, &p));
+	bad = q;
+	bad.pi_offset = 8;		/* metadata is the tuple alone */
+	ASSERT_EINVAL(dio_pi_profile_from_query(&bad, &p));
+	bad = q;
+	bad.pi_md_size = 8;		/* smaller than the tuple */
+	ASSERT_EINVAL(dio_pi_profile_from_query(&bad, &p));
+	/* Storage tags are not handled. */
+	bad = q;
+	bad.pi_storage_tag_size = 2;
 	errno = 0;
 	assert_int_equal(dio_pi_profile_from_query(&bad, &p), -1);
 	assert_int_equal(errno, EOPNOTSUPP);
@@ -815,6 +1014,29 @@ static void test_bad_arguments(void **state)
 	bad.pi_type = 0;
 	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, 0, 0));
 	ASSERT_EINVAL(dio_pi_generate(NULL, data, 512, pi, 0, 0));
+	/* Metadata smaller than the tuple, a tuple past its end, reserved. */
+	bad = p;
+	bad.md_size = 0;
+	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, 0, 0));
+	ASSERT_EINVAL(dio_pi_len(&bad, 512));
+	bad.md_size = 7;
+	ASSERT_EINVAL(dio_pi_verify(&bad, data, 512, pi, 0, 0, 0, DIO_PI_CHK_ALL, NULL));
+	bad.md_size = 16;
+	bad.pi_offset = 9;
+	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, 0, 0));
+	bad.pi_offset = 8;
+	assert_int_equal(dio_pi_generate(&bad, data, 512, pi, 0, 0), 0);
+	bad.reserved[4] = 1;
+	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, 0, 0));
+	/* dio_pi_profile_init() fills every field, the reserved ones too. */
+	assert_int_equal(dio_pi_profile_init(&bad, DIO_GUARD_CRC16, 512, 1), 0);
+	assert_memory_equal(&bad, &p, sizeof(p));
+	/* A PI length that does not fit in a ssize_t. */
+	bad = p;
+	bad.md_size = 65535;
+	errno = 0;
+	assert_int_equal(dio_pi_len(&bad, SIZE_MAX & ~(size_t)511), -1);
+	assert_int_equal(errno, EOVERFLOW);
 
 	/* Empty is fine, even with NULL buffers. */
 	assert_int_equal(dio_pi_generate(&p, NULL, 0, NULL, 0, 0), 0);
@@ -838,6 +1060,7 @@ int main(void)
 		cmocka_unit_test(test_corruptions_reported_exactly),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_chk_flags),
+		cmocka_unit_test(test_metadata_beyond_pi),
 		cmocka_unit_test(test_profile_init),
 		cmocka_unit_test(test_profile_from_query),
 		cmocka_unit_test(test_bad_arguments),

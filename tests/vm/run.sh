@@ -3,7 +3,7 @@
 #   run.sh FLAVOUR RESULTS_DIR
 # RESULTS_DIR must hold guest.sh; the guest sees it at /tmp/results and
 # leaves guest.log, guest.rc and dmesg.txt there; the serial console goes to
-# RESULTS_DIR/console.log.  NVMe PI namespaces are attached (nsid 1-3, see
+# RESULTS_DIR/console.log.  NVMe PI namespaces are attached (nsid 1-4, see
 # tests/README.md).  Exit status: guest.sh's, or 124 on time-out, 125 when
 # the guest died without one.
 set -euo pipefail
@@ -26,7 +26,7 @@ fi
 
 # NVMe namespaces with PI; sparse backing files the host (and the guest,
 # through the results share) can corrupt behind the device's back.
-for i in 1 2 3; do
+for i in 1 2 3 4; do
 	truncate -s 64M "$res/nvme$i.img"
 done
 # The controller is in a subsystem, so that a namespace can be detached
@@ -41,6 +41,11 @@ nvme=(
 	-device nvme-ns,drive=nvm2,bus=nvme0,nsid=2,logical_block_size=4096,physical_block_size=4096,ms=16,mset=0,pi=1,pif=2
 	-drive file="$res/nvme3.img",if=none,id=nvm3,format=raw,cache=writeback
 	-device nvme-ns,drive=nvm3,bus=nvme0,nsid=3,ms=8,mset=0,pi=3
+	# Metadata larger than PI: 16 bytes, the T10 type 1 CRC16 tuple in the
+	# first 8 (pil=1; Linux 6.1 takes PI only first, or as all of the
+	# metadata), 8 bytes the kernel does not interpret.
+	-drive file="$res/nvme4.img",if=none,id=nvm4,format=raw,cache=writeback
+	-device nvme-ns,drive=nvm4,bus=nvme0,nsid=4,ms=16,mset=0,pi=1,pil=1
 )
 rm -f "$res/guest.rc" "$res/guest.log" "$res/dmesg.txt"
 # -cpu max without la57: with 5-level paging the debug kernel's KASAN once
