@@ -111,8 +111,7 @@ struct dio_user {
 struct dio_file {
 	struct kref		ref;
 	struct dio_ctx		*ctx;
-	struct mm_struct	*mm;		/* its creator's: the only one that
-						 * may submit and report */
+	struct mm_struct	*mm;		/* creator's: submits, reports */
 	/*
 	 * reqs.xa_lock (IRQ-safe) guards the request table, the done list,
 	 * nr_done and released; completions take it from interrupt context.
@@ -124,8 +123,7 @@ struct dio_file {
 	bool			released;
 	wait_queue_head_t	wait;
 	struct work_struct	reap_work;
-	struct xarray		opened;		/* handle id -> dio_opener;
-						 * under ctx->lock */
+	struct xarray		opened;		/* id -> dio_opener; ctx->lock */
 };
 
 /*
