@@ -11,6 +11,7 @@ PKGS=(
 	bc bison flex libelf-dev libssl-dev dwarves xz-utils zstd rsync
 	qemu-system-x86 busybox-static cpio kmod libkmod-dev dkms debootstrap
 	e2fsprogs dmsetup libc6-dev-i386
+	apparmor		# apparmor_parser: t_security loads a profile in the guest
 	libcmocka-dev libisal-dev liburing-dev libaio-dev
 )
 

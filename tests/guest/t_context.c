@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Contexts: keys, DIO_CREAT/DIO_EXCL, private contexts, permissions like
- * System V IPC, keys per user namespace, and the argument rules every
- * ioctl shares (size field, reserved fields, unknown flags and commands).
+ * System V IPC (another user's context joined only with DIO_FOREIGN),
+ * keys per IPC namespace, and the argument rules every ioctl shares (size
+ * field, reserved fields, unknown flags and commands).  t_security attacks
+ * the same rules as users who are not root.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -179,7 +181,20 @@ static int as_user(int (*fn)(void), uid_t uid, gid_t gid)
 	return WEXITSTATUS(st);
 }
 
+/* Join key 0x2000 as another user would: with DIO_FOREIGN. */
 static int join_key_0x2000(void)
+{
+	int fd = init_raw(0x2000, DIO_FOREIGN, 0);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return -fd;
+}
+
+/* The same without DIO_FOREIGN. */
+static int join_key_0x2000_plain(void)
 {
 	int fd = init_raw(0x2000, 0, 0);
 
@@ -198,6 +213,16 @@ static void test_permissions(void **state)
 	ctx = init_raw(0x2000, DIO_CREAT | DIO_EXCL, 0600);
 	assert_true(ctx >= 0);
 	assert_int_equal(as_user(join_key_0x2000, 1000, 1000), EACCES);
+	close(ctx);
+
+	/*
+	 * Mode 0666: another uid joins only with DIO_FOREIGN (ABI 2), so that
+	 * a key someone else created is never joined by mistake.
+	 */
+	ctx = init_raw(0x2000, DIO_CREAT | DIO_EXCL, 0666);
+	assert_true(ctx >= 0);
+	assert_int_equal(as_user(join_key_0x2000_plain, 1000, 1000), EACCES);
+	assert_int_equal(as_user(join_key_0x2000, 1000, 1000), 0);
 	close(ctx);
 
 	/* Mode 0606: others may. */
@@ -219,11 +244,12 @@ static void test_permissions(void **state)
 	close(ctx);
 }
 
-static int join_in_new_userns(void)
+/* unshare(@flags), then join key 0x3000; 0 or the errno. */
+static int join_after_unshare(int flags)
 {
 	int fd;
 
-	if (unshare(CLONE_NEWUSER))
+	if (unshare(flags))
 		return 98;
 	fd = init_raw(0x3000, 0, 0);
 	if (fd >= 0) {
@@ -233,20 +259,33 @@ static int join_in_new_userns(void)
 	return -fd;
 }
 
-static void test_keys_per_user_namespace(void **state)
+static int fork_join(int flags)
 {
-	int ctx = init_raw(0x3000, DIO_CREAT | DIO_EXCL, 0666);
-	pid_t pid;
+	pid_t pid = fork();
 	int st;
 
-	assert_true(ctx >= 0);
-	pid = fork();
 	if (pid == 0)
-		_exit(join_in_new_userns());
+		_exit(join_after_unshare(flags));
+	assert_true(pid > 0);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st));
-	/* The key is not visible from another user namespace. */
-	assert_int_equal(WEXITSTATUS(st), ENOENT);
+	return WEXITSTATUS(st);
+}
+
+static void test_keys_per_ipc_namespace(void **state)
+{
+	int ctx = init_raw(0x3000, DIO_CREAT | DIO_EXCL, 0666);
+
+	assert_true(ctx >= 0);
+	/*
+	 * Keys live in the IPC namespace (ABI 2): a new user namespace alone
+	 * keeps it, so the key is visible there, and joined (the caller is
+	 * the same kernel uid as the owner).
+	 */
+	assert_int_equal(fork_join(CLONE_NEWUSER), 0);
+	/* Another IPC namespace does not see it, with or without a userns. */
+	assert_int_equal(fork_join(CLONE_NEWIPC), ENOENT);
+	assert_int_equal(fork_join(CLONE_NEWUSER | CLONE_NEWIPC), ENOENT);
 	close(ctx);
 }
 
@@ -326,7 +365,7 @@ int main(void)
 		cmocka_unit_test(test_init_bad_args),
 		cmocka_unit_test(test_unknown_commands),
 		cmocka_unit_test(test_permissions),
-		cmocka_unit_test(test_keys_per_user_namespace),
+		cmocka_unit_test(test_keys_per_ipc_namespace),
 		cmocka_unit_test(test_descriptor_survives_fork_and_exec_closes),
 		cmocka_unit_test(test_slab_back_to_zero),
 	};

@@ -787,9 +787,9 @@ static void test_nth_pi(void **state)
 				assert_int_equal(r[3].result, -EILSEQ);
 				assert_int_equal(r[3].pi_err_source, DIO_PI_SRC_DEVICE);
 				if (r[3].pi_err_tag == DIO_PI_TAG_NONE && pass == 1)
-					assert_int_equal(r[3].pi_err_sector, boff / 512);
+					assert_int_equal(r[3].pi_err_interval, boff / 512);
 				else {
-					assert_int_equal(r[3].pi_err_sector, boff / 512 + BAD);
+					assert_int_equal(r[3].pi_err_interval, boff / 512 + BAD);
 					assert_int_equal(r[3].pi_err_tag, DIO_PI_TAG_GUARD);
 					assert_int_equal(r[3].pi_err_expected,
 							 dio_pi_crc16_t10dif(0, blk, 512));

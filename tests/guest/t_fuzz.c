@@ -21,9 +21,12 @@
  *    scratch scsi_debug disks (so valid requests reach the device).
  *
  * Every call must return success (in the command's range) or an errno of
- * that command's documented set; the histogram is printed.  Workers must
- * exit cleanly; afterwards every descriptor closes, the slab caches drain
- * to zero, the module's reference count is zero and I/O still works.
+ * that command's documented set; the histogram is printed.  The inherited
+ * descriptor (and its dups) is the parent's: SUBMIT, WAIT and COLLECT on
+ * it never succeed, EXDEV joins their sets there (ABI 2), and EXDEV
+ * anywhere else is a violation.  Workers must exit cleanly; afterwards
+ * every descriptor closes, the slab caches drain to zero, the module's
+ * reference count is zero and I/O still works.
  *
  * Before the fuzzing, a directed case: struct sizes far above a page over
  * zero-filled memory must not keep the kernel scanning user memory.
@@ -87,15 +90,16 @@
 /* Command kinds, for the histogram and the errno sets. */
 enum kind {
 	K_FEATURES, K_INIT, K_OPEN, K_CLOSE, K_QUERY, K_SUBMIT, K_WAIT,
-	K_COLLECT, K_UNKNOWN, K_WRONGDIR, NKIND
+	K_COLLECT, K_STAT, K_UNKNOWN, K_WRONGDIR, NKIND
 };
 static const char *const kind_name[NKIND] = {
 	"FEATURES", "INIT", "OPEN", "CLOSE", "QUERY", "SUBMIT", "WAIT",
-	"COLLECT", "unknown", "wrong-dir",
+	"COLLECT", "STAT", "unknown", "wrong-dir",
 };
 static const unsigned long kind_cmd[K_UNKNOWN] = {
 	DIO_IOC_FEATURES, DIO_IOC_INIT, DIO_IOC_OPEN, DIO_IOC_CLOSE,
 	DIO_IOC_QUERY, DIO_IOC_SUBMIT, DIO_IOC_WAIT, DIO_IOC_COLLECT,
+	DIO_IOC_STAT,
 };
 enum { FD_CTL, FD_CTX, NFDK };
 
@@ -162,6 +166,8 @@ struct ctxent {
 	int fd;
 	bool shared;		/* a descriptor of the keyed context */
 	bool inherited;		/* the one all workers share: never closed */
+	bool foreign;		/* the parent's (inherited, or a dup of it):
+				 * SUBMIT, WAIT and COLLECT are EXDEV */
 	int h[MAXH];		/* handles it opened */
 	int nh;
 };
@@ -529,16 +535,25 @@ static int64_t timeout_ns(void)
 	}
 }
 
-/* The documented errnos of each command (uapi header, dioctl.h). */
-static bool allowed(int fdk, enum kind k, int e)
+/*
+ * The documented errnos of each command (uapi header, dioctl.h); EXDEV
+ * for SUBMIT, WAIT and COLLECT on a descriptor another process created.
+ */
+static bool allowed(int fdk, enum kind k, int e, bool foreign)
 {
 	static const int ctl_features[] = { EFAULT, EINVAL, E2BIG, 0 };
 	static const int ctl_init[] = { EFAULT, EINVAL, E2BIG, ENOENT, EEXIST,
 					EACCES, ENOMEM, EMFILE, 0 };
+	/* EMFILE: 65536 opens of one handle by one descriptor (never here). */
 	static const int open_[] = { EFAULT, EINVAL, E2BIG, EBADF, ENOTBLK,
-				      EBUSY, ENOMEM, 0 };
+				      EBUSY, ENOMEM, EMFILE, 0 };
 	static const int close_query[] = { EFAULT, EINVAL, E2BIG, EBADF, 0 };
-	/* EILSEQ: a write's PI refused before submission (random PI bytes). */
+	static const int stat_[] = { EFAULT, EINVAL, E2BIG, 0 };
+	/*
+	 * EILSEQ: a write's PI refused before submission (random PI bytes).
+	 * EPERM, ETXTBSY and the LSM's EACCES need a read-only or swap device
+	 * or a policy, which the fuzzer never has.
+	 */
 	static const int submit[] = { EFAULT, EINVAL, E2BIG, EBADF, ENXIO, EBUSY,
 				      EAGAIN, EOPNOTSUPP, EILSEQ, ENOMEM, 0 };
 	static const int wait_[] = { EFAULT, EINVAL, E2BIG, EINTR, ENOENT, 0 };
@@ -558,8 +573,12 @@ static bool allowed(int fdk, enum kind k, int e)
 		case K_SUBMIT: set = submit; break;
 		case K_WAIT: set = wait_; break;
 		case K_COLLECT: set = collect; break;
+		case K_STAT: set = stat_; break;
 		default: break;
 		}
+		if (foreign && e == EXDEV &&
+		    (k == K_SUBMIT || k == K_WAIT || k == K_COLLECT))
+			return true;
 	}
 	for (; *set; set++)
 		if (*set == e)
@@ -567,10 +586,11 @@ static bool allowed(int fdk, enum kind k, int e)
 	return false;
 }
 
-static void track_ctx(int fd, bool shared)
+static void track_ctx(int fd, bool shared, bool foreign)
 {
 	if (w.nctx < MAXCTX) {
-		w.ctx[w.nctx++] = (struct ctxent){ .fd = fd, .shared = shared };
+		w.ctx[w.nctx++] = (struct ctxent){ .fd = fd, .shared = shared,
+						   .foreign = foreign };
 		return;
 	}
 	close(fd);
@@ -586,6 +606,7 @@ static void one_call(void)
 		struct dio_query q;
 		struct dio_submit s;
 		struct dio_wait wt;
+		struct dio_stat st;
 		uint8_t raw[512];
 	} u;
 	struct ctxent *c = pick_ctx();
@@ -630,6 +651,9 @@ static void one_call(void)
 	case K_QUERY:
 		ksize = sizeof(u.q); ver0 = DIO_QUERY_SIZE_VER0;
 		u.q.handle = pick_handle(c);
+		break;
+	case K_STAT:
+		ksize = sizeof(u.st); ver0 = DIO_STAT_SIZE_VER0;
 		break;
 	case K_SUBMIT:
 		ksize = sizeof(u.s); ver0 = DIO_SUBMIT_SIZE_VER0;
@@ -711,14 +735,14 @@ static void one_call(void)
 		unsigned int d = dirs[rn(3)];
 
 		k = K_WRONGDIR;
-		cmd = _IOC(d, DIO_BATCH_IOC_MAGIC, 0x40 + rn(8), rn(1 << 14));
+		cmd = _IOC(d, DIO_BATCH_IOC_MAGIC, 0x40 + rn(9), rn(1 << 14));
 		break;
 	}
 	case 2: {
 		unsigned int nrr = rn(256);
 
-		if (nrr >= 0x40 && nrr <= 0x47)
-			nrr = 0x48 + rn(0xb8);
+		if (nrr >= 0x40 && nrr <= 0x48)
+			nrr = 0x49 + rn(0xb7);
 		k = K_UNKNOWN;
 		cmd = _IOC(rn(4), DIO_BATCH_IOC_MAGIC, nrr, rn(1 << 14));
 		if (chance(10))
@@ -736,7 +760,7 @@ static void one_call(void)
 		w.st->hist[fdk][k][err]++;
 
 	if (ret < 0) {
-		if (!allowed(fdk, k, err))
+		if (!allowed(fdk, k, err, fdk == FD_CTX && c->foreign))
 			bad("%s on %s (cmd %#lx%s): errno %d %s", kind_name[k],
 			    fdk == FD_CTL ? "/dev/dio_batch" : "a context",
 			    cmd, mutated ? ", mutated" : "", err, strerror(err));
@@ -752,8 +776,13 @@ static void one_call(void)
 		bad("%s on /dev/dio_batch succeeded: %d", kind_name[k], ret);
 		return;
 	}
+	if (fdk == FD_CTX && c->foreign &&
+	    (k == K_SUBMIT || k == K_WAIT || k == K_COLLECT)) {
+		bad("%s on the parent's descriptor succeeded: %d", kind_name[k], ret);
+		return;
+	}
 	switch (k) {
-	case K_FEATURES: case K_CLOSE: case K_QUERY:
+	case K_FEATURES: case K_CLOSE: case K_QUERY: case K_STAT:
 		if (ret != 0)
 			bad("%s returned %d", kind_name[k], ret);
 		break;
@@ -761,7 +790,7 @@ static void one_call(void)
 		if (ret < 3)
 			bad("INIT returned %d", ret);
 		else
-			track_ctx(ret, false);
+			track_ctx(ret, false, false);
 		break;
 	case K_OPEN:
 		if (ret < 1)
@@ -827,10 +856,16 @@ static void valid_io(void)
 					   (uint64_t)rn(DISK_SIZE / 512 - 16) * 512);
 	}
 	ret = sys_dio_submit(c->fd, r, n);
+	if (c->foreign && (ret != -1 || errno != EXDEV))
+		bad("SUBMIT on the parent's descriptor: %d (%s), want EXDEV", ret,
+		    ret < 0 ? strerror(errno) : "queued");
 	if (ret > 0)
 		for (i = 0; i < (unsigned int)ret; i++)
 			ring_add(c->fd, (uintptr_t)r[i]);
 	ret = sys_dio_collect(c->fd, got, 0, 16, &(struct timespec){ 0, 0 });
+	if (c->foreign && (ret != -1 || errno != EXDEV))
+		bad("COLLECT on the parent's descriptor: %d (%s), want EXDEV", ret,
+		    ret < 0 ? strerror(errno) : "reported");
 	for (i = 0; ret > 0 && i < (unsigned int)ret; i++)
 		if (in_arena((uintptr_t)got[i], sizeof(*got[i])) && got[i]->result > 0)
 			w.st->io_ok++;
@@ -853,19 +888,19 @@ static void housekeeping(void)
 	case 1:
 		fd = dup(w.ctx[i].fd);
 		if (fd >= 0)
-			track_ctx(fd, w.ctx[i].shared);
+			track_ctx(fd, w.ctx[i].shared, w.ctx[i].foreign);
 		break;
 	case 2:
 		in.flags = DIO_PRIVATE;
 		fd = ioctl(w.ctl, DIO_IOC_INIT, &in);
 		if (fd >= 0)
-			track_ctx(fd, false);
+			track_ctx(fd, false, false);
 		break;
 	case 3:
 		in.key = SHARED_KEY;
 		fd = ioctl(w.ctl, DIO_IOC_INIT, &in);
 		if (fd >= 0)
-			track_ctx(fd, true);
+			track_ctx(fd, true, false);
 		break;
 	default: {
 		/* A handle on one of the disks. */
@@ -944,7 +979,8 @@ static void worker(int id, int inherited_fd, int hshared, int nfds, const int *f
 		_exit(2);
 	}
 	w.ctx[0] = (struct ctxent){ .fd = inherited_fd, .shared = true,
-				    .inherited = true, .h = { hshared }, .nh = 1 };
+				    .inherited = true, .foreign = true,
+				    .h = { hshared }, .nh = 1 };
 	w.nctx = 1;
 	{
 		struct dio_init in = { .size = sizeof(in), .key = SHARED_KEY };
@@ -955,7 +991,7 @@ static void worker(int id, int inherited_fd, int hshared, int nfds, const int *f
 			    strerror(errno));
 			_exit(2);
 		}
-		track_ctx(fd, true);
+		track_ctx(fd, true, false);
 	}
 	if (id == NWORKERS - 1) {
 		/* This one is not root: joins of root's 0600 contexts fail. */
