@@ -53,6 +53,10 @@ rm -f "$res/guest.rc" "$res/guest.log" "$res/dmesg.txt"
 # (start_kernel, long before any test; the direct map at 0xff11...), an
 # intermittent report in the kernel itself that the boot-log check turns
 # into a failure.  Nothing here needs 5-level paging.
+# init_on_alloc=0: Debian's kernels zero every allocation by default, which
+# would hide a module that hands an uninitialised kernel buffer to a device
+# or to user space (t_security's stale-byte tests leave a pattern behind in
+# freed buffers of the same size first).
 # loglevel=4, not ignore_loglevel: the console gets only messages of level
 # err and above.  A 6.1 run logs about 1800 lines (130 KB) at all levels
 # (I/O and PI errors the tests cause, scsi_debug and NVMe attach and detach
@@ -70,7 +74,7 @@ timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
 	-M q35 -cpu max,la57=off -smp "$VM_SMP" -m "$VM_MEM" -accel tcg,thread=multi \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$VMLINUZ" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge nvme_core.multipath=N dio.top=$top ${KCMDLINE_EXTRA:-}" \
+	-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge init_on_alloc=0 nvme_core.multipath=N dio.top=$top ${KCMDLINE_EXTRA:-}" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$top",mount_tag=srctree,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$res",mount_tag=results,security_model=none,multidevs=remap \
