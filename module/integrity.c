@@ -763,6 +763,8 @@ static void dio_pi_locate(struct dio_kreq *kreq)
 	if (ret != -EILSEQ)
 		goto out_free_buf;
 	while (hi - lo > 1) {
+		if (READ_ONCE(kreq->df->released))
+			goto out_free_buf;
 		mid = lo + (hi - lo) / 2;
 		ret = dio_pi_reread(kreq, lb, lo, mid - lo, false);
 		if (ret == -EILSEQ)

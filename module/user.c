@@ -4,9 +4,10 @@
  *
  * User pages stay pinned from SUBMIT until their I/O completes.  So that no
  * user can pin without bound (descriptors cost nothing, and a page pinned
- * through many iovecs adds GUP_PIN_COUNTING_BIAS to its refcount each
- * time), every request is charged, before it pins anything, the pages it
- * will pin, whole pages per pin: a page pinned twice counts twice.  The
+ * through many iovecs adds to its refcount each time: one reference on
+ * 6.1, GUP_PIN_COUNTING_BIAS from 6.4 on, where FOLL_PIN is used), every
+ * request is charged, before it pins anything, the pages it will pin,
+ * whole pages per pin: a page pinned twice counts twice.  The
  * charge is dropped when the pages are released at completion.  The
  * ceiling is the max_user_pinned_mb module parameter (0: none), per real
  * uid across every namespace; callers with CAP_IPC_LOCK are not charged,
