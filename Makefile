@@ -2,7 +2,8 @@
 #   make            module (against KDIR), libdioctl (shared, static, .pc), tools, tests, bench
 #   make lib tools  libdioctl and dioctl only (what make install installs)
 #   make deps       install the Debian packages the project needs
-#   make check      host unit tests + the guest suite on every kernel in KERNELS
+#   make check      host unit tests, static checks, the guest suite on every kernel in KERNELS
+#   make check-static  sparse, checkpatch.pl and shellcheck only (tests/static-check.sh)
 #   make demo       boot a guest and show the project at work
 # See README.md.
 
@@ -39,7 +40,7 @@ BENCH_BINS	:= $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 TEST_LIBS	:= $(LIB_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
 
 .PHONY: all module userspace lib tools tests bench bench-guest deps check check-debug check-unit \
-	check-dkms dkms-install demo install clean
+	check-static check-dkms dkms-install demo install clean
 .DELETE_ON_ERROR:
 
 all: module userspace
@@ -84,9 +85,10 @@ $(B)/tests/unit/%: tests/unit/%.c $(LIB_A) $(TESTLIB_OBJS)
 $(B)/tests/guest/%: tests/guest/%.c $(LIB_A) $(TESTLIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(TESTLIB_OBJS) $(TEST_LIBS)
-$(B)/tests/kmodctl: tests/kmodctl.c $(TESTLIB_OBJS)
+# testlib.o alone: testcheck.o needs cmocka and libdioctl.
+$(B)/tests/kmodctl: tests/kmodctl.c $(B)/tests/lib/testlib.o
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(TESTLIB_OBJS) -lkmod
+	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(B)/tests/lib/testlib.o -lkmod
 # A 32-bit program, for the compat_ioctl path (needs gcc-multilib).
 $(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/include/dioctl.h uapi/linux/dio_batch.h
 	@mkdir -p $(@D)
@@ -101,8 +103,9 @@ $(B)/bench/%: bench/%.c $(LIB_A)
 deps:
 	scripts/deps.sh
 
-# The tests: host unit tests, then the guest suite on each kernel in KERNELS
-# (and the DKMS check), then one line that counts every test case.
+# The tests: host unit tests, the static checks (sparse, checkpatch.pl,
+# shellcheck: tests/static-check.sh), then the guest suite on each kernel
+# in KERNELS (and the DKMS check), then one line that counts every test case.
 # A failed build counts as one failed test, and nothing else runs (the
 # programs would be missing, or older than the sources).
 check:
@@ -110,6 +113,7 @@ check:
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@if $(MAKE) --no-print-directory userspace; then \
 		tests/run-unit.sh $(B) || true; \
+		tests/static-check.sh $(B) || true; \
 		KERNELS="$(KERNELS)" DKMS_CHECK="$(DKMS_CHECK)" tests/vm/check-all.sh; \
 	else \
 		echo "make check: make userspace failed; no test ran" >&2; \
@@ -133,6 +137,13 @@ dkms-install:
 check-unit: userspace
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@tests/run-unit.sh $(B) || true
+	@tests/summary.sh $(B)/results
+
+# The static checks alone (make check runs them too).
+check-static:
+	@scripts/deps.sh --check || scripts/deps.sh
+	@rm -rf $(B)/results && mkdir -p $(B)/results
+	@tests/static-check.sh $(B) || true
 	@tests/summary.sh $(B)/results
 
 # io_bench in a 6.1 guest; not part of check (bench/README.md).

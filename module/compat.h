@@ -31,7 +31,8 @@
 #include <linux/crc-t10dif.h>
 #include <linux/crc64.h>
 #include <net/checksum.h>
-#if __has_include(<linux/unaligned.h>)
+/* 6.12 moved <asm/unaligned.h> to <linux/unaligned.h>. */
+#ifdef HAVE_LINUX_UNALIGNED_H
 #include <linux/unaligned.h>
 #else
 #include <asm/unaligned.h>
@@ -155,6 +156,16 @@ static inline void dio_ipc_ns_put(struct ipc_namespace *ns)
 	ns->ns.ops->put(&ns->ns);
 #endif
 }
+
+/* ---- locks ---- */
+
+/*
+ * sparse learns that a call took a lock only when it returned true through
+ * __cond_lock(); newer kernels (context analysis) no longer have it.
+ */
+#ifndef __cond_lock
+#define __cond_lock(x, c)	(c)
+#endif
 
 /* ---- file descriptors ---- */
 

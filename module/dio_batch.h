@@ -157,7 +157,7 @@ struct dio_kreq {
 	bool			claimed;	/* being reported */
 	u8			opcode;
 	u64			bytes;
-	spinlock_t		bio_lock;
+	spinlock_t		bio_lock;	/* @bios */
 	struct bio		*bios;		/* completed, pages still held */
 	void			*pi;		/* kernel PI buffer, or NULL */
 	unsigned int		pi_order;	/* its page order */
@@ -170,6 +170,8 @@ struct dio_kreq {
 
 /* main.c */
 long dio_ctx_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* uarg.c */
 int dio_copy_arg(void *karg, size_t ksize, size_t min_size,
 		 const void __user *uarg);
 

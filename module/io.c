@@ -756,8 +756,8 @@ long dio_wait_ioctl(struct dio_file *df, void __user *arg)
 			break;
 		}
 		ret = wait_event_interruptible_hrtimeout(df->wait,
-				dio_req_ready(df, uaddr, &kreq),
-				dio_remaining(deadline));
+							 dio_req_ready(df, uaddr, &kreq),
+							 dio_remaining(deadline));
 		if (ret)
 			break;
 		if (!kreq) {
@@ -821,8 +821,8 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 	 */
 	do {
 		ret = wait_event_interruptible_hrtimeout(df->wait,
-				READ_ONCE(df->nr_done) >= w.min_nr - n,
-				dio_remaining(deadline));
+							 READ_ONCE(df->nr_done) >= w.min_nr - n,
+							 dio_remaining(deadline));
 		while (n < w.nr && (kreq = dio_kreq_claim_first(df))) {
 			/* Where to report it first: a bad array loses nothing. */
 			if (put_user(kreq->uaddr, &out[n])) {

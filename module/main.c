@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dio_batch: the control device /dev/dio_batch, ioctl dispatch for the
- * context descriptors, argument copying, and module init/exit.
+ * context descriptors, and module init/exit.  The commands' argument
+ * structs are copied in by dio_copy_arg() (uarg.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,40 +23,6 @@ unsigned int dio_max_user_pinned_mb = 256;
 module_param_named(max_user_pinned_mb, dio_max_user_pinned_mb, uint, 0644);
 MODULE_PARM_DESC(max_user_pinned_mb,
 		 "MiB of user memory one user may have pinned by I/O in flight, whole pages per pin; 0: no ceiling; CAP_IPC_LOCK is exempt (default 256)");
-
-/**
- * dio_copy_arg - copy an extensible argument struct from user space
- * @karg: the kernel's struct; its first member is __u32 size
- * @ksize: sizeof the kernel's struct
- * @min_size: the struct's first published size (*_SIZE_VER0)
- * @uarg: the user's struct
- *
- * Older (smaller) structs are zero-extended; newer (larger) ones must have
- * an all-zero tail.  @karg->size keeps the caller's size, so that replies
- * write back no more than the caller has.
- *
- * Return: 0, -EFAULT, -EINVAL (size below @min_size) or -E2BIG (a size
- * above a page, or a non-zero tail the kernel does not know).
- */
-int dio_copy_arg(void *karg, size_t ksize, size_t min_size,
-		 const void __user *uarg)
-{
-	u32 usize;
-	int ret;
-
-	if (get_user(usize, (const u32 __user *)uarg))
-		return -EFAULT;
-	if (usize < min_size)
-		return -EINVAL;
-	/* As clone3() and openat2(): no struct will ever be this large. */
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	ret = copy_struct_from_user(karg, ksize, uarg, usize);
-	if (ret)
-		return ret;
-	*(u32 *)karg = usize;
-	return 0;
-}
 
 static long dio_features_ioctl(void __user *arg)
 {
@@ -159,6 +126,9 @@ static struct miscdevice dio_miscdev = {
 static int __init dio_batch_init(void)
 {
 	int ret;
+
+	/* struct dio_request.pi_flags is a __u16. */
+	BUILD_BUG_ON(DIO_PI_F_ALL > U16_MAX);
 
 	ret = dio_io_module_init();
 	if (ret)

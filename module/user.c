@@ -86,7 +86,9 @@ struct dio_user *dio_user_get(void)
  */
 void dio_user_put(struct dio_user *u)
 {
-	if (!u || !refcount_dec_and_lock(&u->ref, &dio_users_lock))
+	/* __cond_lock: sparse learns the lock is held when it returns true. */
+	if (!u || !__cond_lock(&dio_users_lock,
+			       refcount_dec_and_lock(&u->ref, &dio_users_lock)))
 		return;
 	hash_del(&u->node);
 	spin_unlock(&dio_users_lock);

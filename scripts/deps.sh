@@ -13,6 +13,7 @@ PKGS=(
 	e2fsprogs dmsetup libc6-dev-i386
 	apparmor		# apparmor_parser: t_security loads a profile in the guest
 	libcmocka-dev libisal-dev liburing-dev libaio-dev
+	sparse shellcheck	# tests/static-check.sh (checkpatch.pl: linux-source-6.1)
 )
 
 missing() {
@@ -41,17 +42,16 @@ if ! command -v apt-get >/dev/null || ! command -v dpkg-query >/dev/null; then
 	exit 1
 fi
 
-todo=$(missing)
-if [ -z "$todo" ]; then
+mapfile -t todo < <(missing)
+if [ ${#todo[@]} = 0 ]; then
 	echo "deps: all packages present"
 	exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
-	echo "deps: missing packages (run 'sudo make deps'):" $todo >&2
+	echo "deps: missing packages (run 'sudo make deps'):" "${todo[@]}" >&2
 	exit 1
 fi
-echo "deps: installing:" $todo
+echo "deps: installing:" "${todo[@]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
-# shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $todo
+apt-get install -y -q --no-install-recommends "${todo[@]}"

@@ -23,7 +23,9 @@ if [ -z "$bad" ]; then
 fi
 pass=0 fail=0
 export DIO_KO DIO_MODDIR DIO_BUILD
-tests=${TESTS:-$(ls "$DIO_BUILD"/tests/guest/ | grep '^t_' | sed 's/^t_//')}
+tests=${TESTS:-$(for b in "$DIO_BUILD"/tests/guest/t_*; do
+	if [ -f "$b" ]; then echo "${b##*/t_}"; fi
+done)}
 
 record() { # name ok|fail
 	if [ "$2" = ok ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1"; fi

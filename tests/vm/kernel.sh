@@ -109,7 +109,7 @@ pick_image() {
 		awk '/^[^ ]/ { p = $1; sub(/:$/, "", p) } /^  Candidate:/ && $2 != "(none)" { print p }')
 	for name in $names; do
 		kver=${name#linux-image-} kver=${kver%-unsigned}
-		grep -qxF "$name" <<<"$cands" && grep -qxF "linux-headers-$kver" <<<"$cands" || continue
+		{ grep -qxF "$name" <<<"$cands" && grep -qxF "linux-headers-$kver" <<<"$cands"; } || continue
 		rank=0; [ "$name" != "${name%-unsigned}" ] && rank=1
 		printf '%s\t%s\t%s\n' "$kver" "$rank" "$name"
 	done | sort -t "$(printf '\t')" -k1,1V -k2,2n | tail -n 1 | cut -f1,3 | tr '\t' ' '
@@ -126,8 +126,9 @@ describe_pkg() { # PACKAGE [PREFIX...]: "VERSION from ORIGIN" of its candidate
 # modules.dep, a vmlinuz and headers (only those are complete).
 newest_installed() {
 	local root=$1 series=$2 v
-	for v in $(ls -d "$root"/usr/lib/modules/"$series".*-amd64 "$root"/lib/modules/"$series".*-amd64 2>/dev/null |
-		xargs -rn1 basename | sort -urV); do
+	for v in $(for d in "$root"/usr/lib/modules/"$series".*-amd64 "$root"/lib/modules/"$series".*-amd64; do
+		if [ -e "$d" ]; then basename "$d"; fi
+	done | sort -urV); do
 		[ -s "$root/lib/modules/$v/modules.dep" ] || continue
 		[ -e "$root/lib/modules/$v/build/Makefile" ] || [ -e "$root/usr/src/linux-headers-$v/Makefile" ] || continue
 		[ -e "$root/boot/vmlinuz-$v" ] || [ -e "$root/usr/lib/modules/$v/vmlinuz" ] || continue

@@ -7,7 +7,7 @@ set -euo pipefail
 moddir=$1 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 busybox=$(command -v busybox || echo /bin/busybox)
-[ -x "$busybox" ] && file -L "$busybox" | grep -q 'statically linked' ||
+{ [ -x "$busybox" ] && file -L "$busybox" | grep -q 'statically linked'; } ||
 	{ echo "mkinitramfs: need a static busybox (busybox-static)" >&2; exit 1; }
 
 work=$(mktemp -d)

@@ -32,6 +32,7 @@ done
 # The controller is in a subsystem, so that a namespace can be detached
 # (Namespace Attachment) while it stays up; the guest boots with
 # nvme_core.multipath=N, so the namespaces are plain nvme0nX as without it.
+# shellcheck disable=SC2054  # the commas separate QEMU's suboptions
 nvme=(
 	-device nvme-subsys,id=nvmesubsys0,nqn=diobatch
 	-device nvme,id=nvme0,serial=diobatch0,subsys=nvmesubsys0

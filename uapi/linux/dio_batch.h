@@ -107,6 +107,7 @@ struct dio_features {
 	__u64	max_user_pinned;
 	__u64	reserved[3];
 };
+
 #define DIO_FEATURES_SIZE_VER0	80
 
 /* DIO_IOC_INIT flags.  Without DIO_CREAT an unknown key is -ENOENT. */
@@ -154,6 +155,7 @@ struct dio_init {
 	__u32	reserved0;
 	__u64	reserved[2];
 };
+
 #define DIO_INIT_SIZE_VER0	40
 
 /* DIO_IOC_OPEN flags. */
@@ -187,6 +189,7 @@ struct dio_open {
 	__u32	handle;
 	__u64	reserved[2];
 };
+
 #define DIO_OPEN_SIZE_VER0	32
 
 /**
@@ -200,6 +203,7 @@ struct dio_close {
 	__u32	handle;
 	__u64	reserved;
 };
+
 #define DIO_CLOSE_SIZE_VER0	16
 
 /* Guard tag types: the values of upstream's LBMD_PI_CSUM_* (Linux 6.17). */
@@ -274,6 +278,7 @@ struct dio_query {
 	char	profile[32];
 	__u64	reserved[4];
 };
+
 #define DIO_QUERY_SIZE_VER0	120
 
 /* struct dio_stat.flags */
@@ -313,6 +318,7 @@ struct dio_stat {
 	__u32	nr_handles;
 	__u64	reserved[4];
 };
+
 #define DIO_STAT_SIZE_VER0	80
 
 /*
@@ -326,9 +332,8 @@ struct dio_stat {
 
 /* Request flags (struct dio_request.flags). */
 #define DIO_REQ_FUA		(1U << 0)	/* write: forced unit access */
-#define DIO_REQ_IOVEC		(1U << 1)	/* buf is a struct iovec array of
-						 * len entries (native layout of
-						 * the calling program) */
+/* buf is an array of len struct iovec (the calling program's layout) */
+#define DIO_REQ_IOVEC		(1U << 1)
 #define DIO_REQ_PI		(1U << 2)	/* pi_buf/pi_len carry PI */
 #define DIO_REQ_F_ALL		(DIO_REQ_FUA | DIO_REQ_IOVEC | DIO_REQ_PI)
 
@@ -339,12 +344,12 @@ struct dio_stat {
 #define DIO_PI_CHK_GUARD	(1U << 0)	/* check the guard tag */
 #define DIO_PI_CHK_REFTAG	(1U << 1)	/* check the reference tag */
 #define DIO_PI_CHK_APPTAG	(1U << 2)	/* check app_tag under app_tag_mask */
-#define DIO_PI_VERIFY_USER	(1U << 3)	/* write: verify the caller's PI
-						 * before submitting it */
-#define DIO_PI_GEN_APPTAG	(1U << 4)	/* write without PI buffer: put
-						 * app_tag in every tuple */
-#define DIO_PI_NOCHECK		(1U << 5)	/* read: no HBA/disk checking
-						 * (raw read of a bad block) */
+/* write: verify the caller's PI before submitting it */
+#define DIO_PI_VERIFY_USER	(1U << 3)
+/* write without a PI buffer: put app_tag in every tuple */
+#define DIO_PI_GEN_APPTAG	(1U << 4)
+/* read: no HBA or disk checking (a raw read of a bad block) */
+#define DIO_PI_NOCHECK		(1U << 5)
 #define DIO_PI_F_ALL		(DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG | \
 				 DIO_PI_CHK_APPTAG | DIO_PI_VERIFY_USER | \
 				 DIO_PI_GEN_APPTAG | DIO_PI_NOCHECK)
@@ -457,6 +462,7 @@ struct dio_request {
 	__u8	pad3[6];
 	__u64	reserved[2];
 };
+
 #define DIO_REQUEST_SIZE_VER0	128
 
 /**
@@ -485,6 +491,7 @@ struct dio_submit {
 	__u64	reqs;
 	__u64	reserved[2];
 };
+
 #define DIO_SUBMIT_SIZE_VER0	32
 
 /**
@@ -512,6 +519,7 @@ struct dio_wait {
 	__s64	timeout_ns;
 	__u64	reserved[2];
 };
+
 #define DIO_WAIT_SIZE_VER0	48
 #define DIO_WAIT_FOREVER	(-1LL)
 
