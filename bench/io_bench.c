@@ -503,9 +503,10 @@ static int run_dio(struct worker *w, int rwmix, bool pi)
 			else
 				dio_req_prep_read(&reqs[k], h, s->buf, o.bs, off);
 			if (pi) {
+				struct dio_pi_params a = { .seed = off / prof.interval };
+
 				if (s->write)
-					dio_pi_generate(&prof, s->buf, o.bs, s->pi,
-							off / prof.interval, 0);
+					dio_pi_generate(&prof, s->buf, o.bs, s->pi, &a);
 				dio_req_set_pi(&reqs[k], s->pi, pi_len, 0, 0, 0);
 			}
 			sub[n++] = &reqs[k];
@@ -553,6 +554,9 @@ static int run_dio(struct worker *w, int rwmix, bool pi)
 			struct dio_request *r = done[i];
 			unsigned int k = (unsigned int)(r - reqs);
 			struct slot *s = &sl.s[k];
+			struct dio_pi_params pa = {
+				.chk_flags = DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG,
+			};
 			struct dio_pi_error pe;
 
 			extra[0] = 0;
@@ -566,9 +570,8 @@ static int run_dio(struct worker *w, int rwmix, bool pi)
 			if (pi && !s->write && r->result == (long long)o.bs &&
 			    o.verify_every && npiread++ % o.verify_every == 0 &&
 			    s->gen != GEN_UNKNOWN &&
-			    dio_pi_verify(&prof, s->buf, o.bs, s->pi,
-					  s->blk * o.bs / prof.interval, 0, 0,
-					  DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG, &pe))
+			    (pa.seed = s->blk * o.bs / prof.interval,
+			     dio_pi_verify(&prof, s->buf, o.bs, s->pi, &pa, &pe)))
 				st_error(&w->st, "PI of block %" PRIu64 " read back: "
 					 "interval %" PRIu64 " tag %u expected %#" PRIx64
 					 " actual %#" PRIx64, s->blk, pe.interval, pe.tag,

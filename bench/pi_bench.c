@@ -143,15 +143,18 @@ static uint8_t *cur_pi;
 
 static uint64_t f_generate(const void *b, size_t n)
 {
-	return dio_pi_generate(&cur, b, n, cur_pi, 1000, 0x1234);
+	return dio_pi_generate(&cur, b, n, cur_pi,
+			       &(struct dio_pi_params){ .seed = 1000, .app_tag = 0x1234 });
 }
 
 static uint64_t f_verify(const void *b, size_t n)
 {
 	struct dio_pi_error err;
 
-	if (dio_pi_verify(&cur, b, n, cur_pi, 1000, 0x1234, 0xffff,
-			  DIO_PI_CHK_ALL, &err)) {
+	if (dio_pi_verify(&cur, b, n, cur_pi,
+			  &(struct dio_pi_params){ .seed = 1000, .app_tag = 0x1234,
+						   .app_mask = 0xffff, .chk_flags = DIO_PI_CHK_ALL },
+			  &err)) {
 		fprintf(stderr, "verify failed at interval %llu\n",
 			(unsigned long long)err.interval);
 		exit(1);

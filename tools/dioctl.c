@@ -446,9 +446,9 @@ static void io_prep(struct io *io)
 					  io->chunk, off);
 		if (o->fua)
 			r->flags |= DIO_REQ_FUA;
-		if (o->pi)
-			dio_req_set_pi(r, io->md + k * io->md_chunk, io->md_chunk,
-				       flags, 0, 0);
+		if (o->pi && dio_req_set_pi(r, io->md + k * io->md_chunk,
+					    io->md_chunk, flags, 0, 0) < 0)
+			fail(errno, "dio_req_set_pi");
 		r->cookie = k;
 		io->ptrs[k] = r;
 	}
@@ -458,12 +458,13 @@ static void io_prep(struct io *io)
 static void io_generate(struct io *io)
 {
 	const struct io_opts *o = io->o;
+	struct dio_pi_params a = { .app_tag = o->app_tag < 0 ? 0 : o->app_tag };
 
 	fill_data(io->data, o->length, io->d->start + o->offset, o);
 	if (!o->pi)
 		return;
-	if (dio_pi_generate(&io->d->p, io->data, o->length, io->md,
-			    seed_of(io->d, o->offset), o->app_tag < 0 ? 0 : o->app_tag) < 0)
+	a.seed = seed_of(io->d, o->offset);
+	if (dio_pi_generate(&io->d->p, io->data, o->length, io->md, &a) < 0)
 		fail(errno, "dio_pi_generate");
 }
 
@@ -553,17 +554,21 @@ static bool verify_tuples(const struct io *io, size_t first_iv, size_t n)
 {
 	const struct dio_query *q = &io->d->q;
 	const struct io_opts *o = io->o;
-	unsigned int chk = DIO_PI_CHK_GUARD;
+	struct dio_pi_params a = {
+		.seed = seed_of(io->d, o->offset) + first_iv,
+		.app_tag = o->app_tag < 0 ? 0 : o->app_tag,
+		.app_mask = 0xffff,
+		.chk_flags = DIO_PI_CHK_GUARD,
+	};
 	struct dio_pi_error e;
 
 	if (q->pi_type != 3)
-		chk |= DIO_PI_CHK_REFTAG;
+		a.chk_flags |= DIO_PI_CHK_REFTAG;
 	if (o->app_tag >= 0)
-		chk |= DIO_PI_CHK_APPTAG;
+		a.chk_flags |= DIO_PI_CHK_APPTAG;
 	if (!dio_pi_verify(&io->d->p, io->data + first_iv * q->pi_interval,
 			   n * q->pi_interval, io->md + first_iv * q->pi_md_size,
-			   seed_of(io->d, o->offset) + first_iv,
-			   o->app_tag < 0 ? 0 : o->app_tag, 0xffff, chk, &e))
+			   &a, &e))
 		return true;
 	if (errno != EILSEQ)
 		fail(errno, "dio_pi_verify");

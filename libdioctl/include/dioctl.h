@@ -2,10 +2,35 @@
 /*
  * libdioctl: the sys_dio_* calls over /dev/dio_batch, and PI helpers.
  *
+ * This header includes <dioctl_pi.h> (the PI helpers: profiles,
+ * dio_pi_generate(), dio_pi_verify(), ...); both are always installed
+ * together, and either may be included alone.
+ *
  * Error convention: every function here behaves like the system call it
  * mirrors.  On success it returns 0, a descriptor, a handle or a count; on
  * failure it returns -1 and sets errno.  The errno values are the module's
  * (see <linux/dio_batch.h> and each function's man page).
+ *
+ * Threads: the library keeps no state of its own; each sys_dio_* call is
+ * one ioctl, and what may run concurrently is what the module allows.  On
+ * one context descriptor, any of sys_dio_submit(), sys_dio_wait(),
+ * sys_dio_collect(), sys_dio_open(), sys_dio_close(), sys_dio_query() and
+ * sys_dio_stat() may be called at the same time from several threads of
+ * the process that created the descriptor (the kernel serialises what it
+ * must).  Each completion is reported exactly once: threads that
+ * sys_dio_collect() (or sys_dio_wait() for different requests) on one
+ * descriptor each get different completions, and a sys_dio_wait() for a
+ * request another thread is reporting does not report it again (it stops
+ * there: ENOENT when it is the first).  A struct dio_request belongs to
+ * the kernel from sys_dio_submit() until a sys_dio_wait() or
+ * sys_dio_collect() reported it: do not submit it again (EBUSY on the
+ * same descriptor), modify or free it, or its buffers, meanwhile.
+ * sys_dio_submit(), sys_dio_wait() and sys_dio_collect() work only in the
+ * process that created the descriptor (EXDEV in any other, e.g. after
+ * fork() or SCM_RIGHTS); sys_dio_open(), sys_dio_close(), sys_dio_query()
+ * and sys_dio_stat() work in any process that has it.  The dio_req_*
+ * helpers only write the struct they are given, and the dio_pi_* helpers
+ * are pure functions: all are thread-safe on distinct arguments.
  */
 #ifndef _DIOCTL_H
 #define _DIOCTL_H
@@ -16,6 +41,12 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <linux/dio_batch.h>
+
+/*
+ * <time.h> defines struct timespec only under POSIX or C11: declared here
+ * so that strict C99 sees one struct in every prototype below.
+ */
+struct timespec;
 
 #ifndef DIO_PUBLIC
 #define DIO_PUBLIC __attribute__((visibility("default")))
@@ -208,17 +239,30 @@ DIO_PUBLIC void dio_req_prep_writev(struct dio_request *r, int handle,
 				    const struct iovec *iov, int iovcnt,
 				    uint64_t offset);
 DIO_PUBLIC void dio_req_prep_flush(struct dio_request *r, int handle);
-/* Attach a PI buffer and PI control to a prepared request.  Since: 0.1 */
-DIO_PUBLIC void dio_req_set_pi(struct dio_request *r, void *pi, uint32_t pi_len,
-			       unsigned int pi_flags, uint16_t app_tag,
-			       uint16_t app_tag_mask);
+/**
+ * dio_req_set_pi:
+ * @r: a prepared request
+ * @pi: the PI buffer (pi_md_size bytes per protection interval)
+ * @pi_len: bytes at @pi
+ * @pi_flags: DIO_PI_* (the module refuses bits it does not know)
+ * @app_tag: app tag to generate or check
+ * @app_tag_mask: bits of @app_tag that DIO_PI_CHK_APPTAG compares
+ *
+ * Sets DIO_REQ_PI and the PI fields of @r.
+ *
+ * Returns: 0, or -1 with errno EINVAL when @r is NULL or @pi_flags does
+ * not fit in the request's 16-bit pi_flags (@r is then left untouched).
+ * Since: 0.1
+ */
+DIO_PUBLIC int dio_req_set_pi(struct dio_request *r, void *pi, uint32_t pi_len,
+			      unsigned int pi_flags, uint16_t app_tag,
+			      uint16_t app_tag_mask);
 
 #ifdef __cplusplus
 }
 #endif
 
-#if __has_include("dioctl_pi.h")
+/* Always installed beside this header (make install). */
 #include "dioctl_pi.h"
-#endif
 
 #endif /* _DIOCTL_H */

@@ -24,7 +24,20 @@
  * every other metadata byte exactly as the caller had it, and verification
  * ignores those bytes.
  *
- * The functions are thread-safe and keep no state between calls.
+ * What varies from call to call (the first reference tag, the app tag and
+ * its mask, which tags to check) travels in a struct dio_pi_params, not in
+ * scalar arguments, so that a later option needs no new symbol.
+ *
+ * Every struct here has reserved fields that must be zero (EINVAL
+ * otherwise), or that the library zeroes in what it fills in: later
+ * versions give them a meaning without changing the layout.  Initialise
+ * the structs you pass in with an initializer ({ 0 }, or designated
+ * fields), never field by field on an uninitialised variable.
+ *
+ * Thread safety: the functions here are pure functions of their arguments.
+ * They keep no state between calls and may run concurrently from any
+ * number of threads, as long as no other thread writes the buffers or
+ * structs a call is reading (or reads those it is writing).
  */
 #ifndef _DIOCTL_PI_H
 #define _DIOCTL_PI_H
@@ -80,6 +93,41 @@ struct dio_pi_profile {
 };
 
 /**
+ * struct dio_pi_params - what a generation or verification writes or expects
+ * @seed:	reference number of the first interval: the reference tag it
+ *		has (types 1 and 2), normally the device offset divided by the
+ *		interval; interval i has @seed + i
+ * @app_tag:	dio_pi_generate(): the app tag written to every tuple;
+ *		dio_pi_verify(): the app tag DIO_PI_CHK_APPTAG expects
+ * @app_mask:	dio_pi_verify(): bits of the app tag DIO_PI_CHK_APPTAG
+ *		compares (0xffff: all)
+ * @chk_flags:	dio_pi_verify(): DIO_PI_CHK_GUARD, DIO_PI_CHK_REFTAG,
+ *		DIO_PI_CHK_APPTAG (DIO_PI_CHK_ALL: every one)
+ * @flags:	options; none are defined yet: zero
+ * @reserved0:	zero
+ * @reserved:	zero
+ *
+ * dio_pi_generate() ignores @app_mask and @chk_flags, so that one struct
+ * can serve a write's generation and the verification of its read-back.
+ * A non-zero @flags, @reserved0 or @reserved is EINVAL: later versions give
+ * them a meaning (a new option, a storage tag) without a new symbol.  So
+ * always initialise it as a whole, e.g.
+ *
+ *	struct dio_pi_params a = { .seed = off / p.interval, .app_tag = 7,
+ *				   .app_mask = 0xffff,
+ *				   .chk_flags = DIO_PI_CHK_ALL };
+ */
+struct dio_pi_params {
+	uint64_t	seed;
+	uint16_t	app_tag;
+	uint16_t	app_mask;
+	uint32_t	chk_flags;
+	uint32_t	flags;
+	uint32_t	reserved0;
+	uint64_t	reserved[3];
+};
+
+/**
  * struct dio_pi_error - the first tuple dio_pi_verify() refused
  * @interval:	index of the failing interval in the buffer (0 = first)
  * @ref:	seed + @interval: the interval's reference number
@@ -89,7 +137,12 @@ struct dio_pi_profile {
  * @actual:	the tag as found in the tuple (app tag unmasked)
  * @tag:	DIO_PI_TAG_GUARD, DIO_PI_TAG_APP or DIO_PI_TAG_REF;
  *		DIO_PI_TAG_NONE after a successful verification
- * @pad:	zero
+ * @pad:	zeroed by the library
+ * @reserved:	zeroed by the library (room for later reports, e.g. a
+ *		storage tag)
+ *
+ * Output only: dio_pi_verify() writes the whole struct (zeroed on
+ * success), so its contents before the call do not matter.
  */
 struct dio_pi_error {
 	uint64_t	interval;
@@ -98,6 +151,7 @@ struct dio_pi_error {
 	uint64_t	actual;
 	uint8_t		tag;
 	uint8_t		pad[7];
+	uint64_t	reserved[3];
 };
 
 /**
@@ -208,24 +262,27 @@ DIO_PUBLIC uint16_t dio_pi_ip_checksum(const void *buf, size_t len);
  * @data: the data, @len bytes
  * @len: a multiple of @p->interval (0 is allowed)
  * @pi: the PI buffer, dio_pi_len(@p, @len) bytes
- * @seed: reference tag of the first interval (its number in interval units)
- * @app_tag: app tag written to every tuple
+ * @a: @a->seed, the reference number of the first interval, and
+ *	@a->app_tag, written to every tuple (@a->app_mask and @a->chk_flags
+ *	are ignored)
  *
  * Writes one tuple per interval, at @p->pi_offset of the interval's
  * @p->md_size bytes of metadata: the guard over the interval's data,
- * @app_tag, and for types 1 and 2 the low 32 (CRC64: 48) bits of @seed + i
- * for interval i; for type 3 the ref tag is 0, as the kernel writes it.
- * Metadata bytes outside the tuples are neither read nor written: they
- * keep what the caller put there, before or after the call.
+ * @a->app_tag, and for types 1 and 2 the low 32 (CRC64: 48) bits of
+ * @a->seed + i for interval i; for type 3 the ref tag is 0, as the kernel
+ * writes it.  Metadata bytes outside the tuples are neither read nor
+ * written: they keep what the caller put there, before or after the call.
  *
- * Returns: 0, or -1 with errno EINVAL when @p is invalid, @len is not a
+ * Returns: 0, or -1 with errno EINVAL when @p or @a is NULL or invalid
+ * (@a->flags, @a->reserved0 or @a->reserved non-zero), @len is not a
  * multiple of the interval, or @data or @pi is NULL with @len non-zero.
  * Nothing is written on failure.
  *
  * Since: 0.1
  */
 DIO_PUBLIC int dio_pi_generate(const struct dio_pi_profile *p, const void *data,
-			       size_t len, void *pi, uint64_t seed, uint16_t app_tag);
+			       size_t len, void *pi,
+			       const struct dio_pi_params *a);
 
 /**
  * dio_pi_generate_iov:
@@ -234,8 +291,7 @@ DIO_PUBLIC int dio_pi_generate(const struct dio_pi_profile *p, const void *data,
  *	segments
  * @iovcnt: number of segments (0 or more)
  * @pi: the PI buffer, dio_pi_len(@p, total) bytes
- * @seed: as for dio_pi_generate()
- * @app_tag: as for dio_pi_generate()
+ * @a: as for dio_pi_generate()
  *
  * dio_pi_generate() over the concatenation of the segments.
  *
@@ -246,7 +302,7 @@ DIO_PUBLIC int dio_pi_generate(const struct dio_pi_profile *p, const void *data,
  */
 DIO_PUBLIC int dio_pi_generate_iov(const struct dio_pi_profile *p,
 				   const struct iovec *iov, int iovcnt, void *pi,
-				   uint64_t seed, uint16_t app_tag);
+				   const struct dio_pi_params *a);
 
 /**
  * dio_pi_verify:
@@ -254,11 +310,11 @@ DIO_PUBLIC int dio_pi_generate_iov(const struct dio_pi_profile *p,
  * @data: the data, @len bytes
  * @len: a multiple of @p->interval (0 is allowed)
  * @pi: the PI buffer, dio_pi_len(@p, @len) bytes
- * @seed: expected reference tag of the first interval
- * @app_tag: expected app tag (with DIO_PI_CHK_APPTAG)
- * @app_mask: bits of the app tag that DIO_PI_CHK_APPTAG compares
- * @chk_flags: DIO_PI_CHK_GUARD, DIO_PI_CHK_REFTAG, DIO_PI_CHK_APPTAG
- * @err: filled with the first failure; may be NULL
+ * @a: what to check (@a->chk_flags: DIO_PI_CHK_GUARD, DIO_PI_CHK_REFTAG,
+ *	DIO_PI_CHK_APPTAG) and expect: @a->seed, the reference number of the
+ *	first interval; @a->app_tag under @a->app_mask (with
+ *	DIO_PI_CHK_APPTAG)
+ * @err: filled with the first failure (zeroed on success); may be NULL
  *
  * Checks the tuples in order (each at @p->pi_offset of its interval's
  * metadata; the other metadata bytes are not looked at), as the kernel
@@ -267,23 +323,23 @@ DIO_PUBLIC int dio_pi_generate_iov(const struct dio_pi_profile *p,
  *  - types 1 and 2: a tuple whose app tag is 0xffff is skipped entirely;
  *  - type 3: a tuple whose app tag is 0xffff and ref tag all ones is skipped;
  *
- * then, in this order, and only the checks @chk_flags asks for: the guard
- * against the interval's data, the app tag under @app_mask, and (types 1
- * and 2 only: type 3 has no ref tag to check) the ref tag against the low
- * 32 (CRC64: 48) bits of @seed + i.  The kernel itself checks the ref tag
- * before the guard; a tuple that fails both is reported here as a guard
- * failure.
+ * then, in this order, and only the checks @a->chk_flags asks for: the
+ * guard against the interval's data, the app tag under @a->app_mask, and
+ * (types 1 and 2 only: type 3 has no ref tag to check) the ref tag against
+ * the low 32 (CRC64: 48) bits of @a->seed + i.  The kernel itself checks
+ * the ref tag before the guard; a tuple that fails both is reported here
+ * as a guard failure.
  *
  * Returns: 0 when every tuple passed, -1 with errno EILSEQ at the first
  * failing tuple (@err filled), or -1 with errno EINVAL as dio_pi_generate()
- * or for @chk_flags bits outside DIO_PI_CHK_ALL.
+ * or for @a->chk_flags bits outside DIO_PI_CHK_ALL.
  *
  * Since: 0.1
  */
 DIO_PUBLIC int dio_pi_verify(const struct dio_pi_profile *p, const void *data,
-			     size_t len, const void *pi, uint64_t seed,
-			     uint16_t app_tag, uint16_t app_mask,
-			     unsigned int chk_flags, struct dio_pi_error *err);
+			     size_t len, const void *pi,
+			     const struct dio_pi_params *a,
+			     struct dio_pi_error *err);
 
 /**
  * dio_pi_verify_iov:
@@ -291,10 +347,7 @@ DIO_PUBLIC int dio_pi_verify(const struct dio_pi_profile *p, const void *data,
  * @iov: data segments, as for dio_pi_generate_iov()
  * @iovcnt: number of segments
  * @pi: the PI buffer, as for dio_pi_verify()
- * @seed: as for dio_pi_verify()
- * @app_tag: as for dio_pi_verify()
- * @app_mask: as for dio_pi_verify()
- * @chk_flags: as for dio_pi_verify()
+ * @a: as for dio_pi_verify()
  * @err: as for dio_pi_verify()
  *
  * dio_pi_verify() over the concatenation of the segments.
@@ -305,8 +358,7 @@ DIO_PUBLIC int dio_pi_verify(const struct dio_pi_profile *p, const void *data,
  */
 DIO_PUBLIC int dio_pi_verify_iov(const struct dio_pi_profile *p,
 				 const struct iovec *iov, int iovcnt,
-				 const void *pi, uint64_t seed, uint16_t app_tag,
-				 uint16_t app_mask, unsigned int chk_flags,
+				 const void *pi, const struct dio_pi_params *a,
 				 struct dio_pi_error *err);
 
 #ifdef __cplusplus

@@ -279,13 +279,25 @@ static void cursor_skip(struct cursor *c, size_t n)
 
 /* ---- argument checks ---- */
 
+/* The parameters: present, and nothing set that this version ignores. */
+static int params_valid(const struct dio_pi_params *a)
+{
+	if (!a || a->flags || a->reserved0)
+		return 0;
+	for (size_t i = 0; i < sizeof(a->reserved) / sizeof(a->reserved[0]); i++)
+		if (a->reserved[i])
+			return 0;
+	return 1;
+}
+
 /* Total of the segments in *total; EINVAL unless it suits the profile. */
-static int check_args(const struct dio_pi_profile *p, const struct iovec *iov,
-		      int iovcnt, const void *pi, size_t *total)
+static int check_args(const struct dio_pi_profile *p, const struct dio_pi_params *a,
+		      const struct iovec *iov, int iovcnt, const void *pi,
+		      size_t *total)
 {
 	size_t sum = 0;
 
-	if (!profile_valid(p) || iovcnt < 0 || (iovcnt && !iov))
+	if (!profile_valid(p) || !params_valid(a) || iovcnt < 0 || (iovcnt && !iov))
 		goto inval;
 	for (int i = 0; i < iovcnt; i++) {
 		if (iov[i].iov_len && !iov[i].iov_base)
@@ -323,14 +335,17 @@ generate_loop(int gt, const struct dio_pi_profile *p, struct cursor *c,
 }
 
 int dio_pi_generate_iov(const struct dio_pi_profile *p, const struct iovec *iov,
-			int iovcnt, void *pi, uint64_t seed, uint16_t app_tag)
+			int iovcnt, void *pi, const struct dio_pi_params *a)
 {
 	struct cursor c = { .iov = iov };
+	uint64_t seed, n;
+	uint16_t app_tag;
 	size_t total;
-	uint64_t n;
 
-	if (check_args(p, iov, iovcnt, pi, &total))
+	if (check_args(p, a, iov, iovcnt, pi, &total))
 		return -1;
+	seed = a->seed;
+	app_tag = a->app_tag;
 	n = total >> interval_shift(p);
 	if (!n)
 		return 0;
@@ -348,11 +363,11 @@ int dio_pi_generate_iov(const struct dio_pi_profile *p, const struct iovec *iov,
 }
 
 int dio_pi_generate(const struct dio_pi_profile *p, const void *data, size_t len,
-		    void *pi, uint64_t seed, uint16_t app_tag)
+		    void *pi, const struct dio_pi_params *a)
 {
 	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
 
-	return dio_pi_generate_iov(p, &iov, 1, pi, seed, app_tag);
+	return dio_pi_generate_iov(p, &iov, 1, pi, a);
 }
 
 /* ---- verification ---- */
@@ -421,22 +436,25 @@ verify_loop(int gt, const struct dio_pi_profile *p, struct cursor *c, uint64_t n
 }
 
 int dio_pi_verify_iov(const struct dio_pi_profile *p, const struct iovec *iov,
-		      int iovcnt, const void *pi, uint64_t seed, uint16_t app_tag,
-		      uint16_t app_mask, unsigned int chk_flags,
+		      int iovcnt, const void *pi, const struct dio_pi_params *prm,
 		      struct dio_pi_error *err)
 {
-	struct verify_args a = { seed, app_tag, app_mask, chk_flags, err };
+	struct verify_args a;
 	struct cursor c = { .iov = iov };
+	unsigned int chk_flags;
 	size_t total;
 	uint64_t n;
 	int ret;
 
-	if (check_args(p, iov, iovcnt, pi, &total))
+	if (check_args(p, prm, iov, iovcnt, pi, &total))
 		return -1;
+	chk_flags = prm->chk_flags;
 	if (chk_flags & ~DIO_PI_CHK_ALL) {
 		errno = EINVAL;
 		return -1;
 	}
+	a = (struct verify_args){ prm->seed, prm->app_tag, prm->app_mask,
+				  chk_flags, err };
 	n = total >> interval_shift(p);
 	if (!n || !chk_flags)
 		ret = 0;
@@ -452,11 +470,10 @@ int dio_pi_verify_iov(const struct dio_pi_profile *p, const struct iovec *iov,
 }
 
 int dio_pi_verify(const struct dio_pi_profile *p, const void *data, size_t len,
-		  const void *pi, uint64_t seed, uint16_t app_tag, uint16_t app_mask,
-		  unsigned int chk_flags, struct dio_pi_error *err)
+		  const void *pi, const struct dio_pi_params *a,
+		  struct dio_pi_error *err)
 {
 	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
 
-	return dio_pi_verify_iov(p, &iov, 1, pi, seed, app_tag, app_mask,
-				 chk_flags, err);
+	return dio_pi_verify_iov(p, &iov, 1, pi, a, err);
 }

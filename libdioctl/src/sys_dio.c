@@ -250,14 +250,20 @@ void dio_req_prep_flush(struct dio_request *r, int handle)
 	dio_req_prep(r, DIO_OP_FLUSH, handle, NULL, 0, 0);
 }
 
-void dio_req_set_pi(struct dio_request *r, void *pi, uint32_t pi_len,
-		    unsigned int pi_flags, uint16_t app_tag,
-		    uint16_t app_tag_mask)
+int dio_req_set_pi(struct dio_request *r, void *pi, uint32_t pi_len,
+		   unsigned int pi_flags, uint16_t app_tag,
+		   uint16_t app_tag_mask)
 {
+	/* pi_flags is 16 bits wide: refuse what would be cut off. */
+	if (!r || pi_flags > UINT16_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
 	r->flags |= DIO_REQ_PI;
 	r->pi_buf = (uintptr_t)pi;
 	r->pi_len = pi_len;
 	r->pi_flags = (uint16_t)pi_flags;
 	r->app_tag = app_tag;
 	r->app_tag_mask = app_tag_mask;
+	return 0;
 }

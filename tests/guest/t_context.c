@@ -42,20 +42,12 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* ioctl that returns -errno, for compact assertions. */
-static int xioctl(int fd, unsigned long cmd, void *arg)
-{
-	int ret = ioctl(fd, cmd, arg);
-
-	return ret < 0 ? -errno : ret;
-}
-
 static int init_raw(uint64_t key, unsigned int flags, unsigned int mode)
 {
 	struct dio_init in = { .size = sizeof(in), .flags = flags,
 			       .key = key, .mode = mode };
 
-	return xioctl(ctl_fd, DIO_IOC_INIT, &in);
+	return tl_ioctl(ctl_fd, DIO_IOC_INIT, &in);
 }
 
 static void test_private_context(void **state)
@@ -116,31 +108,31 @@ static void test_init_bad_args(void **state)
 	in.size = sizeof(in);
 	in.flags = DIO_PRIVATE;
 	in.reserved[1] = 1;
-	assert_int_equal(xioctl(ctl_fd, DIO_IOC_INIT, &in), -EINVAL);
+	assert_int_equal(tl_ioctl(ctl_fd, DIO_IOC_INIT, &in), -EINVAL);
 	in.reserved[1] = 0;
 	in.reserved0 = 1;
-	assert_int_equal(xioctl(ctl_fd, DIO_IOC_INIT, &in), -EINVAL);
+	assert_int_equal(tl_ioctl(ctl_fd, DIO_IOC_INIT, &in), -EINVAL);
 	in.reserved0 = 0;
 	in.size = DIO_INIT_SIZE_VER0 - 8;
-	assert_int_equal(xioctl(ctl_fd, DIO_IOC_INIT, &in), -EINVAL);
+	assert_int_equal(tl_ioctl(ctl_fd, DIO_IOC_INIT, &in), -EINVAL);
 
 	/* A newer, larger struct: a zero tail is fine, a non-zero one is not. */
 	memset(&big, 0, sizeof(big));
 	big.in.size = sizeof(big);
 	big.in.flags = DIO_PRIVATE;
-	int fd = xioctl(ctl_fd, DIO_IOC_INIT, &big);
+	int fd = tl_ioctl(ctl_fd, DIO_IOC_INIT, &big);
 	assert_true(fd >= 0);
 	close(fd);
 	big.tail[1] = 1;
-	assert_int_equal(xioctl(ctl_fd, DIO_IOC_INIT, &big), -E2BIG);
+	assert_int_equal(tl_ioctl(ctl_fd, DIO_IOC_INIT, &big), -E2BIG);
 
-	assert_int_equal(xioctl(ctl_fd, DIO_IOC_INIT, NULL), -EFAULT);
+	assert_int_equal(tl_ioctl(ctl_fd, DIO_IOC_INIT, NULL), -EFAULT);
 	unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(unmapped != MAP_FAILED);
-	assert_int_equal(xioctl(ctl_fd, DIO_IOC_INIT, unmapped), -EFAULT);
+	assert_int_equal(tl_ioctl(ctl_fd, DIO_IOC_INIT, unmapped), -EFAULT);
 	/* A kernel address is not user memory either. */
-	assert_int_equal(xioctl(ctl_fd, DIO_IOC_INIT,
-				(void *)0xffffffff81000000UL), -EFAULT);
+	assert_int_equal(tl_ioctl(ctl_fd, DIO_IOC_INIT,
+				  (void *)0xffffffff81000000UL), -EFAULT);
 	munmap(unmapped, 4096);
 }
 
@@ -151,16 +143,16 @@ static void test_unknown_commands(void **state)
 	char buf[64] = { 0 };
 
 	assert_true(ctx >= 0);
-	assert_int_equal(xioctl(ctl_fd, _IOWR(DIO_BATCH_IOC_MAGIC, 0x7f, buf), buf), -ENOTTY);
-	assert_int_equal(xioctl(ctx, _IOWR(DIO_BATCH_IOC_MAGIC, 0x7f, buf), buf), -ENOTTY);
+	assert_int_equal(tl_ioctl(ctl_fd, _IOWR(DIO_BATCH_IOC_MAGIC, 0x7f, buf), buf), -ENOTTY);
+	assert_int_equal(tl_ioctl(ctx, _IOWR(DIO_BATCH_IOC_MAGIC, 0x7f, buf), buf), -ENOTTY);
 	/* Context commands on the control device and vice versa. */
-	assert_int_equal(xioctl(ctl_fd, DIO_IOC_SUBMIT, buf), -ENOTTY);
-	assert_int_equal(xioctl(ctx, DIO_IOC_INIT, buf), -ENOTTY);
-	assert_int_equal(xioctl(ctx, DIO_IOC_FEATURES, &f), -ENOTTY);
-	assert_int_equal(xioctl(ctl_fd, 0x5401 /* TCGETS */, buf), -ENOTTY);
+	assert_int_equal(tl_ioctl(ctl_fd, DIO_IOC_SUBMIT, buf), -ENOTTY);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_INIT, buf), -ENOTTY);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_FEATURES, &f), -ENOTTY);
+	assert_int_equal(tl_ioctl(ctl_fd, 0x5401 /* TCGETS */, buf), -ENOTTY);
 	/* FEATURES: only the size is read; too small is EINVAL. */
 	f.size = 8;
-	assert_int_equal(xioctl(ctl_fd, DIO_IOC_FEATURES, &f), -EINVAL);
+	assert_int_equal(tl_ioctl(ctl_fd, DIO_IOC_FEATURES, &f), -EINVAL);
 	close(ctx);
 }
 

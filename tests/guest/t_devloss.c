@@ -53,14 +53,6 @@ static bool debug_kernel;
 
 /* ---- helpers ---- */
 
-static void *xalloc(size_t len)
-{
-	void *p = tl_alloc(len, 0x3c);
-
-	assert_non_null(p);
-	return p;
-}
-
 static int cmp_disk(const void *a, const void *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
@@ -141,7 +133,7 @@ static bool dead_device_errno(int e)
 static void roundtrip(int ctx, int h, size_t len, uint64_t off, uint64_t tag)
 {
 	struct dio_request r, *rp = &r;
-	uint8_t *w = xalloc(len), *b = xalloc(len);
+	uint8_t *w = tl_xalloc(len, 0x3c), *b = tl_xalloc(len, 0x3c);
 
 	tl_fill(w, len, tag);
 	dio_req_prep_write(&r, h, w, len, off);
@@ -186,7 +178,7 @@ static void *pump_run(void *arg)
 	enum { NR = 8 };
 	struct pump *p = arg;
 	struct dio_request r[NR], *rp[NR];
-	uint8_t *buf = xalloc(NR * p->len);
+	uint8_t *buf = tl_xalloc(NR * p->len, 0x3c);
 	struct timespec to = { 30, 0 };
 	uint64_t seed = 0x1234 + p->h;
 	int i, n, got;
@@ -349,7 +341,7 @@ static void check_dead_handle(int ctx, int h, uint64_t old_capacity)
 {
 	struct dio_request r, *rp = &r;
 	struct timespec to = { 30, 0 };
-	uint8_t *buf = xalloc(64 * KiB);
+	uint8_t *buf = tl_xalloc(64 * KiB, 0x3c);
 	struct dio_query q;
 	int op, ret;
 
@@ -425,7 +417,7 @@ static void test_disk_deleted_with_io_in_flight(void **state)
 	struct waiter w;
 	struct pump p;
 	struct dio_query q;
-	uint8_t *buf = xalloc(N * 64 * KiB);
+	uint8_t *buf = tl_xalloc(N * 64 * KiB, 0x3c);
 	int a1, a2, b, fd, fds, hv, hs, hn, i, n;
 	uint64_t t0;
 
@@ -545,7 +537,7 @@ static void test_disk_deleted_with_stuck_commands(void **state)
 	enum { N = 8 };
 	char names[8][32], dev[64], path[128];
 	struct dio_request r[N], *rp[N];
-	uint8_t *buf = xalloc(N * 4096);
+	uint8_t *buf = tl_xalloc(N * 4096, 0x3c);
 	long hist[NERR] = { 0 };
 	struct waiter w;
 	int ctx, fd, h, i;
@@ -596,7 +588,7 @@ static void test_host_removed_with_io_in_flight(void **state)
 	enum { N = 16 };
 	char names[8][32], dev[64], hctl[64], keep[32] = "";
 	struct dio_request r[N], *rp[N];
-	uint8_t *buf = xalloc(N * 4096);
+	uint8_t *buf = tl_xalloc(N * 4096, 0x3c);
 	struct waiter w;
 	struct pump p;
 	int host_max = -1, victim = -1, ctx, ctx2, ctxk, fd, fdk, h, hk, i, n;
@@ -779,7 +771,7 @@ static void test_nvme_namespace_detached(void **state)
 	enum { N = 16, NS = 3 };
 	char dev[64], dev1[64];
 	struct dio_request r[N], *rp[N];
-	uint8_t *buf = xalloc(N * 64 * KiB);
+	uint8_t *buf = tl_xalloc(N * 64 * KiB, 0x3c);
 	struct dio_query q3;
 	struct waiter w;
 	struct pump p;
@@ -854,7 +846,7 @@ static void test_nvme_controller_lost(void **state)
 	enum { N = 16 };
 	char dev1[64], dev2[64], bdf[64], path[256];
 	struct dio_request r[N], *rp[N];
-	uint8_t *buf = xalloc(N * 64 * KiB);
+	uint8_t *buf = tl_xalloc(N * 64 * KiB, 0x3c);
 	struct dio_query q1, q2, q;
 	struct waiter w;
 	struct pump p;

@@ -68,14 +68,6 @@ static void xwrite_file(const char *path, const char *val)
 		fail_msg("writing \"%s\" to %s: %s", val, path, strerror(-ret));
 }
 
-static void *xalloc(size_t len)
-{
-	void *p = tl_alloc(len, 0x6b);
-
-	assert_non_null(p);
-	return p;
-}
-
 static int ctx_open(int *h)
 {
 	int ctx = sys_dio_init(0, DIO_PRIVATE);
@@ -103,7 +95,7 @@ static int64_t rw1(int ctx, int op, int h, void *buf, size_t len, uint64_t off)
 /* Write @len at @off tagged @tag, read it back through another buffer. */
 static void roundtrip(int ctx, int h, size_t len, uint64_t off, uint64_t tag)
 {
-	uint8_t *w = xalloc(len), *b = xalloc(len);
+	uint8_t *w = tl_xalloc(len, 0x6b), *b = tl_xalloc(len, 0x6b);
 
 	tl_fill(w, len, tag);
 	assert_int_equal(rw1(ctx, DIO_OP_WRITE, h, w, len, off), (int64_t)len);
@@ -116,7 +108,7 @@ static void roundtrip(int ctx, int h, size_t len, uint64_t off, uint64_t tag)
 /* The disk's content at @off, read with plain O_DIRECT, equals @tag's. */
 static void expect_on_disk(uint64_t off, size_t len, uint64_t tag, const char *what)
 {
-	uint8_t *w = xalloc(len), *b = xalloc(len);
+	uint8_t *w = tl_xalloc(len, 0x6b), *b = tl_xalloc(len, 0x6b);
 
 	tl_fill(w, len, tag);
 	assert_int_equal(pread(dfd, b, len, off), (ssize_t)len);
@@ -129,7 +121,7 @@ static void expect_on_disk(uint64_t off, size_t len, uint64_t tag, const char *w
 
 static void put_on_disk(uint64_t off, size_t len, uint64_t tag)
 {
-	uint8_t *w = xalloc(len);
+	uint8_t *w = tl_xalloc(len, 0x6b);
 
 	tl_fill(w, len, tag);
 	assert_int_equal(pwrite(dfd, w, len, off), (ssize_t)len);
@@ -209,7 +201,7 @@ static void test_device_offline(void **state)
 	enum { N = 6 };
 	char path[128];
 	struct dio_request r[N], *rp[N];
-	uint8_t *buf = xalloc(N * 64 * KiB);
+	uint8_t *buf = tl_xalloc(N * 64 * KiB, 0x6b);
 	long hist[NERR] = { 0 };
 	int ctx, h, i;
 
@@ -250,7 +242,7 @@ static void test_device_offline(void **state)
 static void test_medium_error(void **state)
 {
 	struct dio_request r[3], *rp[3] = { &r[0], &r[1], &r[2] };
-	uint8_t *buf = xalloc(4 * MiB);
+	uint8_t *buf = tl_xalloc(4 * MiB, 0x6b);
 	char *v = tl_sysfs_read("/sys/module/scsi_debug/parameters/medium_error_start");
 	uint64_t bad;
 	int ctx, h, i;
@@ -484,7 +476,7 @@ static void test_nth_init(void **state)
 			if (fd >= 0) {
 				/* The context is whole: a handle opens, I/O works. */
 				int h = sys_dio_open(fd, dfd, DIO_OPEN_NOCLAIM);
-				uint8_t *b = xalloc(4096);
+				uint8_t *b = tl_xalloc(4096, 0x6b);
 
 				assert_true(h >= 1);
 				assert_int_equal(rw1(fd, DIO_OP_READ, h, b, 4096, 0), 4096);
@@ -592,7 +584,8 @@ static void test_nth_submit(void **state)
 	enum { NSEG = 12 };	/* more than UIO_FASTIOV: an allocated iovec */
 	const size_t big = 2 * MiB;	/* more than one bio */
 	struct sweep s = { .name = "SUBMIT (write, iovec write, 2 MiB write, read)" };
-	uint8_t *w = xalloc(big), *seg = xalloc(NSEG * 4096), *rb = xalloc(64 * KiB);
+	uint8_t *w = tl_xalloc(big, 0x6b), *seg = tl_xalloc(NSEG * 4096, 0x6b);
+	uint8_t *rb = tl_xalloc(64 * KiB, 0x6b);
 	struct dio_request r[4], *rp[4] = { &r[0], &r[1], &r[2], &r[3] };
 	struct iovec iov[NSEG];
 	int ctx, h, n, ret, err, i;
@@ -630,7 +623,7 @@ static void test_nth_submit(void **state)
 			if (ret > 0 && r[0].result == 64 * KiB)
 				expect_on_disk(0, 64 * KiB, 1000 + n, "write");
 			if (ret > 1 && r[1].result == NSEG * 4096) {
-				uint8_t *b = xalloc(NSEG * 4096);
+				uint8_t *b = tl_xalloc(NSEG * 4096, 0x6b);
 
 				assert_int_equal(pread(dfd, b, NSEG * 4096, 1 * MiB),
 						 NSEG * 4096);
@@ -642,7 +635,7 @@ static void test_nth_submit(void **state)
 			if (ret > 2 && r[2].result == (int64_t)big)
 				expect_on_disk(4 * MiB, big, 1000 + n, "2 MiB write");
 			if (ret > 3 && r[3].result == 64 * KiB) {
-				uint8_t *e = xalloc(64 * KiB);
+				uint8_t *e = tl_xalloc(64 * KiB, 0x6b);
 
 				tl_fill(e, 64 * KiB, 7);
 				assert_memory_equal(rb, e, 64 * KiB);
@@ -705,9 +698,10 @@ static void test_nth_pi(void **state)
 	const uint64_t woff = PI_WOFF, goff = PI_GOFF, boff = 14 * MiB;
 	char gen[128];
 	struct sweep sw[2] = { { .name = "SUBMIT with PI" }, { .name = "WAIT with PI" } };
-	uint8_t *w = xalloc(LEN), *g = xalloc(LEN), *rb = xalloc(LEN), *bb = xalloc(LEN);
+	uint8_t *w = tl_xalloc(LEN, 0x6b), *g = tl_xalloc(LEN, 0x6b);
+	uint8_t *rb = tl_xalloc(LEN, 0x6b), *bb = tl_xalloc(LEN, 0x6b);
 	struct dio_request r[4], *rp[4] = { &r[0], &r[1], &r[2], &r[3] }, *got[4];
-	uint8_t *pi_w, *pi_r, *blk = xalloc(512);
+	uint8_t *pi_w, *pi_r, *blk = tl_xalloc(512, 0x6b);
 	struct dio_pi_profile p;
 	struct dio_pi_error e;
 	struct dio_query q;
@@ -720,11 +714,12 @@ static void test_nth_pi(void **state)
 	assert_int_equal(dio_pi_profile_from_query(&q, &p), 0);
 	assert_int_equal(p.interval, 512);
 	pilen = dio_pi_len(&p, LEN);
-	pi_w = xalloc(pilen);
-	pi_r = xalloc(pilen);
+	pi_w = tl_xalloc(pilen, 0x6b);
+	pi_r = tl_xalloc(pilen, 0x6b);
 	tl_fill(w, LEN, 41);
 	tl_fill(g, LEN, 42);
-	assert_int_equal(dio_pi_generate(&p, w, LEN, pi_w, woff / 512, 0), 0);
+	assert_int_equal(dio_pi_generate(&p, w, LEN, pi_w,
+					 &(struct dio_pi_params){ .seed = woff / 512 }), 0);
 
 	/* Block BAD of boff: new data, the old tuple (generation off). */
 	snprintf(gen, sizeof(gen), "/sys/block/%s/integrity/write_generate",
@@ -780,8 +775,12 @@ static void test_nth_pi(void **state)
 			/* What reports success holds: the data and all three tags. */
 			if (ret > 2 && r[2].result == LEN) {
 				assert_memory_equal(rb, g, LEN);
-				assert_int_equal(dio_pi_verify(&p, rb, LEN, pi_r, goff / 512, APP, 0xffff,
-							       DIO_PI_CHK_ALL, &e), 0);
+				assert_int_equal(dio_pi_verify(&p, rb, LEN, pi_r,
+							       &(struct dio_pi_params){ .seed = goff / 512,
+											.app_tag = APP,
+											.app_mask = 0xffff,
+											.chk_flags = DIO_PI_CHK_ALL },
+							       &e), 0);
 			}
 			if (ret > 3 && r[3].result != -ENOMEM && r[3].result != -EIO) {
 				assert_int_equal(r[3].result, -EILSEQ);
@@ -823,7 +822,7 @@ static void test_nth_wait_collect(void **state)
 {
 	struct sweep sw = { .name = "WAIT" }, sc = { .name = "COLLECT" };
 	struct dio_request r[2], *rp[2] = { &r[0], &r[1] }, *got[2];
-	uint8_t *b = xalloc(128 * KiB), *e = xalloc(64 * KiB);
+	uint8_t *b = tl_xalloc(128 * KiB, 0x6b), *e = tl_xalloc(64 * KiB, 0x6b);
 	int ctx, h, n, ret, err, pass;
 	bool fired;
 
@@ -876,7 +875,7 @@ static void test_nth_release_with_inflight(void **state)
 	enum { N = 8 };
 	struct sweep s = { .name = "close() with requests in flight" };
 	struct dio_request r[N], *rp[N];
-	uint8_t *b = xalloc(N * 4096);
+	uint8_t *b = tl_xalloc(N * 4096, 0x6b);
 	int n, ctx, h, ret, err, i;
 	bool fired;
 
@@ -1145,6 +1144,7 @@ static void test_fail_page_alloc_task_filter(void **state)
 	xwrite_file(DBGFS "/fail_page_alloc/probability", "0");
 	injected = 40 - knob_long(DBGFS "/fail_page_alloc/times");
 	print_message("# fail_page_alloc: %ld page allocations failed\n", injected);
+	assert_true(injected > 0);
 	assert_true(tl_dio_caches_drained(10));
 }
 
@@ -1155,7 +1155,7 @@ static void test_fail_make_request(void **state)
 	enum { N = 6 };
 	char mif[128];
 	struct dio_request r[N], *rp[N];
-	uint8_t *buf = xalloc(4 * MiB);
+	uint8_t *buf = tl_xalloc(4 * MiB, 0x6b);
 	long hist[NERR] = { 0 };
 	int ctx, h, i, tfd, pass;
 

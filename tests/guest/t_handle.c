@@ -67,13 +67,6 @@ static int cleanup(void **state)
 	return tl_scsi_debug_ndelay(0);
 }
 
-static int xioctl(int fd, unsigned long cmd, void *arg)
-{
-	int ret = ioctl(fd, cmd, arg);
-
-	return ret < 0 ? -errno : ret;
-}
-
 static int open_disk(int flags)
 {
 	int fd = open(disk, flags | O_CLOEXEC);
@@ -293,7 +286,7 @@ static void test_open_handle_not_written_back(void **state)
 	o->size = sizeof(*o);
 	o->fd = fd;
 	assert_int_equal(mprotect(o, 4096, PROT_READ), 0);
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, o), -EFAULT);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, o), -EFAULT);
 	/* Handles are numbered from 1: the first would have been 1. */
 	assert_int_equal(sys_dio_close(ctx, 1), -1);
 	assert_int_equal(errno, EBADF);
@@ -303,7 +296,7 @@ static void test_open_handle_not_written_back(void **state)
 	/* And once more while the context holds the device already. */
 	h = sys_dio_open(ctx, fd, 0);
 	assert_true(h >= 1);
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, o), -EFAULT);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, o), -EFAULT);
 	assert_int_equal(sys_dio_close(ctx, h), 0);
 	assert_int_equal(sys_dio_close(ctx, h), -1);
 	assert_int_equal(errno, EBADF);
@@ -524,16 +517,16 @@ static void test_open_bad_descriptors(void **state)
 	o.size = sizeof(o);
 	o.fd = fd;
 	o.flags = 1U << 9;
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, &o), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, &o), -EINVAL);
 	o.flags = 0;
 	o.reserved[0] = 1;
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, &o), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, &o), -EINVAL);
 	o.reserved[0] = 0;
 	o.size = 4;
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, &o), -EINVAL);
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, NULL), -EFAULT);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, &o), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, NULL), -EFAULT);
 	unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, unmapped), -EFAULT);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, unmapped), -EFAULT);
 	munmap(unmapped, 4096);
 
 	/* Handles never issued, and handles of another context. */
@@ -604,16 +597,16 @@ static void test_open_bad_args(void **state)
 	o.fd = fd;
 	/* Below the first published size. */
 	o.size = DIO_OPEN_SIZE_VER0 - 8;
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, &o), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, &o), -EINVAL);
 	o.size = 0;
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, &o), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, &o), -EINVAL);
 	o.size = sizeof(o);
 	/* @handle is output: non-zero on input is refused, as reserved[1]. */
 	o.handle = 1;
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, &o), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, &o), -EINVAL);
 	o.handle = 0;
 	o.reserved[1] = 1;
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, &o), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, &o), -EINVAL);
 	o.reserved[1] = 0;
 	assert_int_equal(tl_slab_wait("dio_handle", 0, 5), 0);
 
@@ -621,7 +614,7 @@ static void test_open_bad_args(void **state)
 	memcpy(big, &o, sizeof(o));
 	bo->size = sizeof(o) + 16;
 	big[sizeof(o) + 15] = 1;
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, big), -E2BIG);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, big), -E2BIG);
 	assert_int_equal(tl_slab_wait("dio_handle", 0, 5), 0);
 	/* ... a zero one is accepted, and the handle written back. */
 	big[sizeof(o) + 15] = 0;
@@ -633,17 +626,17 @@ static void test_open_bad_args(void **state)
 	bo->handle = 0;
 	bo->size = 4096;
 	big[4095] = 1;
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, big), -E2BIG);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, big), -E2BIG);
 	big[4095] = 0;
 	assert_int_equal(ioctl(ctx, DIO_IOC_OPEN, big), h);
 	assert_int_equal(bo->handle, h);
 	assert_true(all_zero(big, sizeof(o), 8192));
 	bo->handle = 0;
 	bo->size = 4097;
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, big), -E2BIG);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, big), -E2BIG);
 	/* No struct at all. */
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, NULL), -EFAULT);
-	assert_int_equal(xioctl(ctx, DIO_IOC_OPEN, unmapped_page()), -EFAULT);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, NULL), -EFAULT);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_OPEN, unmapped_page()), -EFAULT);
 	/* The two accepted opens took two references, the rest none. */
 	assert_int_equal(sys_dio_close(ctx, h), 0);
 	assert_int_equal(sys_dio_query(ctx, h, &q), 0);
@@ -670,38 +663,38 @@ static void test_close_bad_args(void **state)
 	memset(&c, 0, sizeof(c));
 	c.handle = h;
 	c.size = DIO_CLOSE_SIZE_VER0 - 8;
-	assert_int_equal(xioctl(ctx, DIO_IOC_CLOSE, &c), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_CLOSE, &c), -EINVAL);
 	c.size = 0;
-	assert_int_equal(xioctl(ctx, DIO_IOC_CLOSE, &c), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_CLOSE, &c), -EINVAL);
 	c.size = sizeof(c);
 	c.reserved = 1;
-	assert_int_equal(xioctl(ctx, DIO_IOC_CLOSE, &c), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_CLOSE, &c), -EINVAL);
 	c.reserved = 1ULL << 63;
-	assert_int_equal(xioctl(ctx, DIO_IOC_CLOSE, &c), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_CLOSE, &c), -EINVAL);
 	c.reserved = 0;
 
 	memcpy(big, &c, sizeof(c));
 	bc->size = sizeof(c) + 8;
 	big[sizeof(c) + 7] = 1;
-	assert_int_equal(xioctl(ctx, DIO_IOC_CLOSE, big), -E2BIG);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_CLOSE, big), -E2BIG);
 	big[sizeof(c) + 7] = 0;
 	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, big), 0);	/* three left */
 	bc->size = 4096;
 	big[4095] = 1;
-	assert_int_equal(xioctl(ctx, DIO_IOC_CLOSE, big), -E2BIG);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_CLOSE, big), -E2BIG);
 	big[4095] = 0;
 	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, big), 0);	/* two left */
 	bc->size = 4097;
-	assert_int_equal(xioctl(ctx, DIO_IOC_CLOSE, big), -E2BIG);
-	assert_int_equal(xioctl(ctx, DIO_IOC_CLOSE, NULL), -EFAULT);
-	assert_int_equal(xioctl(ctx, DIO_IOC_CLOSE, unmapped_page()), -EFAULT);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_CLOSE, big), -E2BIG);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_CLOSE, NULL), -EFAULT);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_CLOSE, unmapped_page()), -EFAULT);
 
 	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, &c), 0);	/* one left */
 	assert_int_equal(sys_dio_query(ctx, h, &q), 0);
 	assert_int_equal(ioctl(ctx, DIO_IOC_CLOSE, &c), 0);	/* revoked */
 	assert_int_equal(sys_dio_query(ctx, h, &q), -1);
 	assert_int_equal(errno, EBADF);
-	assert_int_equal(xioctl(ctx, DIO_IOC_CLOSE, &c), -EBADF);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_CLOSE, &c), -EBADF);
 	free(big);
 }
 
@@ -735,16 +728,16 @@ static void test_query_bad_args(void **state)
 	memset(&q, 0, sizeof(q));
 	q.handle = h;
 	q.size = DIO_QUERY_SIZE_VER0 - 8;
-	assert_int_equal(xioctl(ctx, DIO_IOC_QUERY, &q), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_QUERY, &q), -EINVAL);
 	q.size = 0;
-	assert_int_equal(xioctl(ctx, DIO_IOC_QUERY, &q), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_QUERY, &q), -EINVAL);
 	assert_int_equal(q.capacity, 0);		/* nothing written */
 
 	/* Larger: a non-zero unknown tail is E2BIG, and nothing is written. */
 	bq->size = sizeof(q) + 16;
 	bq->handle = h;
 	big[sizeof(q) + 15] = 1;
-	assert_int_equal(xioctl(ctx, DIO_IOC_QUERY, big), -E2BIG);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_QUERY, big), -E2BIG);
 	assert_int_equal(bq->capacity, 0);
 	big[sizeof(q) + 15] = 0;
 	assert_int_equal(ioctl(ctx, DIO_IOC_QUERY, big), 0);
@@ -755,7 +748,7 @@ static void test_query_bad_args(void **state)
 	bq->size = 4096;
 	bq->handle = h;
 	big[4095] = 1;
-	assert_int_equal(xioctl(ctx, DIO_IOC_QUERY, big), -E2BIG);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_QUERY, big), -E2BIG);
 	assert_int_equal(bq->capacity, 0);
 	big[4095] = 0;
 	assert_int_equal(ioctl(ctx, DIO_IOC_QUERY, big), 0);
@@ -765,10 +758,10 @@ static void test_query_bad_args(void **state)
 	memset(big, 0, 8192);
 	bq->size = 4097;
 	bq->handle = h;
-	assert_int_equal(xioctl(ctx, DIO_IOC_QUERY, big), -E2BIG);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_QUERY, big), -E2BIG);
 	assert_int_equal(bq->capacity, 0);
-	assert_int_equal(xioctl(ctx, DIO_IOC_QUERY, NULL), -EFAULT);
-	assert_int_equal(xioctl(ctx, DIO_IOC_QUERY, unmapped_page()), -EFAULT);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_QUERY, NULL), -EFAULT);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_QUERY, unmapped_page()), -EFAULT);
 	free(big);
 }
 
@@ -790,12 +783,12 @@ static void test_query_nonzero_reserved(void **state)
 	q.size = sizeof(q);
 	q.handle = h;
 	q.reserved[0] = 1;
-	assert_int_equal(xioctl(ctx, DIO_IOC_QUERY, &q), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_QUERY, &q), -EINVAL);
 	memset(&q, 0, sizeof(q));
 	q.size = sizeof(q);
 	q.handle = h;
 	q.reserved[3] = 1ULL << 63;
-	assert_int_equal(xioctl(ctx, DIO_IOC_QUERY, &q), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_QUERY, &q), -EINVAL);
 }
 
 static void test_thousand_opens_and_closes(void **state)

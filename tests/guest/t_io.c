@@ -103,44 +103,6 @@ static void check_same(const void *a, const void *b, size_t len,
 	fail_msg("%s: %zu bytes differ from byte %zu on", what, len, i);
 }
 
-static void *xalloc(size_t len)
-{
-	void *p = tl_alloc(len, 0);
-
-	assert_non_null(p);
-	return p;
-}
-
-static int xioctl(int fd, unsigned long cmd, void *arg)
-{
-	int ret = ioctl(fd, cmd, arg);
-
-	return ret < 0 ? -errno : ret;
-}
-
-static int xsubmit(int ctx, struct dio_request **r, unsigned int nr)
-{
-	int ret = sys_dio_submit(ctx, r, nr);
-
-	return ret < 0 ? -errno : ret;
-}
-
-static int xwait(int ctx, struct dio_request **r, unsigned int nr,
-		 const struct timespec *ts)
-{
-	int ret = sys_dio_wait(ctx, r, nr, ts);
-
-	return ret < 0 ? -errno : ret;
-}
-
-static int xcollect(int ctx, struct dio_request **r, unsigned int min_nr,
-		    unsigned int nr, const struct timespec *ts)
-{
-	int ret = sys_dio_collect(ctx, r, min_nr, nr, ts);
-
-	return ret < 0 ? -errno : ret;
-}
-
 static const struct timespec ts_zero = { 0, 0 };
 
 static struct timespec ts_ms(long ms)
@@ -161,7 +123,7 @@ static void collect_exactly(int ctx, struct dio_request **reqs, unsigned int nr)
 	assert_non_null(got);
 	assert_non_null(seen);
 	while (n < nr) {
-		ret = xcollect(ctx, got, 1, nr - n, NULL);
+		ret = tl_dio_collect(ctx, got, 1, nr - n, NULL);
 		assert_true(ret >= 1);
 		for (int k = 0; k < ret; k++) {
 			for (i = 0; i < nr && reqs[i] != got[k]; i++)
@@ -172,7 +134,7 @@ static void collect_exactly(int ctx, struct dio_request **reqs, unsigned int nr)
 		}
 		n += ret;
 	}
-	assert_int_equal(xcollect(ctx, got, 0, 1, &ts_zero), 0);
+	assert_int_equal(tl_dio_collect(ctx, got, 0, 1, &ts_zero), 0);
 	free(seen);
 	free(got);
 }
@@ -300,17 +262,17 @@ static int64_t rw1(int op, int h, void *buf, size_t len, uint64_t off)
 	else
 		dio_req_prep_write(&r, h, buf, len, off);
 	r.result = SENTINEL;
-	ret = xsubmit(d.ctx, &rp, 1);
+	ret = tl_dio_submit(d.ctx, &rp, 1);
 	if (ret != 1)
 		return ret < 0 ? ret : -1000;
-	assert_int_equal(xwait(d.ctx, &rp, 1, NULL), 1);
+	assert_int_equal(tl_dio_wait(d.ctx, &rp, 1, NULL), 1);
 	return r.result;
 }
 
 /* A request prepared to fail at submission, for the error tests. */
 static int submit1(struct dio_request *r)
 {
-	return xsubmit(d.ctx, &r, 1);
+	return tl_dio_submit(d.ctx, &r, 1);
 }
 
 static void xpread(void *buf, size_t len, uint64_t off)
@@ -342,7 +304,7 @@ static void test_roundtrip(void **state)
 {
 	static const size_t caps[] = { 0, 64 * KiB, 1 * MiB, 7 * MiB };
 	size_t max = 8 * MiB;
-	uint8_t *w = xalloc(max), *r = xalloc(max), *x = xalloc(max);
+	uint8_t *w = tl_xalloc(max, 0), *r = tl_xalloc(max, 0), *x = tl_xalloc(max, 0);
 	int i;
 
 	for (i = 0; i < 16; i++) {
@@ -375,7 +337,7 @@ static void test_roundtrip(void **state)
 static void test_edges(void **state)
 {
 	size_t len = 4 * d.lbs;
-	uint8_t *w = xalloc(len), *r = xalloc(len);
+	uint8_t *w = tl_xalloc(len, 0), *r = tl_xalloc(len, 0);
 
 	tl_fill(w, len, 11);
 	assert_int_equal(rw1(DIO_OP_WRITE, d.h, w, len, 0), len);
@@ -399,7 +361,7 @@ static void test_iovec(void **state)
 {
 	enum { NSEG = 300, NMAX = 1024 };
 	size_t pool_len = (NMAX + 1) * 2 * 4096 + 8 * d.lbs;
-	uint8_t *pool = xalloc(pool_len), *flat, *back;
+	uint8_t *pool = tl_xalloc(pool_len, 0), *flat, *back;
 	struct iovec *iov = calloc(NMAX + 1, sizeof(*iov));
 	struct dio_request r, *rp = &r;
 	size_t total = 0, pos;
@@ -415,14 +377,14 @@ static void test_iovec(void **state)
 		tl_fill(iov[i].iov_base, iov[i].iov_len, 1000 + i);
 		total += iov[i].iov_len;
 	}
-	flat = xalloc(total);
-	back = xalloc(total);
+	flat = tl_xalloc(total, 0);
+	back = tl_xalloc(total, 0);
 	for (i = 0, pos = 0; i < NSEG; pos += iov[i].iov_len, i++)
 		memcpy(flat + pos, iov[i].iov_base, iov[i].iov_len);
 
 	dio_req_prep_writev(&r, d.h, iov, NSEG, off);
 	assert_int_equal(submit1(&r), 1);
-	assert_int_equal(xwait(d.ctx, &rp, 1, NULL), 1);
+	assert_int_equal(tl_dio_wait(d.ctx, &rp, 1, NULL), 1);
 	assert_int_equal(r.result, total);
 	assert_int_equal(rw1(DIO_OP_READ, d.h, back, total, off), total);
 	check_same(flat, back, total, "300-segment write");
@@ -443,7 +405,7 @@ static void test_iovec(void **state)
 	assert_true(i >= 100 && i <= NMAX && (size_t)i * 6 * 4096 < pool_len);
 	dio_req_prep_readv(&r, d.h, iov, i, off);
 	assert_int_equal(submit1(&r), 1);
-	assert_int_equal(xwait(d.ctx, &rp, 1, NULL), 1);
+	assert_int_equal(tl_dio_wait(d.ctx, &rp, 1, NULL), 1);
 	assert_int_equal(r.result, total);
 	for (int k = 0, p = 0; k < i; p += iov[k].iov_len, k++)
 		check_same(flat + p, iov[k].iov_base, iov[k].iov_len,
@@ -461,9 +423,9 @@ static void test_iovec(void **state)
 	}
 	dio_req_prep_writev(&r, d.h, iov, NMAX, off);
 	assert_int_equal(submit1(&r), 1);
-	assert_int_equal(xwait(d.ctx, &rp, 1, NULL), 1);
+	assert_int_equal(tl_dio_wait(d.ctx, &rp, 1, NULL), 1);
 	assert_int_equal(r.result, total);
-	back = xalloc(total);
+	back = tl_xalloc(total, 0);
 	xpread(back, total, off);
 	for (i = 0; i < NMAX; i++)
 		check_same(iov[i].iov_base, back + (size_t)i * 4096, 4096,
@@ -492,7 +454,7 @@ static void test_iovec(void **state)
 static void run_batches(unsigned int nr, size_t len, uint64_t base)
 {
 	struct dio_request *r = calloc(nr, sizeof(*r)), **rp = calloc(nr, sizeof(*rp));
-	uint8_t *w = xalloc(nr * len), *b = xalloc(nr * len), *x = xalloc(nr * len);
+	uint8_t *w = tl_xalloc(nr * len, 0), *b = tl_xalloc(nr * len, 0), *x = tl_xalloc(nr * len, 0);
 	unsigned int i;
 
 	assert_non_null(r);
@@ -504,15 +466,15 @@ static void run_batches(unsigned int nr, size_t len, uint64_t base)
 		r[i].result = SENTINEL;
 		rp[i] = &r[i];
 	}
-	assert_int_equal(xsubmit(d.ctx, rp, nr), nr);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, nr), nr);
 	collect_exactly(d.ctx, rp, nr);
 	for (i = 0; i < nr; i++) {
 		assert_int_equal(r[i].result, len);
 		assert_int_equal(r[i].cookie, i);
 		dio_req_prep_read(&r[i], d.h, b + i * len, len, base + i * len);
 	}
-	assert_int_equal(xsubmit(d.ctx, rp, nr), nr);
-	assert_int_equal(xwait(d.ctx, rp, nr, NULL), nr);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, nr), nr);
+	assert_int_equal(tl_dio_wait(d.ctx, rp, nr, NULL), nr);
 	for (i = 0; i < nr; i++)
 		assert_int_equal(r[i].result, len);
 	check_same(w, b, nr * len, "batch read");
@@ -531,7 +493,7 @@ static void run_batches(unsigned int nr, size_t len, uint64_t base)
 					   base + i * len);
 		}
 	}
-	assert_int_equal(xsubmit(d.ctx, rp, nr), nr);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, nr), nr);
 	collect_exactly(d.ctx, rp, nr);
 	for (i = 0; i < nr; i++) {
 		assert_int_equal(r[i].result, len);
@@ -559,7 +521,7 @@ static void test_wait_and_collect(void **state)
 {
 	enum { N = 16 };
 	struct dio_request r[N], *rp[N], *got[N];
-	uint8_t *buf = xalloc(N * 4096);
+	uint8_t *buf = tl_xalloc(N * 4096, 0);
 	int i;
 
 	for (i = 0; i < N; i++) {
@@ -568,22 +530,22 @@ static void test_wait_and_collect(void **state)
 		rp[i] = &r[i];
 	}
 	/* WAIT for all in reverse order. */
-	assert_int_equal(xsubmit(d.ctx, rp, N), N);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, N), N);
 	for (i = 0; i < N; i++)
 		got[i] = rp[N - 1 - i];
-	assert_int_equal(xwait(d.ctx, got, N, NULL), N);
+	assert_int_equal(tl_dio_wait(d.ctx, got, N, NULL), N);
 	for (i = 0; i < N; i++)
 		assert_int_equal(r[i].result, 4096);
-	assert_int_equal(xcollect(d.ctx, got, 0, N, &ts_zero), 0);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 0, N, &ts_zero), 0);
 
 	/* WAIT for three, COLLECT gets the other thirteen. */
 	for (i = 0; i < N; i++)
 		r[i].result = SENTINEL;
-	assert_int_equal(xsubmit(d.ctx, rp, N), N);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, N), N);
 	got[0] = rp[5];
 	got[1] = rp[0];
 	got[2] = rp[15];
-	assert_int_equal(xwait(d.ctx, got, 3, NULL), 3);
+	assert_int_equal(tl_dio_wait(d.ctx, got, 3, NULL), 3);
 	assert_int_equal(r[5].result, 4096);
 	assert_int_equal(r[0].result, 4096);
 	assert_int_equal(r[15].result, 4096);
@@ -599,7 +561,7 @@ static void test_wait_and_collect(void **state)
 	for (i = 0; i < N; i++)
 		assert_int_equal(r[i].result, 4096);
 	/* A reported request is gone: WAIT does not know it any more. */
-	assert_int_equal(xwait(d.ctx, rp, 1, &ts_zero), -ENOENT);
+	assert_int_equal(tl_dio_wait(d.ctx, rp, 1, &ts_zero), -ENOENT);
 	free(buf);
 }
 
@@ -607,25 +569,25 @@ static void test_collect_partial_room(void **state)
 {
 	enum { N = 12 };
 	struct dio_request r[N], *rp[N], *got[N];
-	uint8_t *buf = xalloc(N * 4096);
+	uint8_t *buf = tl_xalloc(N * 4096, 0);
 	int i, n = 0, ret;
 
 	for (i = 0; i < N; i++) {
 		dio_req_prep_read(&r[i], d.h, buf + i * 4096, 4096, i * 4096);
 		rp[i] = &r[i];
 	}
-	assert_int_equal(xsubmit(d.ctx, rp, N), N);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, N), N);
 	/* Wait for all twelve, then take them five at a time. */
 	for (i = 0; i < N; i++)
 		got[i] = NULL;
 	while (n < N) {
-		ret = xcollect(d.ctx, got + n, 1, (N - n) < 5 ? N - n : 5, NULL);
+		ret = tl_dio_collect(d.ctx, got + n, 1, (N - n) < 5 ? N - n : 5, NULL);
 		assert_true(ret >= 1 && ret <= 5);
 		n += ret;
 	}
 	for (i = 0; i < N; i++)
 		assert_int_equal(r[i].result, 4096);
-	assert_int_equal(xcollect(d.ctx, got, 0, N, &ts_zero), 0);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 0, N, &ts_zero), 0);
 	free(buf);
 }
 
@@ -635,7 +597,7 @@ static void test_poll_epoll(void **state)
 	struct pollfd pfd = { .fd = d.ctx, .events = POLLIN };
 	struct epoll_event ev = { .events = EPOLLIN }, out;
 	struct dio_request r[2], *rp[2] = { &r[0], &r[1] }, *got[2];
-	uint8_t *buf = xalloc(2 * 4096);
+	uint8_t *buf = tl_xalloc(2 * 4096, 0);
 	int ep = epoll_create1(EPOLL_CLOEXEC), et = epoll_create1(EPOLL_CLOEXEC);
 
 	assert_true(ep >= 0 && et >= 0);
@@ -648,7 +610,7 @@ static void test_poll_epoll(void **state)
 
 	dio_req_prep_read(&r[0], d.h, buf, 4096, 0);
 	dio_req_prep_read(&r[1], d.h, buf + 4096, 4096, 4096);
-	assert_int_equal(xsubmit(d.ctx, rp, 1), 1);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, 1), 1);
 	assert_int_equal(poll(&pfd, 1, 10000), 1);
 	assert_int_equal(pfd.revents, POLLIN);
 	assert_int_equal(epoll_wait(ep, &out, 1, 10000), 1);
@@ -658,19 +620,19 @@ static void test_poll_epoll(void **state)
 	assert_int_equal(epoll_wait(ep, &out, 1, 0), 1);
 	assert_int_equal(epoll_wait(et, &out, 1, 0), 0);
 	/* A second completion is a new edge. */
-	assert_int_equal(xsubmit(d.ctx, rp + 1, 1), 1);
+	assert_int_equal(tl_dio_submit(d.ctx, rp + 1, 1), 1);
 	assert_int_equal(epoll_wait(et, &out, 1, 10000), 1);
-	assert_int_equal(xcollect(d.ctx, got, 2, 2, NULL), 2);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 2, 2, NULL), 2);
 	assert_int_equal(poll(&pfd, 1, 0), 0);
 	assert_int_equal(epoll_wait(ep, &out, 1, 0), 0);
 	assert_int_equal(r[0].result, 4096);
 	assert_int_equal(r[1].result, 4096);
 
 	/* Readable again after WAIT reported one of two. */
-	assert_int_equal(xsubmit(d.ctx, rp, 2), 2);
-	assert_int_equal(xwait(d.ctx, rp, 1, NULL), 1);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, 2), 2);
+	assert_int_equal(tl_dio_wait(d.ctx, rp, 1, NULL), 1);
 	assert_int_equal(poll(&pfd, 1, 10000), 1);
-	assert_int_equal(xwait(d.ctx, rp + 1, 1, NULL), 1);
+	assert_int_equal(tl_dio_wait(d.ctx, rp + 1, 1, NULL), 1);
 	assert_int_equal(poll(&pfd, 1, 0), 0);
 	close(ep);
 	close(et);
@@ -719,7 +681,7 @@ static void queue_is_own(int sub, int other, int h, uint8_t *buf,
 {
 	struct dio_request r, *rp = &r, *got[2] = { NULL, NULL };
 	int eps = epoll_on(sub), epo = epoll_on(other);
-	uint8_t *want = xalloc(4096);
+	uint8_t *want = tl_xalloc(4096, 0);
 
 	assert_true(eps >= 0 && epo >= 0);
 	tl_fill(want, 4096, tag);
@@ -727,7 +689,7 @@ static void queue_is_own(int sub, int other, int h, uint8_t *buf,
 	memset(buf, 0, 4096);
 	dio_req_prep_read(&r, h, buf, 4096, off);
 	r.result = SENTINEL;
-	assert_int_equal(xsubmit(sub, &rp, 1), 1);
+	assert_int_equal(tl_dio_submit(sub, &rp, 1), 1);
 	/* Known to be there: @sub polls readable first. */
 	assert_int_equal(poll1(sub, 10000), 1);
 	assert_int_equal(epoll_ready(eps), 1);
@@ -759,7 +721,7 @@ static void test_queue_per_descriptor(void **state)
 	const uint64_t key = 0x7100;
 	int a = track(sys_dio_init(key, DIO_CREAT | DIO_EXCL));
 	int b = track(sys_dio_init(key, 0)), h;
-	uint8_t *buf = xalloc(4096);
+	uint8_t *buf = tl_xalloc(4096, 0);
 	struct dio_query q;
 
 	assert_true(a >= 0 && b >= 0);
@@ -852,7 +814,7 @@ static void test_queue_per_descriptor_across_fork(void **state)
 	struct dio_request r[2], *rp = &r[0], *cp = &r[1], *got[2] = { NULL };
 	int a = track(sys_dio_init(key, DIO_CREAT | DIO_EXCL));
 	int to_child[2], to_parent[2], h, ep, st;
-	uint8_t *buf = xalloc(2 * 4096), *want = xalloc(2 * 4096);
+	uint8_t *buf = tl_xalloc(2 * 4096, 0), *want = tl_xalloc(2 * 4096, 0);
 	char c = 0;
 	pid_t pid;
 
@@ -883,7 +845,7 @@ static void test_queue_per_descriptor_across_fork(void **state)
 	close(to_child[0]);
 	close(to_parent[1]);
 	/* Phase 1: ours completes on a; the child looks at its b. */
-	assert_int_equal(xsubmit(a, &rp, 1), 1);
+	assert_int_equal(tl_dio_submit(a, &rp, 1), 1);
 	assert_int_equal(poll1(a, 10000), 1);
 	child_step(write(to_child[1], &c, 1) == 1, pid, "phase 1");
 	child_step(read(to_parent[0], &c, 1) == 1, pid, "phase 1");
@@ -919,27 +881,27 @@ static void test_collect_timeout(void **state)
 {
 	struct dio_request r[2], *rp[2] = { &r[0], &r[1] }, *got[4];
 	struct pollfd pfd = { .fd = d.ctx, .events = POLLIN };
-	uint8_t *buf = xalloc(2 * 4096);
+	uint8_t *buf = tl_xalloc(2 * 4096, 0);
 	struct timespec ts = ts_ms(200);
 	uint64_t t0;
 
 	dio_req_prep_read(&r[0], d.h, buf, 4096, 0);
 	dio_req_prep_read(&r[1], d.h, buf + 4096, 4096, 4096);
-	assert_int_equal(xsubmit(d.ctx, rp, 2), 2);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, 2), 2);
 	assert_int_equal(poll(&pfd, 1, 10000), 1);
 	usleep(500000);		/* both done, neither reported */
 	t0 = tl_now_ns();
-	assert_int_equal(xcollect(d.ctx, got, 4, 4, &ts), 2);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 4, 4, &ts), 2);
 	assert_true(tl_now_ns() - t0 >= 200000000ULL);
 	assert_int_equal(r[0].result, 4096);
 	assert_int_equal(r[1].result, 4096);
 	/* Nothing at all: 0 after the timeout, and at once with timeout 0. */
 	ts = ts_ms(50);
 	t0 = tl_now_ns();
-	assert_int_equal(xcollect(d.ctx, got, 1, 4, &ts), 0);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 1, 4, &ts), 0);
 	assert_true(tl_now_ns() - t0 >= 50000000ULL);
-	assert_int_equal(xcollect(d.ctx, got, 1, 4, &ts_zero), 0);
-	assert_int_equal(xcollect(d.ctx, got, 0, 4, NULL), 0);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 1, 4, &ts_zero), 0);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 0, 4, NULL), 0);
 	free(buf);
 }
 
@@ -948,7 +910,7 @@ static void test_wait_timeout_inflight(void **state)
 {
 	struct dio_request r, *rp = &r;
 	struct dio_wait w = { .size = sizeof(w), .nr = 1 };
-	uint8_t *buf = xalloc(4096);
+	uint8_t *buf = tl_xalloc(4096, 0);
 	struct timespec ts = ts_ms(50);
 	uint64_t t0;
 	uint64_t addr = (uintptr_t)rp;
@@ -958,20 +920,20 @@ static void test_wait_timeout_inflight(void **state)
 	r.result = SENTINEL;
 	t0 = tl_now_ns();
 	assert_int_equal(submit1(&r), 1);
-	assert_int_equal(xwait(d.ctx, &rp, 1, &ts_zero), 0);
+	assert_int_equal(tl_dio_wait(d.ctx, &rp, 1, &ts_zero), 0);
 	assert_int_equal(r.result, SENTINEL);
-	assert_int_equal(xwait(d.ctx, &rp, 1, &ts), 0);
+	assert_int_equal(tl_dio_wait(d.ctx, &rp, 1, &ts), 0);
 	assert_true(tl_now_ns() - t0 >= 50000000ULL);
 	assert_int_equal(r.result, SENTINEL);
 	/* A timeout too far for the clock is as good as none. */
 	w.reqs = (uintptr_t)&addr;
 	w.timeout_ns = INT64_MAX;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), 1);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_WAIT, &w), 1);
 	assert_true(tl_now_ns() - t0 >= 850000000ULL);
 	assert_int_equal(r.result, 4096);
 	/* Negative timeouts other than DIO_WAIT_FOREVER are refused. */
 	w.timeout_ns = -2;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), -EINVAL);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_WAIT, &w), -EINVAL);
 	free(buf);
 }
 
@@ -997,7 +959,7 @@ static void alarm_in_ms(long ms)
 static void test_eintr(void **state)
 {
 	struct dio_request r, *rp = &r, *got;
-	uint8_t *buf = xalloc(4096);
+	uint8_t *buf = tl_xalloc(4096, 0);
 
 	sd_ndelay(900000000);		/* 900 ms */
 	dio_req_prep_read(&r, d.h, buf, 4096, 0);
@@ -1005,20 +967,20 @@ static void test_eintr(void **state)
 	alarms = 0;
 	assert_int_equal(submit1(&r), 1);
 	alarm_in_ms(50);
-	assert_int_equal(xcollect(d.ctx, &got, 1, 1, NULL), -EINTR);
+	assert_int_equal(tl_dio_collect(d.ctx, &got, 1, 1, NULL), -EINTR);
 	assert_int_equal(alarms, 1);
 	assert_int_equal(r.result, SENTINEL);
-	assert_int_equal(xcollect(d.ctx, &got, 1, 1, NULL), 1);
+	assert_int_equal(tl_dio_collect(d.ctx, &got, 1, 1, NULL), 1);
 	assert_ptr_equal(got, &r);
 	assert_int_equal(r.result, 4096);
 
 	r.result = SENTINEL;
 	assert_int_equal(submit1(&r), 1);
 	alarm_in_ms(50);
-	assert_int_equal(xwait(d.ctx, &rp, 1, NULL), -EINTR);
+	assert_int_equal(tl_dio_wait(d.ctx, &rp, 1, NULL), -EINTR);
 	assert_int_equal(alarms, 2);
 	assert_int_equal(r.result, SENTINEL);
-	assert_int_equal(xwait(d.ctx, &rp, 1, NULL), 1);
+	assert_int_equal(tl_dio_wait(d.ctx, &rp, 1, NULL), 1);
 	assert_int_equal(r.result, 4096);
 	signal(SIGALRM, SIG_DFL);
 	free(buf);
@@ -1030,7 +992,7 @@ static void test_eagain(void **state)
 	enum { N = 10 };
 	struct dio_request r[N], *rp[N], *got[N];
 	struct dio_features f;
-	uint8_t *buf = xalloc(N * 4096);
+	uint8_t *buf = tl_xalloc(N * 4096, 0);
 	int i, ctx2, h2;
 
 	assert_int_equal(tl_write_file(P_INFLIGHT, "8"), 0);
@@ -1041,21 +1003,21 @@ static void test_eagain(void **state)
 		r[i].result = SENTINEL;
 		rp[i] = &r[i];
 	}
-	assert_int_equal(xsubmit(d.ctx, rp, N), 8);
-	assert_int_equal(xsubmit(d.ctx, rp + 8, 2), -EAGAIN);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, N), 8);
+	assert_int_equal(tl_dio_submit(d.ctx, rp + 8, 2), -EAGAIN);
 	assert_int_equal(r[8].result, SENTINEL);
 	/* Completed but not reported still counts. */
-	assert_int_equal(xwait(d.ctx, rp, 1, NULL), 1);
-	assert_int_equal(xsubmit(d.ctx, rp + 8, 2), 1);
-	assert_int_equal(xsubmit(d.ctx, rp + 9, 1), -EAGAIN);
+	assert_int_equal(tl_dio_wait(d.ctx, rp, 1, NULL), 1);
+	assert_int_equal(tl_dio_submit(d.ctx, rp + 8, 2), 1);
+	assert_int_equal(tl_dio_submit(d.ctx, rp + 9, 1), -EAGAIN);
 	/* The limit is per descriptor. */
 	ctx2 = track(sys_dio_init(0, DIO_PRIVATE));
 	assert_true(ctx2 >= 0);
 	h2 = sys_dio_open(ctx2, d.fd, DIO_OPEN_NOCLAIM);
 	assert_true(h2 >= 1);
 	r[9].handle = h2;
-	assert_int_equal(xsubmit(ctx2, rp + 9, 1), 1);
-	assert_int_equal(xwait(ctx2, rp + 9, 1, NULL), 1);
+	assert_int_equal(tl_dio_submit(ctx2, rp + 9, 1), 1);
+	assert_int_equal(tl_dio_wait(ctx2, rp + 9, 1, NULL), 1);
 	assert_int_equal(r[9].result, 4096);
 	untrack_close(ctx2);
 	collect_exactly(d.ctx, rp + 1, 8);
@@ -1063,10 +1025,10 @@ static void test_eagain(void **state)
 		assert_int_equal(r[i].result, 4096);
 	/* Room again. */
 	r[9].handle = d.h;
-	assert_int_equal(xsubmit(d.ctx, rp + 2, 8), 8);
-	assert_int_equal(xcollect(d.ctx, got, 8, 8, NULL), 8);
+	assert_int_equal(tl_dio_submit(d.ctx, rp + 2, 8), 8);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 8, 8, NULL), 8);
 	assert_int_equal(tl_write_file(P_INFLIGHT, "0"), 0);
-	assert_int_equal(xsubmit(d.ctx, rp, 1), -EAGAIN);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, 1), -EAGAIN);
 	assert_int_equal(tl_write_file(P_INFLIGHT, inflight_orig), 0);
 	free(buf);
 }
@@ -1074,7 +1036,7 @@ static void test_eagain(void **state)
 static void test_flush_fua(void **state)
 {
 	struct dio_request r[3], *rp[3] = { &r[0], &r[1], &r[2] };
-	uint8_t *w = xalloc(8192), *b = xalloc(8192);
+	uint8_t *w = tl_xalloc(8192, 0), *b = tl_xalloc(8192, 0);
 
 	tl_fill(w, 8192, 77);
 	dio_req_prep_write(&r[0], d.h, w, 8192, 5 * MiB);
@@ -1082,8 +1044,8 @@ static void test_flush_fua(void **state)
 	dio_req_prep_flush(&r[1], d.h);
 	dio_req_prep_write(&r[2], d.h, w, 4096, 6 * MiB);
 	r[0].result = r[1].result = r[2].result = SENTINEL;
-	assert_int_equal(xsubmit(d.ctx, rp, 3), 3);
-	assert_int_equal(xwait(d.ctx, rp, 3, NULL), 3);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, 3), 3);
+	assert_int_equal(tl_dio_wait(d.ctx, rp, 3, NULL), 3);
 	assert_int_equal(r[0].result, 8192);
 	assert_int_equal(r[1].result, 0);
 	assert_int_equal(r[2].result, 4096);
@@ -1121,7 +1083,7 @@ static void test_query_alignment(void **state)
 static void test_bad_alignment(void **state)
 {
 	size_t lbs = d.lbs;
-	uint8_t *buf = xalloc(8 * 4096);
+	uint8_t *buf = tl_xalloc(8 * 4096, 0);
 	struct iovec iov[3];
 	struct dio_request r;
 
@@ -1176,7 +1138,7 @@ static void test_bad_alignment(void **state)
 			 2 * lbs);
 	dio_req_prep_readv(&r, d.h, iov, 3, 4 * MiB);
 	assert_int_equal(submit1(&r), 1);
-	assert_int_equal(xwait(d.ctx, (struct dio_request *[]){ &r }, 1, NULL), 1);
+	assert_int_equal(tl_dio_wait(d.ctx, (struct dio_request *[]){ &r }, 1, NULL), 1);
 	assert_int_equal(r.result, 2 * lbs);
 	iov[0].iov_len = iov[2].iov_len = 0;
 	dio_req_prep_readv(&r, d.h, iov, 3, 0);
@@ -1187,7 +1149,7 @@ static void test_bad_alignment(void **state)
 /* Fields that must be zero or known. */
 static void test_bad_fields(void **state)
 {
-	uint8_t *buf = xalloc(4096);
+	uint8_t *buf = tl_xalloc(4096, 0);
 	struct {
 		struct dio_request r;
 		uint64_t tail;
@@ -1220,8 +1182,8 @@ static void test_bad_fields(void **state)
 	dio_req_prep_read(&big.r, d.h, buf, 4096, 0);
 	big.r.size = sizeof(big);
 	assert_int_equal(submit1(&big.r), 1);
-	assert_int_equal(xwait(d.ctx, (struct dio_request *[]){ &big.r }, 1,
-			       NULL), 1);
+	assert_int_equal(tl_dio_wait(d.ctx, (struct dio_request *[]){ &big.r }, 1,
+				     NULL), 1);
 	assert_int_equal(big.r.result, 4096);
 	big.tail = 1;
 	assert_int_equal(submit1(&big.r), -E2BIG);
@@ -1235,7 +1197,7 @@ static void test_bad_fields(void **state)
 
 static void test_past_end(void **state)
 {
-	uint8_t *buf = xalloc(2 * 4096);
+	uint8_t *buf = tl_xalloc(2 * 4096, 0);
 	struct dio_request r;
 	size_t lbs = d.lbs;
 
@@ -1257,7 +1219,7 @@ static void test_nr_bounds(void **state)
 	uint64_t *many = calloc(4097, sizeof(*many));
 	struct dio_submit s = { .size = sizeof(s) };
 	struct dio_wait w = { .size = sizeof(w) };
-	uint8_t *buf = xalloc(4096);
+	uint8_t *buf = tl_xalloc(4096, 0);
 	int i;
 
 	assert_non_null(many);
@@ -1266,33 +1228,33 @@ static void test_nr_bounds(void **state)
 		many[i] = (uintptr_t)&r;
 	s.reqs = (uintptr_t)many;
 	s.nr = 0;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EINVAL);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EINVAL);
 	s.nr = 4097;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EINVAL);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EINVAL);
 	s.nr = 1;
 	s.reserved[0] = 1;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EINVAL);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EINVAL);
 	s.reserved[0] = 0;
 	s.size = DIO_SUBMIT_SIZE_VER0 - 8;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EINVAL);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EINVAL);
 	/* Nothing got in. */
-	assert_int_equal(xwait(d.ctx, &rp, 1, &ts_zero), -ENOENT);
+	assert_int_equal(tl_dio_wait(d.ctx, &rp, 1, &ts_zero), -ENOENT);
 
 	w.reqs = (uintptr_t)many;
 	w.nr = 0;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), -EINVAL);
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_COLLECT, &w), -EINVAL);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_WAIT, &w), -EINVAL);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_COLLECT, &w), -EINVAL);
 	w.nr = 4097;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), -EINVAL);
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_COLLECT, &w), -EINVAL);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_WAIT, &w), -EINVAL);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_COLLECT, &w), -EINVAL);
 	w.nr = 2;
 	w.min_nr = 3;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_COLLECT, &w), -EINVAL);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_COLLECT, &w), -EINVAL);
 	w.min_nr = 1;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), -EINVAL);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_WAIT, &w), -EINVAL);
 	w.min_nr = 0;
 	w.pad = 1;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_COLLECT, &w), -EINVAL);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_COLLECT, &w), -EINVAL);
 	free(many);
 	free(buf);
 }
@@ -1311,21 +1273,21 @@ static void test_efault(void **state)
 {
 	struct dio_submit s = { .size = sizeof(s), .nr = 1 };
 	struct dio_wait w = { .size = sizeof(w), .nr = 1 };
-	uint8_t *buf = xalloc(8192), *bad = noaccess_page(), *half;
+	uint8_t *buf = tl_xalloc(8192, 0), *bad = noaccess_page(), *half;
 	struct dio_request r, *rp = &r, *got[2];
 	struct iovec iov[2], *iov_bad = (struct iovec *)bad;
 	uint64_t addr;
 
 	/* The array of request pointers. */
 	s.reqs = 0;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EFAULT);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EFAULT);
 	s.reqs = (uintptr_t)bad;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EFAULT);
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_SUBMIT, NULL), -EFAULT);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_SUBMIT, &s), -EFAULT);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_SUBMIT, NULL), -EFAULT);
 	/* The request itself. */
-	assert_int_equal(xsubmit(d.ctx, (struct dio_request *[]){ NULL }, 1),
+	assert_int_equal(tl_dio_submit(d.ctx, (struct dio_request *[]){ NULL }, 1),
 			 -EFAULT);
-	assert_int_equal(xsubmit(d.ctx, (struct dio_request *[]){
+	assert_int_equal(tl_dio_submit(d.ctx, (struct dio_request *[]){
 				(struct dio_request *)bad }, 1), -EFAULT);
 	/* The data buffer, and an iovec array or segment. */
 	dio_req_prep_write(&r, d.h, NULL, 4096, 0);
@@ -1345,7 +1307,7 @@ static void test_efault(void **state)
 	dio_req_prep_writev(&r, d.h, iov, 2, 0);
 	assert_int_equal(submit1(&r), -EFAULT);
 	/* None of them stayed. */
-	assert_int_equal(xcollect(d.ctx, got, 0, 2, &ts_zero), 0);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 0, 2, &ts_zero), 0);
 	assert_int_equal(tl_slab_active("dio_kreq"), 0);
 
 	/*
@@ -1360,7 +1322,7 @@ static void test_efault(void **state)
 	dio_req_prep_read(&r, d.h, half, 2 * MiB, 0);
 	r.result = SENTINEL;
 	assert_int_equal(submit1(&r), 1);
-	assert_int_equal(xwait(d.ctx, &rp, 1, NULL), 1);
+	assert_int_equal(tl_dio_wait(d.ctx, &rp, 1, NULL), 1);
 	assert_int_equal(r.result, -EFAULT);
 	munmap(half, 2 * MiB);
 
@@ -1374,22 +1336,22 @@ static void test_efault(void **state)
 	/* The kernel cannot write there (a sanity check of the test). */
 	assert_int_equal(syscall(SYS_clock_gettime, CLOCK_MONOTONIC, bad), -1);
 	assert_int_equal(errno, EFAULT);
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_COLLECT, &w), -EFAULT);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_COLLECT, &w), -EFAULT);
 	assert_int_equal(r.result, SENTINEL);
 	w.reqs = 0;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_COLLECT, &w), -EFAULT);
-	assert_int_equal(xcollect(d.ctx, got, 1, 2, NULL), 1);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_COLLECT, &w), -EFAULT);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 1, 2, NULL), 1);
 	assert_ptr_equal(got[0], &r);
 	assert_int_equal(r.result, 4096);
 	/* WAIT with an unusable list. */
 	w.reqs = (uintptr_t)bad;
 	w.min_nr = 0;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), -EFAULT);
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, NULL), -EFAULT);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_WAIT, &w), -EFAULT);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_WAIT, NULL), -EFAULT);
 	/* The address list is read, and only read. */
 	addr = (uintptr_t)&r;
 	w.reqs = (uintptr_t)&addr;
-	assert_int_equal(xioctl(d.ctx, DIO_IOC_WAIT, &w), -ENOENT);
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_WAIT, &w), -ENOENT);
 	munmap(bad, 4096);
 	free(buf);
 }
@@ -1403,7 +1365,7 @@ static void test_result_unwritable(void **state)
 	struct dio_request *r = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct dio_request other, *got[2];
-	uint8_t *buf = xalloc(8192);
+	uint8_t *buf = tl_xalloc(8192, 0);
 	struct pollfd pfd = { .fd = d.ctx, .events = POLLIN };
 
 	assert_true(r != MAP_FAILED);
@@ -1412,8 +1374,8 @@ static void test_result_unwritable(void **state)
 	assert_int_equal(submit1(r), 1);
 	assert_int_equal(poll(&pfd, 1, 10000), 1);
 	assert_int_equal(mprotect(r, 4096, PROT_READ), 0);
-	assert_int_equal(xwait(d.ctx, &r, 1, NULL), -EFAULT);
-	assert_int_equal(xwait(d.ctx, &r, 1, &ts_zero), -ENOENT);
+	assert_int_equal(tl_dio_wait(d.ctx, &r, 1, NULL), -EFAULT);
+	assert_int_equal(tl_dio_wait(d.ctx, &r, 1, &ts_zero), -ENOENT);
 	assert_int_equal(tl_slab_active("dio_kreq"), 0);
 	/* The same through COLLECT, with a good one done behind it. */
 	assert_int_equal(mprotect(r, 4096, PROT_READ | PROT_WRITE), 0);
@@ -1424,9 +1386,9 @@ static void test_result_unwritable(void **state)
 	dio_req_prep_read(&other, d.h, buf + 4096, 4096, 4096);
 	other.result = SENTINEL;
 	assert_int_equal(submit1(&other), 1);
-	assert_int_equal(xcollect(d.ctx, got, 2, 2, NULL), -EFAULT);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 2, 2, NULL), -EFAULT);
 	assert_ptr_equal(got[0], r);
-	assert_int_equal(xcollect(d.ctx, got, 1, 2, NULL), 1);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 1, 2, NULL), 1);
 	assert_ptr_equal(got[0], &other);
 	assert_int_equal(other.result, 4096);
 	assert_int_equal(tl_slab_active("dio_kreq"), 0);
@@ -1439,8 +1401,8 @@ static void test_bad_in_middle(void **state)
 {
 	enum { N = 6 };
 	struct dio_request r[N], *rp[N], *got[N];
-	uint8_t *w = xalloc(N * 4096), *x = xalloc(N * 4096);
-	uint8_t *zero = xalloc(N * 4096);
+	uint8_t *w = tl_xalloc(N * 4096, 0), *x = tl_xalloc(N * 4096, 0);
+	uint8_t *zero = tl_xalloc(N * 4096, 0);
 	struct timespec ts = ts_ms(100);
 	int i;
 
@@ -1453,22 +1415,22 @@ static void test_bad_in_middle(void **state)
 	}
 	xpwrite(x, N * 4096, 10 * MiB);		/* zeroes */
 	r[2].offset = 10 * MiB + 2 * 4096 + 1;
-	assert_int_equal(xsubmit(d.ctx, rp, N), 2);
-	assert_int_equal(xwait(d.ctx, rp, 2, NULL), 2);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, N), 2);
+	assert_int_equal(tl_dio_wait(d.ctx, rp, 2, NULL), 2);
 	assert_int_equal(r[0].result, 4096);
 	assert_int_equal(r[1].result, 4096);
 	for (i = 2; i < N; i++)
 		assert_int_equal(r[i].result, SENTINEL);
-	assert_int_equal(xwait(d.ctx, rp + 3, 1, &ts_zero), -ENOENT);
-	assert_int_equal(xcollect(d.ctx, got, 1, N, &ts), 0);
+	assert_int_equal(tl_dio_wait(d.ctx, rp + 3, 1, &ts_zero), -ENOENT);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 1, N, &ts), 0);
 	xpread(x, N * 4096, 10 * MiB);
 	check_same(w, x, 2 * 4096, "requests before the bad one");
 	check_same(zero, x + 2 * 4096, (N - 2) * 4096, "requests after it");
 	/* A NULL in the list stops it the same way. */
 	r[2].offset = 10 * MiB + 2 * 4096;
 	rp[3] = NULL;
-	assert_int_equal(xsubmit(d.ctx, rp + 2, 3), 1);
-	assert_int_equal(xcollect(d.ctx, got, 1, N, NULL), 1);
+	assert_int_equal(tl_dio_submit(d.ctx, rp + 2, 3), 1);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 1, N, NULL), 1);
 	assert_ptr_equal(got[0], &r[2]);
 	assert_int_equal(r[2].result, 4096);
 	assert_int_equal(r[4].result, SENTINEL);
@@ -1480,31 +1442,31 @@ static void test_bad_in_middle(void **state)
 /* A request in flight cannot be submitted again; a reported one can. */
 static void test_ebusy(void **state)
 {
-	struct dio_request *r = xalloc(4096), *rp[2], *got[2];
-	uint8_t *buf = xalloc(8192);
+	struct dio_request *r = tl_xalloc(4096, 0), *rp[2], *got[2];
+	uint8_t *buf = tl_xalloc(8192, 0);
 
 	dio_req_prep_read(&r[0], d.h, buf, 4096, 0);
 	dio_req_prep_read(&r[1], d.h, buf + 4096, 4096, 0);
 	rp[0] = &r[0];
 	rp[1] = &r[1];
-	assert_int_equal(xsubmit(d.ctx, rp, 1), 1);
-	assert_int_equal(xsubmit(d.ctx, rp, 1), -EBUSY);
-	assert_int_equal(xsubmit(d.ctx, (struct dio_request *[]){ &r[1], &r[0] },
-				 2), 1);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, 1), 1);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, 1), -EBUSY);
+	assert_int_equal(tl_dio_submit(d.ctx, (struct dio_request *[]){ &r[1], &r[0] },
+				       2), 1);
 	/* In one batch twice. */
-	assert_int_equal(xwait(d.ctx, rp, 2, NULL), 2);
-	assert_int_equal(xsubmit(d.ctx, (struct dio_request *[]){ &r[0], &r[0] },
-				 2), 1);
-	assert_int_equal(xcollect(d.ctx, got, 1, 2, NULL), 1);
+	assert_int_equal(tl_dio_wait(d.ctx, rp, 2, NULL), 2);
+	assert_int_equal(tl_dio_submit(d.ctx, (struct dio_request *[]){ &r[0], &r[0] },
+				       2), 1);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 1, 2, NULL), 1);
 	assert_int_equal(r[0].result, 4096);
 	/* A struct overlapping one in flight. */
-	assert_int_equal(xsubmit(d.ctx, rp, 1), 1);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, 1), 1);
 	dio_req_prep_read((struct dio_request *)((uint8_t *)r + 64), d.h,
 			  buf + 4096, 4096, 0);
-	assert_int_equal(xsubmit(d.ctx, (struct dio_request *[]){
+	assert_int_equal(tl_dio_submit(d.ctx, (struct dio_request *[]){
 				(struct dio_request *)((uint8_t *)r + 64) }, 1),
 			 -EBUSY);
-	assert_int_equal(xcollect(d.ctx, got, 1, 2, NULL), 1);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 1, 2, NULL), 1);
 	assert_ptr_equal(got[0], &r[0]);
 	free(r);
 	free(buf);
@@ -1513,20 +1475,20 @@ static void test_ebusy(void **state)
 static void test_enoent(void **state)
 {
 	struct dio_request r[2], *rp[2] = { &r[0], &r[1] };
-	uint8_t *buf = xalloc(4096);
+	uint8_t *buf = tl_xalloc(4096, 0);
 
 	dio_req_prep_read(&r[0], d.h, buf, 4096, 0);
 	dio_req_prep_read(&r[1], d.h, buf, 4096, 0);
-	assert_int_equal(xwait(d.ctx, rp + 1, 1, NULL), -ENOENT);
+	assert_int_equal(tl_dio_wait(d.ctx, rp + 1, 1, NULL), -ENOENT);
 	assert_int_equal(submit1(&r[0]), 1);
-	assert_int_equal(xwait(d.ctx, rp, 2, NULL), 1);
+	assert_int_equal(tl_dio_wait(d.ctx, rp, 2, NULL), 1);
 	assert_int_equal(r[0].result, 4096);
 	/* An address inside a request in flight is not that request. */
 	assert_int_equal(submit1(&r[0]), 1);
-	assert_int_equal(xwait(d.ctx, (struct dio_request *[]){
+	assert_int_equal(tl_dio_wait(d.ctx, (struct dio_request *[]){
 				(struct dio_request *)((uint8_t *)&r[0] + 8) },
-			       1, &ts_zero), -ENOENT);
-	assert_int_equal(xwait(d.ctx, rp, 1, NULL), 1);
+				     1, &ts_zero), -ENOENT);
+	assert_int_equal(tl_dio_wait(d.ctx, rp, 1, NULL), 1);
 	free(buf);
 }
 
@@ -1534,19 +1496,19 @@ static void test_enoent(void **state)
 static void test_revoked_handle(void **state)
 {
 	struct dio_request r[3], *rp[3] = { &r[0], &r[1], &r[2] };
-	uint8_t *w = xalloc(8192), *b = xalloc(8192);
+	uint8_t *w = tl_xalloc(8192, 0), *b = tl_xalloc(8192, 0);
 
 	tl_fill(w, 8192, 4242);
 	sd_ndelay(300000000);		/* 300 ms */
 	dio_req_prep_write(&r[0], d.h, w, 8192, 12 * MiB);
 	dio_req_prep_read(&r[1], d.h, b, 4096, 0);
 	r[0].result = r[1].result = SENTINEL;
-	assert_int_equal(xsubmit(d.ctx, rp, 2), 2);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, 2), 2);
 	assert_int_equal(sys_dio_close(d.ctx, d.h), 0);
 	dio_req_prep_read(&r[2], d.h, b + 4096, 4096, 0);
 	assert_int_equal(submit1(&r[2]), -EBADF);
 	assert_int_equal(r[0].result, SENTINEL);
-	assert_int_equal(xwait(d.ctx, rp, 2, NULL), 2);
+	assert_int_equal(tl_dio_wait(d.ctx, rp, 2, NULL), 2);
 	assert_int_equal(r[0].result, 8192);
 	assert_int_equal(r[1].result, 4096);
 	sd_ndelay(0);
@@ -1565,26 +1527,26 @@ static void test_readonly_handle(void **state)
 	int fd = track(open(d.path, O_RDONLY | O_DIRECT | O_CLOEXEC));
 	int ctx = track(sys_dio_init(0, DIO_PRIVATE)), h;
 	struct dio_request r, *rp = &r;
-	uint8_t *buf = xalloc(2 * 4096);
+	uint8_t *buf = tl_xalloc(2 * 4096, 0);
 
 	assert_true(fd >= 0 && ctx >= 0);
 	h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
 	assert_true(h >= 1);
 	tl_fill(buf, 4096, 99);
 	dio_req_prep_write(&r, h, buf, 4096, 0);
-	assert_int_equal(xsubmit(ctx, &rp, 1), -EBADF);
+	assert_int_equal(tl_dio_submit(ctx, &rp, 1), -EBADF);
 	dio_req_prep_writev(&r, h, &(struct iovec){ buf, 4096 }, 1, 0);
-	assert_int_equal(xsubmit(ctx, &rp, 1), -EBADF);
+	assert_int_equal(tl_dio_submit(ctx, &rp, 1), -EBADF);
 	dio_req_prep_read(&r, h, buf, 4096, 0);
-	assert_int_equal(xsubmit(ctx, &rp, 1), 1);
-	assert_int_equal(xwait(ctx, &rp, 1, NULL), 1);
+	assert_int_equal(tl_dio_submit(ctx, &rp, 1), 1);
+	assert_int_equal(tl_dio_wait(ctx, &rp, 1, NULL), 1);
 	assert_int_equal(r.result, 4096);
 	xpread(buf + 4096, 4096, 0);
 	check_same(buf, buf + 4096, 4096, "read through a read-only handle");
 	/* Another descriptor's requests are not this one's. */
-	assert_int_equal(xsubmit(ctx, &rp, 1), 1);
-	assert_int_equal(xwait(d.ctx, &rp, 1, &ts_zero), -ENOENT);
-	assert_int_equal(xwait(ctx, &rp, 1, NULL), 1);
+	assert_int_equal(tl_dio_submit(ctx, &rp, 1), 1);
+	assert_int_equal(tl_dio_wait(d.ctx, &rp, 1, &ts_zero), -ENOENT);
+	assert_int_equal(tl_dio_wait(ctx, &rp, 1, NULL), 1);
 	untrack_close(ctx);
 	untrack_close(fd);
 	free(buf);
@@ -1595,7 +1557,7 @@ static void test_one_object_per_request(void **state)
 {
 	enum { N = 200 };
 	struct dio_request *r = calloc(N, sizeof(*r)), **rp = calloc(N, sizeof(*rp));
-	uint8_t *buf = xalloc(N * 4096);
+	uint8_t *buf = tl_xalloc(N * 4096, 0);
 	int i;
 
 	assert_int_equal(tl_slab_active("dio_kreq"), 0);
@@ -1603,11 +1565,11 @@ static void test_one_object_per_request(void **state)
 		dio_req_prep_read(&r[i], d.h, buf + i * 4096, 4096, i * 4096);
 		rp[i] = &r[i];
 	}
-	assert_int_equal(xsubmit(d.ctx, rp, N / 2), N / 2);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, N / 2), N / 2);
 	assert_int_equal(tl_slab_active("dio_kreq"), N / 2);
-	assert_int_equal(xsubmit(d.ctx, rp + N / 2, N / 2), N / 2);
+	assert_int_equal(tl_dio_submit(d.ctx, rp + N / 2, N / 2), N / 2);
 	assert_int_equal(tl_slab_active("dio_kreq"), N);
-	assert_int_equal(xwait(d.ctx, rp, N / 2, NULL), N / 2);
+	assert_int_equal(tl_dio_wait(d.ctx, rp, N / 2, NULL), N / 2);
 	assert_int_equal(tl_slab_active("dio_kreq"), N / 2);
 	collect_exactly(d.ctx, rp + N / 2, N / 2);
 	assert_int_equal(tl_slab_active("dio_kreq"), 0);
@@ -1621,7 +1583,7 @@ static void test_close_with_inflight(void **state)
 {
 	enum { N = 256 };
 	struct dio_request *r = calloc(N, sizeof(*r)), **rp = calloc(N, sizeof(*rp));
-	uint8_t *buf = xalloc(N * 4096);
+	uint8_t *buf = tl_xalloc(N * 4096, 0);
 	long files = tl_slab_active("dio_file");
 	int ctx = track(sys_dio_init(0, DIO_PRIVATE)), h, i;
 
@@ -1640,7 +1602,7 @@ static void test_close_with_inflight(void **state)
 		r[i].result = SENTINEL;
 		rp[i] = &r[i];
 	}
-	assert_int_equal(xsubmit(ctx, rp, N), N);
+	assert_int_equal(tl_dio_submit(ctx, rp, N), N);
 	assert_int_equal(tl_slab_active("dio_kreq"), N);
 	untrack_close(ctx);
 	assert_true(tl_slab_reaches("dio_kreq", 0, 20));

@@ -316,7 +316,8 @@ static void check_profile(const char *path, const char *profile,
 	 * some, is random and comes back as it was written.
 	 */
 	memcpy(d.pi2, d.pi, d.pilen);
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0x1234), 0);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+					 &(struct dio_pi_params){ .seed = seed, .app_tag = 0x1234 }), 0);
 	assert_true(opaque_equal(&d.q, d.pi, d.pi2, 0, d.pilen));
 	write_pi(&d, off, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
@@ -344,8 +345,11 @@ static void check_profile(const char *path, const char *profile,
 		assert_int_equal(run(&d, &r), 0);
 		assert_int_equal(r.result, LEN);
 		assert_memory_equal(d.pi2, d.pi, d.pilen);
-		assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2, seed, 0x1234, 0xffff,
-					       DIO_PI_CHK_ALL & ~(type1 ? 0 : DIO_PI_CHK_REFTAG),
+		assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2,
+					       &(struct dio_pi_params){ .seed = seed,
+									.app_tag = 0x1234,
+									.app_mask = 0xffff,
+									.chk_flags = DIO_PI_CHK_ALL & ~(type1 ? 0 : DIO_PI_CHK_REFTAG) },
 					       &e), 0);
 	}
 
@@ -365,7 +369,8 @@ static void check_profile(const char *path, const char *profile,
 	 * stored; a read checking the app tag names that block, the tag
 	 * asked for and the one stored.
 	 */
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0x1234), 0);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+					 &(struct dio_pi_params){ .seed = seed, .app_tag = 0x1234 }), 0);
 	tuple_set_app(&d, tuple(&d, d.pi, 6), 0x1234 ^ 0x0808);
 	write_pi(&d, off, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
@@ -407,8 +412,10 @@ static void check_profile(const char *path, const char *profile,
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	assert_memory_equal(d.back, d.data, LEN);
-	assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2, seed, 0, 0,
-				       DIO_PI_CHK_GUARD | (type1 ? DIO_PI_CHK_REFTAG : 0), &e), 0);
+	assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2,
+				       &(struct dio_pi_params){ .seed = seed,
+								.chk_flags = DIO_PI_CHK_GUARD | (type1 ? DIO_PI_CHK_REFTAG : 0) },
+				       &e), 0);
 	assert_true(opaque_equal(&d.q, d.pi2, NULL, 0, d.pilen));
 
 	/*
@@ -417,7 +424,8 @@ static void check_profile(const char *path, const char *profile,
 	 * so that a PI buffer the module does not clear would likely be that
 	 * one again, and those bytes would show.
 	 */
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0x1234), 0);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+					 &(struct dio_pi_params){ .seed = seed, .app_tag = 0x1234 }), 0);
 	write_pi(&d, off, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
@@ -430,8 +438,11 @@ static void check_profile(const char *path, const char *profile,
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	assert_memory_equal(d.back, d.data, LEN);
-	assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2, seed, 0x5555,
-				       0xffff, DIO_PI_CHK_ALL & ~(type1 ? 0 : DIO_PI_CHK_REFTAG), &e), 0);
+	assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2,
+				       &(struct dio_pi_params){ .seed = seed, .app_tag = 0x5555,
+								.app_mask = 0xffff,
+								.chk_flags = DIO_PI_CHK_ALL & ~(type1 ? 0 : DIO_PI_CHK_REFTAG) },
+				       &e), 0);
 	/* The module's own PI buffer: no kernel memory beyond the tuples. */
 	assert_true(opaque_equal(&d.q, d.pi2, NULL, 0, d.pilen));
 
@@ -439,7 +450,8 @@ static void check_profile(const char *path, const char *profile,
 	 * 5. A wrong guard in block 3: the device refuses, the module says
 	 * where, with the guard of the data (expected) and the one sent.
 	 */
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0), 0);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+					 &(struct dio_pi_params){ .seed = seed }), 0);
 	t = tuple(&d, d.pi, 3);
 	t[0] ^= 0x01;
 	assert_int_equal(tuple_guard(&d, t) ^ guard_of(&d, d.data + 3 * interval),
@@ -456,7 +468,8 @@ static void check_profile(const char *path, const char *profile,
 
 	/* 7. A wrong ref tag in block 5 (type 1 only: type 3 has none). */
 	if (type1) {
-		assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0), 0);
+		assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+						 &(struct dio_pi_params){ .seed = seed }), 0);
 		t = tuple(&d, d.pi, 5);
 		t[d.q.pi_tuple_size - 1] ^= 0x40;
 		assert_int_equal(tuple_ref(&d, t), (seed + 5) ^ 0x40);
@@ -698,7 +711,8 @@ static void check_big(struct dev *d, struct big *b)
 	 * 1. Round trip: user PI written, read back with every check the
 	 * format has, data and PI compared byte for byte.
 	 */
-	assert_int_equal(dio_pi_generate(&d->p, b->data, b->len, b->pi, seed, BIG_APP), 0);
+	assert_int_equal(dio_pi_generate(&d->p, b->data, b->len, b->pi,
+					 &(struct dio_pi_params){ .seed = seed, .app_tag = BIG_APP }), 0);
 	big_write(d, b, 0, &r);
 	assert_int_equal(run(d, &r), 0);
 	assert_int_equal(r.result, b->len);
@@ -828,7 +842,8 @@ static void nvme_corruption(int ns)
 	assert_string_equal(d.q.profile, nvme_ns[ns].profile);
 	iv = d.q.pi_interval;
 	seed = seed_of(&d, off);
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0), 0);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+					 &(struct dio_pi_params){ .seed = seed }), 0);
 	write_pi(&d, off, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
@@ -921,7 +936,7 @@ static void test_scsi_raw_read(void **state)
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
 	dev_open(&d, dev);
 	assert_true(d.q.pi_caps & DIO_PI_CAP_NOCHECK);
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, 0, 0), 0);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, &(struct dio_pi_params){ 0 }), 0);
 	write_pi(&d, 0, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
@@ -956,7 +971,8 @@ static void test_scsi_corruption_detected(void **state)
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
 	dev_open(&d, dev);
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed_of(&d, off), 0), 0);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+					 &(struct dio_pi_params){ .seed = seed_of(&d, off) }), 0);
 	write_pi(&d, off, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
@@ -1013,7 +1029,7 @@ static void test_scsi_debug_error_injection(void **state)
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
 	dev_open(&d, dev);
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, 0, 0), 0);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, &(struct dio_pi_params){ 0 }), 0);
 	write_pi(&d, 0, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
@@ -1077,7 +1093,8 @@ static long long write_one(struct dev *d, uint64_t off, uint64_t seed)
 {
 	struct dio_request r;
 
-	assert_int_equal(dio_pi_generate(&d->p, d->data, d->q.pi_interval, d->pi, seed, 0), 0);
+	assert_int_equal(dio_pi_generate(&d->p, d->data, d->q.pi_interval, d->pi,
+					 &(struct dio_pi_params){ .seed = seed }), 0);
 	dio_req_prep_write(&r, d->h, d->data, d->q.pi_interval, off);
 	dio_req_set_pi(&r, d->pi, d->q.pi_md_size, 0, 0, 0);
 	assert_int_equal(run(d, &r), 0);
@@ -1122,7 +1139,8 @@ static void test_partition(void **state)
 	assert_int_equal(d.q.capacity, 16384ULL * 512);
 	assert_int_equal(d.q.pi_interval, 512);
 	/* Seeds count from the start of the disk. */
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0), 0);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+					 &(struct dio_pi_params){ .seed = seed }), 0);
 	write_pi(&d, 8 * 512, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
@@ -1130,13 +1148,15 @@ static void test_partition(void **state)
 	 * Partition-relative ref tags are refused, at the request's first
 	 * interval: the disk's LBA expected, the partition's found.
 	 */
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, 8, 0), 0);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+					 &(struct dio_pi_params){ .seed = 8 }), 0);
 	write_pi(&d, 8 * 512, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_pi_err("partition-relative ref tags", &r, DIO_PI_SRC_DEVICE, seed,
 		      DIO_PI_TAG_REF, seed, 8);
 	/* Put the good data back. */
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, seed, 0), 0);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+					 &(struct dio_pi_params){ .seed = seed }), 0);
 	write_pi(&d, 8 * 512, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
@@ -1152,8 +1172,10 @@ static void test_partition(void **state)
 	read_pi(&whole, seed * 512, DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG, 0, 0, &r);
 	assert_int_equal(run(&whole, &r), 0);
 	assert_int_equal(r.result, LEN);
-	assert_int_equal(dio_pi_verify(&whole.p, whole.back, LEN, whole.pi2, seed, 0, 0,
-				       DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG, NULL), 0);
+	assert_int_equal(dio_pi_verify(&whole.p, whole.back, LEN, whole.pi2,
+				       &(struct dio_pi_params){ .seed = seed,
+								.chk_flags = DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG },
+				       NULL), 0);
 	memcpy(whole.data, whole.back + 3 * 512, 512);
 	assert_int_equal(write_one(&whole, (bad + STORE_SECTORS) * 512, bad + STORE_SECTORS), 512);
 	dev_close(&whole);

@@ -151,14 +151,6 @@ static long want_ok(long ret, const char *what)
 	return ret;
 }
 
-/* ioctl that returns -errno. */
-static int xioctl(int fd, unsigned long cmd, void *arg)
-{
-	int ret = ioctl(fd, cmd, arg);
-
-	return ret < 0 ? -errno : ret;
-}
-
 static int dio_stat(int ctx, struct dio_stat *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -1218,33 +1210,33 @@ static void test_stat_private_and_bad_args(void **state)
 	memset(&st, 0, sizeof(st));
 	st.size = sizeof(st);
 	st.reserved[0] = 1;
-	assert_int_equal(xioctl(ctx, DIO_IOC_STAT, &st), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_STAT, &st), -EINVAL);
 	st.reserved[0] = 0;
 	st.reserved[3] = 1ULL << 63;
-	assert_int_equal(xioctl(ctx, DIO_IOC_STAT, &st), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_STAT, &st), -EINVAL);
 	st.reserved[3] = 0;
 	st.size = DIO_STAT_SIZE_VER0 - 8;
-	assert_int_equal(xioctl(ctx, DIO_IOC_STAT, &st), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_STAT, &st), -EINVAL);
 	st.size = 0;
-	assert_int_equal(xioctl(ctx, DIO_IOC_STAT, &st), -EINVAL);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_STAT, &st), -EINVAL);
 
 	memset(&big, 0, sizeof(big));
 	big.st.size = sizeof(big);
-	assert_int_equal(xioctl(ctx, DIO_IOC_STAT, &big), 0);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_STAT, &big), 0);
 	assert_int_equal(big.st.nr_descriptors, 1);
 	assert_int_equal(big.tail[0] | big.tail[1], 0);	/* beyond its struct */
 	big.st.size = sizeof(big);	/* the reply may have set the kernel's */
 	big.tail[1] = 1;
-	assert_int_equal(xioctl(ctx, DIO_IOC_STAT, &big), -E2BIG);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_STAT, &big), -E2BIG);
 	big.tail[1] = 0;
 	big.st.size = 4097;
-	assert_int_equal(xioctl(ctx, DIO_IOC_STAT, &big), -E2BIG);
-	assert_int_equal(xioctl(ctx, DIO_IOC_STAT, NULL), -EFAULT);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_STAT, &big), -E2BIG);
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_STAT, NULL), -EFAULT);
 	/* A context command: not on the control device. */
 	ctl = keep(open(CTL_PATH, O_RDWR | O_CLOEXEC));
 	assert_true(ctl >= 0);
 	st.size = sizeof(st);
-	assert_int_equal(xioctl(ctl, DIO_IOC_STAT, &st), -ENOTTY);
+	assert_int_equal(tl_ioctl(ctl, DIO_IOC_STAT, &st), -ENOTTY);
 }
 
 /*
@@ -1345,7 +1337,7 @@ static void test_failed_open_does_not_widen(void **state)
 	o->size = sizeof(*o);
 	o->fd = rw;
 	assert_int_equal(mprotect(o, 4096, PROT_READ), 0);
-	assert_int_equal(xioctl(b, DIO_IOC_OPEN, o), -EFAULT);
+	assert_int_equal(tl_ioctl(b, DIO_IOC_OPEN, o), -EFAULT);
 	want_err(sys_dio_submit(a, &rp, 1), EBADF, "A's write after B's failed OPEN");
 	want_err(sys_dio_submit(b, &rp, 1), EBADF, "B's write after its failed OPEN");
 	want_err(sys_dio_close(b, h), EBADF, "B's CLOSE after its failed OPEN");
@@ -2120,7 +2112,8 @@ static void prime_md_buffers(int ctx, int h, const struct dio_query *q, uint64_t
 
 	assert_true(data && pi);
 	assert_int_equal(dio_pi_profile_from_query(q, &p), 0);
-	assert_int_equal(dio_pi_generate(&p, data, len, pi, off / q->pi_interval, 0), 0);
+	assert_int_equal(dio_pi_generate(&p, data, len, pi,
+					 &(struct dio_pi_params){ .seed = off / q->pi_interval }), 0);
 	for (int i = 0; i < 16; i++) {
 		dio_req_prep_write(&r, h, data, len, off);
 		dio_req_set_pi(&r, pi, plen, 0, 0, 0);
@@ -2150,8 +2143,9 @@ static void write_and_check_md(int ctx, int h, const struct dio_query *q, uint64
 		memset(want, own_fill, plen);
 	else if (q->pi_md_size > q->pi_tuple_size)
 		prime_md_buffers(ctx, h, q, 192 * KiB, n);
-	assert_int_equal(dio_pi_generate(&p, data, len, want, off / q->pi_interval,
-					 src == PI_KERNEL ? 0 : app), 0);
+	assert_int_equal(dio_pi_generate(&p, data, len, want,
+					 &(struct dio_pi_params){ .seed = off / q->pi_interval,
+								  .app_tag = src == PI_KERNEL ? 0 : app }), 0);
 	dio_req_prep_write(&r, h, data, len, off);
 	if (src == PI_MODULE)
 		gen_apptag(&r, app);

@@ -262,12 +262,15 @@ static const char *check_read_pi(struct wreq *q, uint64_t off)
 	int tpb = BLK / p->interval, ret;
 
 	if (q->iovec)
-		ret = dio_pi_verify_iov(p, q->iov, q->nb, q->pi, off / p->interval, 0, 0,
-					DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG, &e);
+		ret = dio_pi_verify_iov(p, q->iov, q->nb, q->pi,
+					&(struct dio_pi_params){ .seed = off / p->interval,
+								 .chk_flags = DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG },
+					&e);
 	else
 		ret = dio_pi_verify(p, q->buf, (size_t)q->nb * BLK, q->pi,
-				    off / p->interval, 0, 0,
-				    DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG, &e);
+				    &(struct dio_pi_params){ .seed = off / p->interval,
+							     .chk_flags = DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG },
+				    &e);
 	if (ret)
 		return e.tag == DIO_PI_TAG_REF ? "PI ref tag" : "PI guard";
 	for (int b = 0; b < q->nb; b++)
@@ -494,10 +497,12 @@ static void prep(struct wreq *q, int dev, int h, int inc, int myslot, bool *busy
 			if (q->pimode == 1) {
 				if (q->iovec)
 					dio_pi_generate_iov(p, q->iov, q->nb, q->pi,
-							    off / p->interval, app);
+							    &(struct dio_pi_params){ .seed = off / p->interval,
+										     .app_tag = app });
 				else
 					dio_pi_generate(p, q->buf, len, q->pi,
-							off / p->interval, app);
+							&(struct dio_pi_params){ .seed = off / p->interval,
+										 .app_tag = app });
 				dio_req_set_pi(&q->r, q->pi, pilen,
 					       DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG |
 					       (rn(2) ? DIO_PI_VERIFY_USER : 0), 0, 0);

@@ -40,14 +40,6 @@ static bool debug_kernel;
 
 /* ---- helpers ---- */
 
-static void *xalloc(size_t len)
-{
-	void *p = tl_alloc(len, 0x5c);
-
-	assert_non_null(p);
-	return p;
-}
-
 /* Load the module; a concurrent unload may still be finishing. */
 static int dio_reload(void)
 {
@@ -203,7 +195,7 @@ static void test_refused_while_context_exists(void **state)
 {
 	const uint64_t budget = (debug_kernel ? 12 : 6) * 1000000000ULL;
 	struct dio_request r[8], *rp[8];
-	uint8_t *buf = xalloc(8 * BLK);
+	uint8_t *buf = tl_xalloc(8 * BLK, 0x5c);
 	uint64_t t0 = tl_now_ns();
 	long rounds = 0, ios = 0;
 	int anchor, ah, ctx, h, i;
@@ -258,7 +250,7 @@ static void victim(int tell, int nr)
 {
 	struct dio_request *r = calloc(nr, sizeof(*r)), **rp = calloc(nr, sizeof(*rp));
 	struct dio_request *got[4];
-	uint8_t *buf = xalloc((size_t)nr * BLK);
+	uint8_t *buf = tl_xalloc((size_t)nr * BLK, 0x5c);
 	int ctx, h, i;
 
 	ctx = ctx_with_handle(0, &h);
@@ -287,7 +279,7 @@ static void test_refused_while_io_in_flight(void **state)
 	const long delay_ns = (debug_kernel ? 900 : 400) * 1000000L;	/* < 1 s */
 	enum { N = 64 };
 	struct dio_request *r = calloc(N, sizeof(*r)), **rp = calloc(N, sizeof(*rp));
-	uint8_t *buf = xalloc(N * BLK);
+	uint8_t *buf = tl_xalloc(N * BLK, 0x5c);
 	uint64_t t_submit, t_gone;
 	int ctx, h, i, p[2], st;
 	pid_t pid;
@@ -358,7 +350,7 @@ static void test_unload_load_race(void **state)
 	const uint64_t budget = (debug_kernel ? 25 : 10) * 1000000000ULL;
 	const int max_unloads = debug_kernel ? 12 : 30;
 	struct dio_request r, *rp = &r;
-	uint8_t *buf = xalloc(BLK);
+	uint8_t *buf = tl_xalloc(BLK, 0x5c);
 	long rounds = 0, gone = 0, reloads = 0;
 	uint64_t t0 = tl_now_ns();
 	int fd = open(disk, O_RDWR | O_CLOEXEC), ctx, h;

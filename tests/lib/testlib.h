@@ -122,4 +122,23 @@ int tl_kernel_at_least(int maj, int min);
 /* Run a shell command; returns its exit status. */
 int tl_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * Calls that show their values (testcheck.c; cmocka programs only, linked
+ * with libdioctl): they fail the test, or return -errno instead of -1, so
+ * that assert_int_equal(tl_ioctl(...), -EINVAL) shows the error it got.
+ */
+struct dio_request;
+struct timespec;
+/* tl_alloc(), failing the test when out of memory. */
+void *tl_xalloc(size_t len, int byte);
+/* @ret, or -errno when @ret < 0 (call it with the call's value). */
+int tl_errno(int ret);
+/* ioctl(), sys_dio_submit(), sys_dio_wait(), sys_dio_collect(): -errno on failure. */
+int tl_ioctl(int fd, unsigned long cmd, void *arg);
+int tl_dio_submit(int ctx, struct dio_request **r, unsigned int nr);
+int tl_dio_wait(int ctx, struct dio_request **r, unsigned int nr,
+		const struct timespec *ts);
+int tl_dio_collect(int ctx, struct dio_request **r, unsigned int min_nr,
+		   unsigned int nr, const struct timespec *ts);
+
 #endif

@@ -151,7 +151,20 @@ static void test_library_structs(void **state)
 	assert_int_equal(offsetof(struct dio_pi_profile, md_size), 8);
 	assert_int_equal(offsetof(struct dio_pi_profile, pi_offset), 10);
 	assert_int_equal(offsetof(struct dio_pi_profile, reserved), 12);
-	assert_int_equal(sizeof(struct dio_pi_error), 40);
+	/* Parameters of generation and verification: reserved room. */
+	assert_int_equal(sizeof(struct dio_pi_params), 48);
+	assert_int_equal(offsetof(struct dio_pi_params, seed), 0);
+	assert_int_equal(offsetof(struct dio_pi_params, app_tag), 8);
+	assert_int_equal(offsetof(struct dio_pi_params, app_mask), 10);
+	assert_int_equal(offsetof(struct dio_pi_params, chk_flags), 12);
+	assert_int_equal(offsetof(struct dio_pi_params, flags), 16);
+	assert_int_equal(offsetof(struct dio_pi_params, reserved0), 20);
+	assert_int_equal(offsetof(struct dio_pi_params, reserved), 24);
+	/* The failure report: output only, with reserved room too. */
+	assert_int_equal(sizeof(struct dio_pi_error), 64);
+	assert_int_equal(offsetof(struct dio_pi_error, tag), 32);
+	assert_int_equal(offsetof(struct dio_pi_error, pad), 33);
+	assert_int_equal(offsetof(struct dio_pi_error, reserved), 40);
 }
 
 /* Released symbols stay in their version node (libdioctl.map). */

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "dioctl_pi.h"
+#include "dioctl.h"
 #include "../../libdioctl/src/pi_internal.h"
 
 /* ---- helpers ---- */
@@ -193,17 +193,17 @@ static void test_crc64_vectors(void **state)
 	};
 	static uint8_t b[4096];
 
-	assert_true(dio_pi_crc64_nvme(0, check_str, 9) == 0xae8b14860a799888ULL);
-	assert_true(pi_crc64_slice8(0, check_str, 9) == 0xae8b14860a799888ULL);
-	assert_true(ref_crc64((const uint8_t *)check_str, 9) == 0xae8b14860a799888ULL);
+	assert_int_equal(dio_pi_crc64_nvme(0, check_str, 9), 0xae8b14860a799888ULL);
+	assert_int_equal(pi_crc64_slice8(0, check_str, 9), 0xae8b14860a799888ULL);
+	assert_int_equal(ref_crc64((const uint8_t *)check_str, 9), 0xae8b14860a799888ULL);
 	for (int pat = 0; pat < 4; pat++) {
 		fill_pattern(b, sizeof(b), pat);
-		assert_true(dio_pi_crc64_nvme(0, b, sizeof(b)) == want[pat]);
-		assert_true(pi_crc64_slice8(0, b, sizeof(b)) == want[pat]);
+		assert_int_equal(dio_pi_crc64_nvme(0, b, sizeof(b)), want[pat]);
+		assert_int_equal(pi_crc64_slice8(0, b, sizeof(b)), want[pat]);
 		if (pi_crc64_have_pclmul())
-			assert_true(pi_crc64_pclmul(0, b, sizeof(b)) == want[pat]);
+			assert_int_equal(pi_crc64_pclmul(0, b, sizeof(b)), want[pat]);
 		if (pi_crc64_have_vpclmul512())
-			assert_true(pi_crc64_vpclmul512(0, b, sizeof(b)) == want[pat]);
+			assert_int_equal(pi_crc64_vpclmul512(0, b, sizeof(b)), want[pat]);
 	}
 }
 
@@ -233,8 +233,8 @@ static void test_crc64_fold_constants(void **state)
 	for (unsigned int d = 128; d <= 2048; d += 128) {
 		if (d > 1024 && d < 2048)
 			continue;
-		assert_true(k[d / 128 * 2] == rev64(xpow_mod(d + 63)));
-		assert_true(k[d / 128 * 2 + 1] == rev64(xpow_mod(d - 1)));
+		assert_int_equal(k[d / 128 * 2], rev64(xpow_mod(d + 63)));
+		assert_int_equal(k[d / 128 * 2 + 1], rev64(xpow_mod(d - 1)));
 	}
 }
 
@@ -304,18 +304,18 @@ static void test_crc64_fast_vs_portable(void **state)
 			uint64_t want = ref_crc64(b + off, len);
 			uint64_t seed = rnd();
 
-			assert_true(pi_crc64_slice8(0, b + off, len) == want);
-			assert_true(dio_pi_crc64_nvme(0, b + off, len) == want);
+			assert_int_equal(pi_crc64_slice8(0, b + off, len), want);
+			assert_int_equal(dio_pi_crc64_nvme(0, b + off, len), want);
 			/* A non-zero starting CRC exercises the initial XOR. */
 			if (pclmul) {
-				assert_true(pi_crc64_pclmul(0, b + off, len) == want);
-				assert_true(pi_crc64_pclmul(seed, b + off, len) ==
-					    pi_crc64_slice8(seed, b + off, len));
+				assert_int_equal(pi_crc64_pclmul(0, b + off, len), want);
+				assert_int_equal(pi_crc64_pclmul(seed, b + off, len),
+						 pi_crc64_slice8(seed, b + off, len));
 			}
 			if (v512) {
-				assert_true(pi_crc64_vpclmul512(0, b + off, len) == want);
-				assert_true(pi_crc64_vpclmul512(seed, b + off, len) ==
-					    pi_crc64_slice8(seed, b + off, len));
+				assert_int_equal(pi_crc64_vpclmul512(0, b + off, len), want);
+				assert_int_equal(pi_crc64_vpclmul512(seed, b + off, len),
+						 pi_crc64_slice8(seed, b + off, len));
 			}
 		}
 	}
@@ -323,15 +323,15 @@ static void test_crc64_fast_vs_portable(void **state)
 		size_t off = rnd() % 64, len = rnd() % BIG, cut = len ? rnd() % len : 0;
 		uint64_t want = pi_crc64_slice8(0, b + off, len);
 
-		assert_true(dio_pi_crc64_nvme(0, b + off, len) == want);
+		assert_int_equal(dio_pi_crc64_nvme(0, b + off, len), want);
 		if (pclmul)
-			assert_true(pi_crc64_pclmul(0, b + off, len) == want);
+			assert_int_equal(pi_crc64_pclmul(0, b + off, len), want);
 		if (v512)
-			assert_true(pi_crc64_vpclmul512(0, b + off, len) == want);
-		assert_true(dio_pi_crc64_nvme(dio_pi_crc64_nvme(0, b + off, cut),
-					      b + off + cut, len - cut) == want);
-		assert_true(pi_crc64_slice8(pi_crc64_slice8(0, b + off, cut),
-					    b + off + cut, len - cut) == want);
+			assert_int_equal(pi_crc64_vpclmul512(0, b + off, len), want);
+		assert_int_equal(dio_pi_crc64_nvme(dio_pi_crc64_nvme(0, b + off, cut),
+						   b + off + cut, len - cut), want);
+		assert_int_equal(pi_crc64_slice8(pi_crc64_slice8(0, b + off, cut),
+						 b + off + cut, len - cut), want);
 	}
 	free(b);
 }
@@ -390,7 +390,7 @@ static void bufs_alloc(struct bufs *b, const struct dio_pi_profile *p, size_t n)
 
 	b->len = n * p->interval;
 	pl = dio_pi_len(p, b->len);
-	assert_true(pl == (ssize_t)(n * p->tuple_size));
+	assert_int_equal(pl, (ssize_t)(n * p->tuple_size));
 	b->pi_len = pl;
 	b->data = malloc(b->len);
 	b->pi = malloc(b->pi_len + 1);
@@ -420,24 +420,34 @@ static void test_generate_all_profiles(void **state)
 
 		bufs_alloc(&b, &p, 6);
 		b.pi[b.pi_len] = 0xa5;
-		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, seed, app), 0);
+		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi,
+						 &(struct dio_pi_params){ .seed = seed,
+									  .app_tag = app }), 0);
 		assert_int_equal(b.pi[b.pi_len], 0xa5);	/* no overrun */
 		for (size_t i = 0; i < 6; i++) {
 			const uint8_t *t = b.pi + i * p.tuple_size;
 			uint64_t ref = p.pi_type == 3 ? 0 : (seed + i) & refmask;
 
-			assert_true(get_be(t + l.guard_off, l.guard_len) ==
-				    ref_guard(p.guard_type, b.data + i * p.interval, p.interval));
+			assert_int_equal(get_be(t + l.guard_off, l.guard_len),
+					 ref_guard(p.guard_type, b.data + i * p.interval, p.interval));
 			assert_int_equal(get_be(t + l.app_off, 2), app);
-			assert_true(get_be(t + l.ref_off, l.ref_len) == ref);
+			assert_int_equal(get_be(t + l.ref_off, l.ref_len), ref);
 		}
 		memset(&err, 0xee, sizeof(err));
-		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, app, 0xffff,
-					       DIO_PI_CHK_ALL, &err), 0);
+		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi,
+					       &(struct dio_pi_params){ .seed = seed,
+									.app_tag = app,
+									.app_mask = 0xffff,
+									.chk_flags = DIO_PI_CHK_ALL },
+					       &err), 0);
 		assert_int_equal(err.tag, DIO_PI_TAG_NONE);
 		/* Only the low bits of the seed make the ref tag. */
-		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed & refmask,
-					       app, 0xffff, DIO_PI_CHK_ALL, NULL), 0);
+		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi,
+					       &(struct dio_pi_params){ .seed = seed & refmask,
+									.app_tag = app,
+									.app_mask = 0xffff,
+									.chk_flags = DIO_PI_CHK_ALL },
+					       NULL), 0);
 		bufs_free(&b);
 	}
 }
@@ -450,7 +460,7 @@ static void test_ip_guard_matches_kernel_bytes(void **state)
 
 	assert_int_equal(dio_pi_profile_init(&p, DIO_GUARD_IP, 512, 1), 0);
 	bufs_alloc(&b, &p, 16);
-	assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, 0, 0), 0);
+	assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, &(struct dio_pi_params){ 0 }), 0);
 	for (int i = 0; i < 16; i++) {
 		ref_ip_kernel_x86_bytes(b.data + i * 512, 512, want);
 		assert_memory_equal(b.pi + i * 8, want, 2);
@@ -491,15 +501,23 @@ static void test_iov_equals_contiguous(void **state)
 		bufs_alloc(&b, &p, 8);
 		pi2 = malloc(b.pi_len);
 		assert_non_null(pi2);
-		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, seed, 0x1234), 0);
+		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi,
+						 &(struct dio_pi_params){ .seed = seed,
+									  .app_tag = 0x1234 }), 0);
 		for (int round = 0; round < 20; round++) {
 			int n = random_iov(b.data, b.len, iov, 4096);
 
 			memset(pi2, 0, b.pi_len);
-			assert_int_equal(dio_pi_generate_iov(&p, iov, n, pi2, seed, 0x1234), 0);
+			assert_int_equal(dio_pi_generate_iov(&p, iov, n, pi2,
+							     &(struct dio_pi_params){ .seed = seed,
+										      .app_tag = 0x1234 }), 0);
 			assert_memory_equal(pi2, b.pi, b.pi_len);
-			assert_int_equal(dio_pi_verify_iov(&p, iov, n, pi2, seed, 0x1234,
-							   0xffff, DIO_PI_CHK_ALL, NULL), 0);
+			assert_int_equal(dio_pi_verify_iov(&p, iov, n, pi2,
+							   &(struct dio_pi_params){ .seed = seed,
+										    .app_tag = 0x1234,
+										    .app_mask = 0xffff,
+										    .chk_flags = DIO_PI_CHK_ALL },
+							   NULL), 0);
 		}
 		free(pi2);
 		bufs_free(&b);
@@ -516,11 +534,16 @@ static void verify_both(const struct dio_pi_profile *p, const struct bufs *b,
 	int n = random_iov(b->data, b->len, iov, 4096);
 
 	errno = 0;
-	assert_int_equal(dio_pi_verify(p, b->data, b->len, b->pi, seed, app, mask,
-				       chk, err), -1);
+	assert_int_equal(dio_pi_verify(p, b->data, b->len, b->pi,
+				       &(struct dio_pi_params){ .seed = seed, .app_tag = app,
+								.app_mask = mask, .chk_flags = chk },
+				       err), -1);
 	assert_int_equal(errno, EILSEQ);
 	errno = 0;
-	assert_int_equal(dio_pi_verify_iov(p, iov, n, b->pi, seed, app, mask, chk,
+	assert_int_equal(dio_pi_verify_iov(p, iov, n, b->pi,
+					   &(struct dio_pi_params){ .seed = seed, .app_tag = app,
+								    .app_mask = mask,
+								    .chk_flags = chk },
 					   &e2), -1);
 	assert_int_equal(errno, EILSEQ);
 	assert_memory_equal(err, &e2, sizeof(e2));
@@ -540,7 +563,9 @@ static void test_corruptions_reported_exactly(void **state)
 		uint8_t *t = NULL;
 
 		bufs_alloc(&b, &p, 8);
-		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, seed, 0x5aa5), 0);
+		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi,
+						 &(struct dio_pi_params){ .seed = seed,
+									  .app_tag = 0x5aa5 }), 0);
 		t = b.pi + k * p.tuple_size;
 
 		/* A flipped data bit: guard failure with the recomputed guard. */
@@ -548,11 +573,11 @@ static void test_corruptions_reported_exactly(void **state)
 		verify_both(&p, &b, seed, 0x5aa5, 0xffff, DIO_PI_CHK_ALL, &err);
 		assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
 		assert_int_equal(err.interval, k);
-		assert_true(err.ref == seed + k);
-		assert_true(err.expected == ref_guard(p.guard_type, b.data + k * p.interval,
-						      p.interval));
-		assert_true(err.actual == get_be(t + l.guard_off, l.guard_len));
-		assert_true(err.expected != err.actual);
+		assert_int_equal(err.ref, seed + k);
+		assert_int_equal(err.expected, ref_guard(p.guard_type, b.data + k * p.interval,
+							   p.interval));
+		assert_int_equal(err.actual, get_be(t + l.guard_off, l.guard_len));
+		assert_int_not_equal(err.expected, err.actual);
 		/* Two bad tuples: the first one is reported. */
 		b.data[(k + 1) * p.interval] ^= 0x80;
 		verify_both(&p, &b, seed, 0x5aa5, 0xffff, DIO_PI_CHK_ALL, &err);
@@ -567,7 +592,9 @@ static void test_corruptions_reported_exactly(void **state)
 		put_be(t + l.ref_off, l.ref_len, 7);
 		verify_both(&p, &b, seed, 0x5aa5, 0xffff, DIO_PI_CHK_ALL, &err);
 		assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
-		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, seed, 0x5aa5), 0);
+		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi,
+						 &(struct dio_pi_params){ .seed = seed,
+									  .app_tag = 0x5aa5 }), 0);
 
 		/* App tag: expected and actual unmasked; app wins over ref. */
 		put_be(t + l.app_off, 2, 0x5aa4);
@@ -575,8 +602,8 @@ static void test_corruptions_reported_exactly(void **state)
 		verify_both(&p, &b, seed, 0x5aa5, 0xffff, DIO_PI_CHK_ALL, &err);
 		assert_int_equal(err.tag, DIO_PI_TAG_APP);
 		assert_int_equal(err.interval, k);
-		assert_true(err.expected == 0x5aa5);
-		assert_true(err.actual == 0x5aa4);
+		assert_int_equal(err.expected, 0x5aa5);
+		assert_int_equal(err.actual, 0x5aa4);
 		put_be(t + l.app_off, 2, 0x5aa5);
 
 		/* Ref tag: types 1 and 2 only. */
@@ -585,19 +612,23 @@ static void test_corruptions_reported_exactly(void **state)
 			verify_both(&p, &b, seed, 0x5aa5, 0xffff, DIO_PI_CHK_ALL, &err);
 			assert_int_equal(err.tag, DIO_PI_TAG_REF);
 			assert_int_equal(err.interval, k);
-			assert_true(err.ref == seed + k);
-			assert_true(err.expected == ((seed + k) & refmask));
-			assert_true(err.actual == 7);
+			assert_int_equal(err.ref, seed + k);
+			assert_int_equal(err.expected, ((seed + k) & refmask));
+			assert_int_equal(err.actual, 7);
 			/* A wrong seed is a ref failure at interval 0. */
 			put_be(t + l.ref_off, l.ref_len, (seed + k) & refmask);
 			verify_both(&p, &b, seed + 1, 0x5aa5, 0xffff, DIO_PI_CHK_ALL, &err);
 			assert_int_equal(err.tag, DIO_PI_TAG_REF);
 			assert_int_equal(err.interval, 0);
-			assert_true(err.actual == (seed & refmask));
+			assert_int_equal(err.actual, (seed & refmask));
 		} else {
 			assert_int_equal(stored, 7);
-			assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, 0x5aa5,
-						       0xffff, DIO_PI_CHK_ALL, NULL), 0);
+			assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi,
+						       &(struct dio_pi_params){ .seed = seed,
+										.app_tag = 0x5aa5,
+										.app_mask = 0xffff,
+										.chk_flags = DIO_PI_CHK_ALL },
+						       NULL), 0);
 		}
 		bufs_free(&b);
 	}
@@ -616,14 +647,18 @@ static void test_escapes(void **state)
 		uint8_t *t;
 
 		bufs_alloc(&b, &p, 4);
-		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, seed, 0), 0);
+		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi,
+						 &(struct dio_pi_params){ .seed = seed }), 0);
 		t = b.pi + p.tuple_size;
 		/* Tuple 1: bad guard, escape app tag, ref all ones. */
 		put_be(t + l.guard_off, l.guard_len, ~get_be(t + l.guard_off, l.guard_len));
 		put_be(t + l.app_off, 2, 0xffff);
 		put_be(t + l.ref_off, l.ref_len, ones);
-		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, 0, 0xffff,
-					       DIO_PI_CHK_ALL, &err), 0);
+		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi,
+					       &(struct dio_pi_params){ .seed = seed,
+									.app_mask = 0xffff,
+									.chk_flags = DIO_PI_CHK_ALL },
+					       &err), 0);
 		/* Escape app tag with a ref that is not all ones. */
 		put_be(t + l.ref_off, l.ref_len, ones - 1);
 		if (p.pi_type == 3) {
@@ -633,8 +668,11 @@ static void test_escapes(void **state)
 			assert_int_equal(err.interval, 1);
 		} else {
 			/* Types 1 and 2: the app tag alone skips the tuple. */
-			assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, 0,
-						       0xffff, DIO_PI_CHK_ALL, NULL), 0);
+			assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi,
+						       &(struct dio_pi_params){ .seed = seed,
+										.app_mask = 0xffff,
+										.chk_flags = DIO_PI_CHK_ALL },
+						       NULL), 0);
 		}
 		/* Ref all ones without the app escape is no escape. */
 		put_be(t + l.app_off, 2, 0);
@@ -658,14 +696,19 @@ static void test_chk_flags(void **state)
 		uint8_t *t;
 
 		bufs_alloc(&b, &p, 3);
-		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, seed, 0xab00), 0);
+		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi,
+						 &(struct dio_pi_params){ .seed = seed,
+									  .app_tag = 0xab00 }), 0);
 		t = b.pi + 2 * p.tuple_size;
 		b.data[0] ^= 4;				/* bad guard in tuple 0 */
 		put_be(t + l.app_off, 2, 0xab0f);	/* app differs in low bits */
 		put_be(t + l.ref_off, l.ref_len, 3);	/* bad ref in tuple 2 */
 
-		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, 0xab00,
-					       0xffff, 0, NULL), 0);
+		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi,
+					       &(struct dio_pi_params){ .seed = seed,
+									.app_tag = 0xab00,
+									.app_mask = 0xffff },
+					       NULL), 0);
 		verify_both(&p, &b, seed, 0xab00, 0xffff, DIO_PI_CHK_GUARD, &err);
 		assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
 		assert_int_equal(err.interval, 0);
@@ -676,12 +719,19 @@ static void test_chk_flags(void **state)
 		assert_int_equal(err.interval, 2);
 		assert_int_equal(err.expected, 0xab00);
 		assert_int_equal(err.actual, 0xab0f);
-		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, 0xab00,
-					       0xfff0, DIO_PI_CHK_APPTAG, NULL), 0);
+		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi,
+					       &(struct dio_pi_params){ .seed = seed,
+									.app_tag = 0xab00,
+									.app_mask = 0xfff0,
+									.chk_flags = DIO_PI_CHK_APPTAG },
+					       NULL), 0);
 		if (p.pi_type == 3) {
-			assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, 0xab00,
-						       0xfff0, DIO_PI_CHK_APPTAG |
-						       DIO_PI_CHK_REFTAG, NULL), 0);
+			assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi,
+						       &(struct dio_pi_params){ .seed = seed,
+										.app_tag = 0xab00,
+										.app_mask = 0xfff0,
+										.chk_flags = DIO_PI_CHK_APPTAG | DIO_PI_CHK_REFTAG },
+						       NULL), 0);
 		} else {
 			verify_both(&p, &b, seed, 0xab00, 0xfff0,
 				    DIO_PI_CHK_APPTAG | DIO_PI_CHK_REFTAG, &err);
@@ -690,8 +740,10 @@ static void test_chk_flags(void **state)
 		}
 		/* Flags outside DIO_PI_CHK_ALL. */
 		errno = 0;
-		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, seed, 0, 0,
-					       DIO_PI_VERIFY_USER, NULL), -1);
+		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi,
+					       &(struct dio_pi_params){ .seed = seed,
+									.chk_flags = DIO_PI_VERIFY_USER },
+					       NULL), -1);
 		assert_int_equal(errno, EINVAL);
 		bufs_free(&b);
 	}
@@ -761,9 +813,12 @@ static void test_metadata_beyond_pi(void **state)
 			memcpy(opaque, pi, pilen);
 
 			/* Each tuple in place, the same as packed; nothing else written. */
-			assert_int_equal(dio_pi_generate(&packed, data, len, tuples, seed,
-							 0x1234), 0);
-			assert_int_equal(dio_pi_generate(&p, data, len, pi, seed, 0x1234), 0);
+			assert_int_equal(dio_pi_generate(&packed, data, len, tuples,
+							 &(struct dio_pi_params){ .seed = seed,
+										  .app_tag = 0x1234 }), 0);
+			assert_int_equal(dio_pi_generate(&p, data, len, pi,
+							 &(struct dio_pi_params){ .seed = seed,
+										  .app_tag = 0x1234 }), 0);
 			assert_int_equal(pi[pilen], 0xa5);
 			for (size_t i = 0; i < N; i++) {
 				uint8_t *m = pi + i * md, *o = opaque + i * md;
@@ -780,13 +835,19 @@ static void test_metadata_beyond_pi(void **state)
 			memcpy(t = malloc(pilen), opaque, pilen);
 			assert_non_null(t);
 			n = random_iov(data, len, iov, 4096);
-			assert_int_equal(dio_pi_generate_iov(&p, iov, n, t, seed, 0x1234), 0);
+			assert_int_equal(dio_pi_generate_iov(&p, iov, n, t,
+							     &(struct dio_pi_params){ .seed = seed,
+										      .app_tag = 0x1234 }), 0);
 			assert_memory_equal(t, pi, pilen);
 			free(t);
 
 			/* Verification reads the tuples only. */
-			assert_int_equal(dio_pi_verify(&p, data, len, pi, seed, 0x1234, 0xffff,
-						       DIO_PI_CHK_ALL, NULL), 0);
+			assert_int_equal(dio_pi_verify(&p, data, len, pi,
+						       &(struct dio_pi_params){ .seed = seed,
+										.app_tag = 0x1234,
+										.app_mask = 0xffff,
+										.chk_flags = DIO_PI_CHK_ALL },
+						       NULL), 0);
 			for (size_t i = 0; i < N; i++) {
 				uint8_t *m = pi + i * md;
 
@@ -794,8 +855,12 @@ static void test_metadata_beyond_pi(void **state)
 					if (b < p.pi_offset || b >= p.pi_offset + ts)
 						m[b] = ~m[b];
 			}
-			assert_int_equal(dio_pi_verify_iov(&p, iov, n, pi, seed, 0x1234,
-							   0xffff, DIO_PI_CHK_ALL, NULL), 0);
+			assert_int_equal(dio_pi_verify_iov(&p, iov, n, pi,
+							   &(struct dio_pi_params){ .seed = seed,
+										    .app_tag = 0x1234,
+										    .app_mask = 0xffff,
+										    .chk_flags = DIO_PI_CHK_ALL },
+							   NULL), 0);
 
 			/* Failures name interval k. */
 			t = pi + k * md + p.pi_offset;
@@ -806,12 +871,13 @@ static void test_metadata_beyond_pi(void **state)
 				verify_both(&p, &b, seed, 0x1234, 0xffff, DIO_PI_CHK_ALL, &err);
 				assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
 				assert_int_equal(err.interval, k);
-				assert_true(err.expected == ref_guard(p.guard_type,
-								      data + k * p.interval,
-								      p.interval));
-				assert_true(err.actual == get_be(t + l.guard_off, l.guard_len));
-				assert_int_equal(dio_pi_generate(&p, data, len, pi, seed,
-								 0x1234), 0);
+				assert_int_equal(err.expected, ref_guard(p.guard_type,
+									   data + k * p.interval,
+									   p.interval));
+				assert_int_equal(err.actual, get_be(t + l.guard_off, l.guard_len));
+				assert_int_equal(dio_pi_generate(&p, data, len, pi,
+								 &(struct dio_pi_params){ .seed = seed,
+											  .app_tag = 0x1234 }), 0);
 				put_be(t + l.app_off, 2, 0x1235);
 				verify_both(&p, &b, seed, 0x1234, 0xffff, DIO_PI_CHK_ALL, &err);
 				assert_int_equal(err.tag, DIO_PI_TAG_APP);
@@ -824,19 +890,26 @@ static void test_metadata_beyond_pi(void **state)
 						    DIO_PI_CHK_ALL, &err);
 					assert_int_equal(err.tag, DIO_PI_TAG_REF);
 					assert_int_equal(err.interval, k);
-					assert_true(err.expected == ((seed + k) & refmask));
-					assert_true(err.actual == ((seed + k + 1) & refmask));
+					assert_int_equal(err.expected, ((seed + k) & refmask));
+					assert_int_equal(err.actual, ((seed + k + 1) & refmask));
 				} else {
-					assert_int_equal(dio_pi_verify(&p, data, len, pi, seed,
-								       0x1234, 0xffff,
-								       DIO_PI_CHK_ALL, NULL), 0);
+					assert_int_equal(dio_pi_verify(&p, data, len, pi,
+								       &(struct dio_pi_params){ .seed = seed,
+												.app_tag = 0x1234,
+												.app_mask = 0xffff,
+												.chk_flags = DIO_PI_CHK_ALL },
+								       NULL), 0);
 				}
 				/* An escaped tuple is skipped where it lies. */
 				put_be(t + l.guard_off, l.guard_len, 0);
 				put_be(t + l.app_off, 2, 0xffff);
 				put_be(t + l.ref_off, l.ref_len, refmask);
-				assert_int_equal(dio_pi_verify(&p, data, len, pi, seed, 0x1234,
-							       0xffff, DIO_PI_CHK_ALL, NULL), 0);
+				assert_int_equal(dio_pi_verify(&p, data, len, pi,
+							       &(struct dio_pi_params){ .seed = seed,
+											.app_tag = 0x1234,
+											.app_mask = 0xffff,
+											.chk_flags = DIO_PI_CHK_ALL },
+							       NULL), 0);
 			}
 			free(data);
 			free(tuples);
@@ -991,43 +1064,47 @@ static void test_bad_arguments(void **state)
 	ASSERT_EINVAL(dio_pi_len(&p, 1000));
 	ASSERT_EINVAL(dio_pi_len(NULL, 512));
 
-	ASSERT_EINVAL(dio_pi_generate(&p, data, 1000, pi, 0, 0));
-	ASSERT_EINVAL(dio_pi_generate(&p, data, 511, pi, 0, 0));
-	ASSERT_EINVAL(dio_pi_generate(&p, NULL, 512, pi, 0, 0));
-	ASSERT_EINVAL(dio_pi_generate(&p, data, 512, NULL, 0, 0));
-	ASSERT_EINVAL(dio_pi_verify(&p, data, 1000, pi, 0, 0, 0, DIO_PI_CHK_ALL, NULL));
-	ASSERT_EINVAL(dio_pi_generate_iov(&p, iov, 2, pi, 0, 0));
-	ASSERT_EINVAL(dio_pi_verify_iov(&p, iov, 2, pi, 0, 0, 0, DIO_PI_CHK_ALL, NULL));
-	ASSERT_EINVAL(dio_pi_generate_iov(&p, iov, -1, pi, 0, 0));
-	ASSERT_EINVAL(dio_pi_generate_iov(&p, NULL, 1, pi, 0, 0));
+	ASSERT_EINVAL(dio_pi_generate(&p, data, 1000, pi, &(struct dio_pi_params){ 0 }));
+	ASSERT_EINVAL(dio_pi_generate(&p, data, 511, pi, &(struct dio_pi_params){ 0 }));
+	ASSERT_EINVAL(dio_pi_generate(&p, NULL, 512, pi, &(struct dio_pi_params){ 0 }));
+	ASSERT_EINVAL(dio_pi_generate(&p, data, 512, NULL, &(struct dio_pi_params){ 0 }));
+	ASSERT_EINVAL(dio_pi_verify(&p, data, 1000, pi,
+				    &(struct dio_pi_params){ .chk_flags = DIO_PI_CHK_ALL }, NULL));
+	ASSERT_EINVAL(dio_pi_generate_iov(&p, iov, 2, pi, &(struct dio_pi_params){ 0 }));
+	ASSERT_EINVAL(dio_pi_verify_iov(&p, iov, 2, pi,
+					&(struct dio_pi_params){ .chk_flags = DIO_PI_CHK_ALL },
+					NULL));
+	ASSERT_EINVAL(dio_pi_generate_iov(&p, iov, -1, pi, &(struct dio_pi_params){ 0 }));
+	ASSERT_EINVAL(dio_pi_generate_iov(&p, NULL, 1, pi, &(struct dio_pi_params){ 0 }));
 	iov[1].iov_len = SIZE_MAX - 511;	/* total wraps to 0 */
-	ASSERT_EINVAL(dio_pi_generate_iov(&p, iov, 2, pi, 0, 0));
+	ASSERT_EINVAL(dio_pi_generate_iov(&p, iov, 2, pi, &(struct dio_pi_params){ 0 }));
 
 	/* Profiles that dio_pi_profile_init() would never produce. */
 	bad = p;
 	bad.tuple_size = 16;
-	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, 0, 0));
+	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, &(struct dio_pi_params){ 0 }));
 	bad = p;
 	bad.interval = 768;
-	ASSERT_EINVAL(dio_pi_verify(&bad, data, 768, pi, 0, 0, 0, 0, NULL));
+	ASSERT_EINVAL(dio_pi_verify(&bad, data, 768, pi, &(struct dio_pi_params){ 0 }, NULL));
 	bad = p;
 	bad.pi_type = 0;
-	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, 0, 0));
-	ASSERT_EINVAL(dio_pi_generate(NULL, data, 512, pi, 0, 0));
+	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, &(struct dio_pi_params){ 0 }));
+	ASSERT_EINVAL(dio_pi_generate(NULL, data, 512, pi, &(struct dio_pi_params){ 0 }));
 	/* Metadata smaller than the tuple, a tuple past its end, reserved. */
 	bad = p;
 	bad.md_size = 0;
-	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, 0, 0));
+	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, &(struct dio_pi_params){ 0 }));
 	ASSERT_EINVAL(dio_pi_len(&bad, 512));
 	bad.md_size = 7;
-	ASSERT_EINVAL(dio_pi_verify(&bad, data, 512, pi, 0, 0, 0, DIO_PI_CHK_ALL, NULL));
+	ASSERT_EINVAL(dio_pi_verify(&bad, data, 512, pi,
+				    &(struct dio_pi_params){ .chk_flags = DIO_PI_CHK_ALL }, NULL));
 	bad.md_size = 16;
 	bad.pi_offset = 9;
-	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, 0, 0));
+	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, &(struct dio_pi_params){ 0 }));
 	bad.pi_offset = 8;
-	assert_int_equal(dio_pi_generate(&bad, data, 512, pi, 0, 0), 0);
+	assert_int_equal(dio_pi_generate(&bad, data, 512, pi, &(struct dio_pi_params){ 0 }), 0);
 	bad.reserved[4] = 1;
-	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, 0, 0));
+	ASSERT_EINVAL(dio_pi_generate(&bad, data, 512, pi, &(struct dio_pi_params){ 0 }));
 	/* dio_pi_profile_init() fills every field, the reserved ones too. */
 	assert_int_equal(dio_pi_profile_init(&bad, DIO_GUARD_CRC16, 512, 1), 0);
 	assert_memory_equal(&bad, &p, sizeof(p));
@@ -1039,9 +1116,110 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(errno, EOVERFLOW);
 
 	/* Empty is fine, even with NULL buffers. */
-	assert_int_equal(dio_pi_generate(&p, NULL, 0, NULL, 0, 0), 0);
-	assert_int_equal(dio_pi_verify(&p, NULL, 0, NULL, 0, 0, 0, DIO_PI_CHK_ALL, NULL), 0);
-	assert_int_equal(dio_pi_generate_iov(&p, NULL, 0, NULL, 0, 0), 0);
+	assert_int_equal(dio_pi_generate(&p, NULL, 0, NULL, &(struct dio_pi_params){ 0 }), 0);
+	assert_int_equal(dio_pi_verify(&p, NULL, 0, NULL,
+				       &(struct dio_pi_params){ .chk_flags = DIO_PI_CHK_ALL },
+				       NULL), 0);
+	assert_int_equal(dio_pi_generate_iov(&p, NULL, 0, NULL, &(struct dio_pi_params){ 0 }), 0);
+}
+
+/*
+ * struct dio_pi_params: what is not defined yet must be zero, so that a
+ * later option is refused by older libraries instead of ignored.
+ */
+static void test_params(void **state)
+{
+	const struct dio_pi_params ok = { .seed = 5, .app_tag = 0x77,
+					  .app_mask = 0xffff,
+					  .chk_flags = DIO_PI_CHK_ALL };
+	struct dio_pi_params a;
+	struct dio_pi_profile p;
+	struct dio_pi_error err;
+	struct iovec iov;
+	struct bufs b;
+	uint8_t *pi2;
+
+	assert_int_equal(dio_pi_profile_init(&p, DIO_GUARD_CRC16, 512, 1), 0);
+	bufs_alloc(&b, &p, 4);
+	iov = (struct iovec){ b.data, b.len };
+	pi2 = malloc(b.pi_len);
+	assert_non_null(pi2);
+
+	/* NULL, flags, reserved0 and each reserved word: EINVAL, nothing written. */
+	memset(b.pi, 0x5c, b.pi_len);
+	memcpy(pi2, b.pi, b.pi_len);
+	ASSERT_EINVAL(dio_pi_generate(&p, b.data, b.len, b.pi, NULL));
+	ASSERT_EINVAL(dio_pi_verify(&p, b.data, b.len, b.pi, NULL, NULL));
+	ASSERT_EINVAL(dio_pi_generate_iov(&p, &iov, 1, b.pi, NULL));
+	ASSERT_EINVAL(dio_pi_verify_iov(&p, &iov, 1, b.pi, NULL, NULL));
+	for (int i = -2; i < 3; i++) {
+		a = ok;
+		if (i == -2)
+			a.flags = 1;
+		else if (i == -1)
+			a.reserved0 = 1U << 31;
+		else
+			a.reserved[i] = 1;
+		ASSERT_EINVAL(dio_pi_generate(&p, b.data, b.len, b.pi, &a));
+		ASSERT_EINVAL(dio_pi_generate_iov(&p, &iov, 1, b.pi, &a));
+		ASSERT_EINVAL(dio_pi_verify(&p, b.data, b.len, b.pi, &a, NULL));
+		ASSERT_EINVAL(dio_pi_verify_iov(&p, &iov, 1, b.pi, &a, NULL));
+		/* Also with nothing to cover. */
+		ASSERT_EINVAL(dio_pi_generate(&p, NULL, 0, NULL, &a));
+	}
+	assert_memory_equal(b.pi, pi2, b.pi_len);
+
+	/* Generation ignores app_mask and chk_flags: one struct serves both. */
+	a = (struct dio_pi_params){ .seed = 5, .app_tag = 0x77 };
+	assert_int_equal(dio_pi_generate(&p, b.data, b.len, pi2, &a), 0);
+	assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi, &ok), 0);
+	assert_memory_equal(b.pi, pi2, b.pi_len);
+
+	/* The report is written whole: zeroed on success, reserved on failure. */
+	memset(&err, 0xee, sizeof(err));
+	assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, &ok, &err), 0);
+	for (size_t i = 0; i < sizeof(err); i++)
+		assert_int_equal(((uint8_t *)&err)[i], 0);
+	b.data[3 * 512] ^= 1;
+	memset(&err, 0xee, sizeof(err));
+	errno = 0;
+	assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi, &ok, &err), -1);
+	assert_int_equal(errno, EILSEQ);
+	assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
+	assert_int_equal(err.interval, 3);
+	assert_int_equal(err.ref, 8);
+	for (size_t i = 0; i < sizeof(err.pad); i++)
+		assert_int_equal(err.pad[i], 0);
+	for (size_t i = 0; i < sizeof(err.reserved) / sizeof(err.reserved[0]); i++)
+		assert_int_equal(err.reserved[i], 0);
+	free(pi2);
+	bufs_free(&b);
+}
+
+/* dio_req_set_pi(): pi_flags is 16 bits wide; what does not fit is refused. */
+static void test_req_set_pi(void **state)
+{
+	struct dio_request r, before;
+	uint8_t pi[64];
+
+	dio_req_prep_read(&r, 1, NULL, 0, 0);
+	before = r;
+	ASSERT_EINVAL(dio_req_set_pi(&r, pi, sizeof(pi), 1U << 16, 1, 2));
+	ASSERT_EINVAL(dio_req_set_pi(&r, pi, sizeof(pi), 0x10000 | DIO_PI_CHK_GUARD, 1, 2));
+	ASSERT_EINVAL(dio_req_set_pi(&r, pi, sizeof(pi), ~0U, 1, 2));
+	assert_memory_equal(&r, &before, sizeof(r));
+	ASSERT_EINVAL(dio_req_set_pi(NULL, pi, sizeof(pi), 0, 0, 0));
+
+	assert_int_equal(dio_req_set_pi(&r, pi, sizeof(pi), DIO_PI_CHK_ALL, 0x1234, 0xff00), 0);
+	assert_int_equal(r.flags, DIO_REQ_PI);
+	assert_int_equal(r.pi_buf, (uintptr_t)pi);
+	assert_int_equal(r.pi_len, sizeof(pi));
+	assert_int_equal(r.pi_flags, DIO_PI_CHK_ALL);
+	assert_int_equal(r.app_tag, 0x1234);
+	assert_int_equal(r.app_tag_mask, 0xff00);
+	/* Every bit of the field still goes through (the module judges them). */
+	assert_int_equal(dio_req_set_pi(&r, pi, sizeof(pi), 0xffff, 0, 0), 0);
+	assert_int_equal(r.pi_flags, 0xffff);
 }
 
 int main(void)
@@ -1064,6 +1242,8 @@ int main(void)
 		cmocka_unit_test(test_profile_init),
 		cmocka_unit_test(test_profile_from_query),
 		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_params),
+		cmocka_unit_test(test_req_set_pi),
 	};
 
 	return cmocka_run_group_tests_name("pi", tests, setup_rng, NULL);
