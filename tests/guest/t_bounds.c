@@ -107,7 +107,7 @@
 
 /* ---- state the teardowns restore ---- */
 
-static mode_t ctl_mode;
+static unsigned int ctl_mode;
 static bool ctl_mode_saved;
 static char pinned_saved[32];
 static bool cg_mounted_here, cg_memory_here, debugfs_mounted_here;
@@ -551,21 +551,13 @@ static void tell(struct kid *k, long v)
 
 static int group_setup(void **state)
 {
-	struct stat st;
 	char *v;
 
 	if (tl_dio_load())
 		return -1;
-	if (stat(CTL_PATH, &st)) {
-		fprintf(stderr, "%s: %s\n", CTL_PATH, strerror(errno));
+	if (tl_dio_ctl_chmod(0666, &ctl_mode))
 		return -1;
-	}
-	ctl_mode = st.st_mode & 07777;
 	ctl_mode_saved = true;
-	if (chmod(CTL_PATH, 0666)) {
-		fprintf(stderr, "chmod %s: %s\n", CTL_PATH, strerror(errno));
-		return -1;
-	}
 	v = tl_sysfs_read(PINNED_PARAM);
 	if (!v) {
 		fprintf(stderr, "%s is missing\n", PINNED_PARAM);

@@ -103,7 +103,7 @@
 
 static char disk[64], nvme1[64], nvme3[64];
 static int dfd = -1;		/* root's O_DIRECT descriptor of the disk */
-static mode_t ctl_mode = 0;	/* /dev/dio_batch's mode before the setup */
+static unsigned int ctl_mode;	/* /dev/dio_batch's mode before the setup */
 static bool ctl_mode_saved;
 
 /*
@@ -669,24 +669,16 @@ static struct arep a_io(struct agent *a, int ctx, int h, int opcode, uint64_t of
 
 static int setup(void **state)
 {
-	struct stat st;
 	int fd;
 
 	for (int i = 0; i < NKEPT; i++)
 		kept[i] = -1;
 	if (tl_dio_load())
 		return -1;
-	if (stat(CTL_PATH, &st)) {
-		fprintf(stderr, "%s: %s\n", CTL_PATH, strerror(errno));
-		return -1;
-	}
-	ctl_mode = st.st_mode & 07777;
-	ctl_mode_saved = true;
 	/* Every user may create contexts: what a udev rule for a group does. */
-	if (chmod(CTL_PATH, 0666)) {
-		fprintf(stderr, "chmod %s: %s\n", CTL_PATH, strerror(errno));
+	if (tl_dio_ctl_chmod(0666, &ctl_mode))
 		return -1;
-	}
+	ctl_mode_saved = true;
 	if (tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1 guard=0 sector_size=512",
 			       disk, sizeof(disk)))
 		return -1;

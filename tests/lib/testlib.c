@@ -609,3 +609,20 @@ int tl_sh(const char *fmt, ...)
 	st = system(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
+
+int tl_dio_ctl_chmod(unsigned int mode, unsigned int *old)
+{
+	const char *path = "/dev/dio_batch";
+	struct stat st;
+
+	if (stat(path, &st)) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	*old = st.st_mode & 07777;
+	if (chmod(path, mode)) {
+		fprintf(stderr, "chmod %s %o: %s\n", path, mode, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}

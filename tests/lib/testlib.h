@@ -90,6 +90,13 @@ int tl_link_name(const char *path, char *out, size_t len);
 /* "H:C:T:L" of SCSI disk @name ("sdb"), or "". */
 void tl_scsi_hctl(const char *name, char *out, size_t len);
 
+/*
+ * Give /dev/dio_batch mode @mode (e.g. 0666, as a udev rule for a group
+ * would give it to users who are not root), its mode before in *@old.
+ * 0 or -errno, said on stderr.
+ */
+int tl_dio_ctl_chmod(unsigned int mode, unsigned int *old);
+
 /* dio_batch's module reference count, -1 when it is not loaded. */
 long tl_dio_refcnt(void);
 /*
