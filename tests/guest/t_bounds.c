@@ -1488,7 +1488,7 @@ static void test_unplaceable_refusal(void **state)
 			      (unsigned long long)r.pi_err_actual, reads);
 		assert_int_equal(r.result, -EILSEQ);
 		assert_int_equal(r.pi_err_source, DIO_PI_SRC_DEVICE);
-		assert_true(r.pi_err_interval == DIO_PI_INTERVAL_UNKNOWN);
+		assert_int_equal(r.pi_err_interval, DIO_PI_INTERVAL_UNKNOWN);
 		assert_int_equal(r.pi_err_tag, DIO_PI_TAG_NONE);
 		assert_int_equal(r.pi_err_expected, 0);
 		assert_int_equal(r.pi_err_actual, 0);

@@ -137,7 +137,7 @@ static void test_constants(void **state)
 	assert_true(DIO_FEAT_ALL & DIO_FEAT_STAT);
 	assert_true(DIO_FEAT_ALL & DIO_FEAT_PIN_LIMIT);
 	assert_int_equal(DIO_STAT_PRIVATE, 1U << 0);
-	assert_true(DIO_PI_INTERVAL_UNKNOWN == ~0ULL);
+	assert_int_equal(DIO_PI_INTERVAL_UNKNOWN, ~0ULL);
 	/* It fits the field it is reported in. */
 	assert_true((__typeof__(((struct dio_request *)0)->pi_err_interval))
 		    DIO_PI_INTERVAL_UNKNOWN == ~0ULL);
