@@ -21,9 +21,10 @@
  *    hold, and the report copies it out to the caller's PI buffer.
  *  - any failure: when the I/O completes, the module finds the first bad
  *    interval by verifying the data against the PI it has (a refused
- *    write), or by reading the request again an interval at a time (a
- *    refused read; raw where the driver allows, so that tag and values are
- *    known).  An interval it cannot find is reported as
+ *    write), or by reading the request again, in chunks and then halves,
+ *    until one interval is left (a refused read; that one raw where the
+ *    driver allows, so that tag and values are known).  An interval it
+ *    cannot find is reported as
  *    DIO_PI_INTERVAL_UNKNOWN, never as a guess.
  *
  * Every PI buffer the module allocates is zeroed: metadata bytes beyond
