@@ -185,10 +185,19 @@ static void *pump_run(void *arg)
 
 	while (!p->stop) {
 		for (i = 0; i < NR; i++) {
-			uint64_t off;
+			uint64_t quarter = p->span / 4, off;
 
+			/*
+			 * Reads in the third quarter of the span, writes in
+			 * the fourth, clear of load_start()'s requests: a
+			 * read racing a write of the same block can see new
+			 * data with old PI (QEMU's NVMe moves data and
+			 * metadata separately), a refusal no device loss
+			 * explains.
+			 */
 			seed = tl_mix(seed + i);
-			off = (seed % (p->span / p->len)) * p->len;
+			off = 2 * quarter + (i % 2) * quarter +
+			      (seed % (quarter / p->len)) * p->len;
 			if (i % 2)
 				dio_req_prep_write(&r[i], p->h, buf + i * p->len,
 						   p->len, off);
