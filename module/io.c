@@ -242,6 +242,16 @@ __poll_t dio_ctx_poll(struct file *file, struct poll_table_struct *pt)
 	return READ_ONCE(df->nr_done) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
+/*
+ * Is the caller the process that created @df (or one of its threads)?
+ * Only it may SUBMIT, WAIT and COLLECT, so that results are written only
+ * into the memory of the process that submitted.
+ */
+static bool dio_file_is_mine(const struct dio_file *df)
+{
+	return current->mm == df->mm;
+}
+
 /* ---- submission ---- */
 
 static int dio_req_check(const struct dio_request *r)
@@ -601,7 +611,7 @@ long dio_submit_ioctl(struct dio_file *df, void __user *arg)
 	u64 uaddr;
 	int ret;
 
-	if (current->mm != df->mm)
+	if (!dio_file_is_mine(df))
 		return -EXDEV;
 	ret = dio_copy_arg(&s, sizeof(s), DIO_SUBMIT_SIZE_VER0, arg);
 	if (ret)
@@ -739,7 +749,7 @@ long dio_wait_ioctl(struct dio_file *df, void __user *arg)
 	u64 uaddr;
 	int ret;
 
-	if (current->mm != df->mm)
+	if (!dio_file_is_mine(df))
 		return -EXDEV;
 	ret = dio_copy_arg(&w, sizeof(w), DIO_WAIT_SIZE_VER0, arg);
 	if (ret)
@@ -802,7 +812,7 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 	ktime_t deadline;
 	int ret;
 
-	if (current->mm != df->mm)
+	if (!dio_file_is_mine(df))
 		return -EXDEV;
 	ret = dio_copy_arg(&w, sizeof(w), DIO_WAIT_SIZE_VER0, arg);
 	if (ret)
