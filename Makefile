@@ -7,7 +7,10 @@
 #   make demo       boot a guest and show the project at work
 # See README.md.
 
-VERSION		:= 0.1.0
+# The project's one version number is debian/changelog's upstream version:
+# the library, the .pc file, the man pages, dkms.conf (#MODULE_VERSION#) and
+# dioctl --version all take it from there.
+VERSION		:= $(shell head -n 1 debian/changelog | cut -d'(' -f2 | cut -d')' -f1 | cut -d- -f1)
 SOVERSION	:= 1
 # scripts/kver.sh runs once, on first use (empty when no headers are installed).
 KVER		?= $(eval KVER := $(shell scripts/kver.sh))$(KVER)
@@ -17,11 +20,13 @@ DKMS_CHECK	?= 1
 PREFIX		?= /usr/local
 LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
+BINDIR		?= $(PREFIX)/bin
+MANDIR		?= $(PREFIX)/share/man
 
 CC		?= cc
 CFLAGS		?= -O2 -g
 WARN		:= -Wall -Wextra -Wno-unused-parameter -Wshadow -Wmissing-prototypes -Werror=implicit-function-declaration
-CPPFLAGS	+= -Iuapi -Ilibdioctl/include -D_GNU_SOURCE
+CPPFLAGS	+= -Iuapi -Ilibdioctl/include -D_GNU_SOURCE -DDIO_BATCH_VERSION='"$(VERSION)"'
 B		:= build
 
 LIB_SRCS	:= $(wildcard libdioctl/src/*.c)
@@ -37,14 +42,16 @@ UNIT_BINS	:= $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(wildcard tests/unit/*
 GUEST_BINS	:= $(patsubst tests/guest/%.c,$(B)/tests/guest/%,$(wildcard tests/guest/*.c))
 TOOL_BINS	:= $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/*.c))
 BENCH_BINS	:= $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
+EXAMPLE_BINS	:= $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
+MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] tools/*.1)))
 TEST_LIBS	:= $(LIB_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
 
-.PHONY: all module userspace lib tools tests bench bench-guest deps check check-debug check-unit \
-	check-static check-dkms dkms-install demo install clean
+.PHONY: all module userspace lib tools tests bench examples man bench-guest deps check check-debug \
+	check-unit check-static check-dkms dkms-install demo install uninstall clean FORCE
 .DELETE_ON_ERROR:
 
 all: module userspace
-userspace: lib tools tests bench
+userspace: lib tools tests bench examples man
 
 module:
 	@if [ -z "$(KDIR)" ] || [ "$(KDIR)" = /lib/modules//build ]; then \
@@ -57,6 +64,8 @@ module:
 
 lib: $(LIB_A) $(LIB_SO) $(B)/libdioctl.pc
 tools: $(TOOL_BINS)
+examples: $(EXAMPLE_BINS)
+man: $(MAN_PAGES)
 tests: $(UNIT_BINS) $(GUEST_BINS) $(B)/tests/kmodctl $(B)/tests/compat32
 bench: $(BENCH_BINS)
 
@@ -73,8 +82,21 @@ $(LIB_SO): $(LIB_PIC_OBJS) libdioctl/libdioctl.map
 		-Wl,-z,defs -o $@ $(LIB_PIC_OBJS) $(LIB_LIBS)
 	ln -sf libdioctl.so.$(SOVERSION).0.0 $(B)/libdioctl.so.$(SOVERSION)
 	ln -sf libdioctl.so.$(SOVERSION) $(B)/libdioctl.so
-$(B)/libdioctl.pc: libdioctl/libdioctl.pc.in Makefile
+# The .pc file says where make install puts things: it is remade whenever
+# PREFIX, LIBDIR, INCLUDEDIR or VERSION differ from the last build's.
+PC_VARS		:= $(PREFIX)|$(LIBDIR)|$(INCLUDEDIR)|$(VERSION)
+$(B)/pc-vars: FORCE
+	@mkdir -p $(@D)
+	@[ "$$(cat $@ 2>/dev/null)" = '$(PC_VARS)' ] || echo '$(PC_VARS)' >$@
+$(B)/libdioctl.pc: libdioctl/libdioctl.pc.in $(B)/pc-vars
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< >$@
+$(B)/man/%: libdioctl/man/% debian/changelog
+	@mkdir -p $(@D)
+	sed -e 's|@VERSION@|$(VERSION)|' $< >$@
+$(B)/man/%: tools/% debian/changelog
+	@mkdir -p $(@D)
+	sed -e 's|@VERSION@|$(VERSION)|' $< >$@
+FORCE:
 
 $(B)/tests/lib/%.o: tests/lib/%.c $(wildcard tests/lib/*.h)
 	@mkdir -p $(@D)
@@ -94,6 +116,11 @@ $(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/include/
 	@mkdir -p $(@D)
 	$(CC) -m32 -static $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ tests/compat32.c libdioctl/src/sys_dio.c
 $(B)/tools/%: tools/%.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_A) $(LIB_LIBS)
+# The examples build as a user's program would, against the headers and
+# the static library (the package test builds them with pkg-config).
+$(B)/examples/%: examples/%.c $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_A) $(LIB_LIBS)
 $(B)/bench/%: bench/%.c $(LIB_A)
@@ -157,19 +184,35 @@ demo:
 	@$(MAKE) --no-print-directory userspace
 	@tests/vm/demo.sh
 
-install: lib tools
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(PREFIX)/bin
+# make install [DESTDIR=] [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] ...
+# installs libdioctl (shared, static, .pc), its headers and the uapi
+# header, dioctl and the man pages.  Installed straight into the running
+# system (no DESTDIR), it runs ldconfig so the new library is found.
+install: lib tools man
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
-	cp -P $(B)/libdioctl.so.$(SOVERSION) $(B)/libdioctl.so $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libdioctl.so.$(SOVERSION).0.0 $(DESTDIR)$(LIBDIR)/libdioctl.so.$(SOVERSION)
+	ln -sf libdioctl.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libdioctl.so
 	install -m 644 $(B)/libdioctl.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 644 libdioctl/include/*.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 uapi/linux/dio_batch.h $(DESTDIR)$(INCLUDEDIR)/linux/
-	$(if $(TOOL_BINS),install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/)
-	install -d $(DESTDIR)$(PREFIX)/share/man/man3
-	install -m 644 libdioctl/man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
-	install -d $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 644 tools/dioctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 755 $(TOOL_BINS) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man3/
+	$(if $(filter %.7,$(MAN_PAGES)),install -m 644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man7/)
+	$(if $(DESTDIR),,-ldconfig)
+
+# Removes exactly what make install put there (same DESTDIR, PREFIX, ...).
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libdioctl.a $(DESTDIR)$(LIBDIR)/libdioctl.so* \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/libdioctl.pc \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(wildcard libdioctl/include/*.h))) \
+		$(DESTDIR)$(INCLUDEDIR)/linux/dio_batch.h \
+		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOL_BINS))) \
+		$(foreach m,$(notdir $(MAN_PAGES)),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m))
+	$(if $(DESTDIR),,-ldconfig)
 
 clean:
 	rm -rf $(B)

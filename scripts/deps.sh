@@ -14,6 +14,7 @@ PKGS=(
 	apparmor		# apparmor_parser: t_security loads a profile in the guest
 	libcmocka-dev libisal-dev liburing-dev libaio-dev
 	sparse shellcheck	# tests/static-check.sh (checkpatch.pl: linux-source-6.1)
+	dpkg-dev debhelper fakeroot lintian	# make deb, tests/vm/deb-check.sh
 )
 
 missing() {
