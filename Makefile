@@ -40,7 +40,9 @@ TESTLIB_SRCS	:= $(wildcard tests/lib/*.c)
 TESTLIB_OBJS	:= $(TESTLIB_SRCS:tests/lib/%.c=$(B)/tests/lib/%.o)
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(wildcard tests/unit/*.c))
 GUEST_BINS	:= $(patsubst tests/guest/%.c,$(B)/tests/guest/%,$(wildcard tests/guest/*.c))
-TOOL_BINS	:= $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/*.c))
+TOOL_BINS	:= $(B)/tools/dioctl
+# dioctl: tools/dioctl.c, plus any tools/dioctl_*.c linked in.
+DIOCTL_SRCS	:= tools/dioctl.c $(wildcard tools/dioctl_*.c)
 BENCH_BINS	:= $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 EXAMPLE_BINS	:= $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] tools/*.1)))
@@ -115,9 +117,9 @@ $(B)/tests/kmodctl: tests/kmodctl.c $(B)/tests/lib/testlib.o
 $(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/include/dioctl.h uapi/linux/dio_batch.h
 	@mkdir -p $(@D)
 	$(CC) -m32 -static $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ tests/compat32.c libdioctl/src/sys_dio.c
-$(B)/tools/%: tools/%.c $(LIB_A)
+$(B)/tools/dioctl: $(DIOCTL_SRCS) $(wildcard tools/*.h) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_A) $(LIB_LIBS)
+	$(CC) $(CPPFLAGS) -Itools $(CFLAGS) $(WARN) -o $@ $(DIOCTL_SRCS) $(LIB_A) $(LIB_LIBS) -lm
 # The examples build as a user's program would, against the headers and
 # the static library (the package test builds them with pkg-config).
 $(B)/examples/%: examples/%.c $(LIB_A)

@@ -15,6 +15,7 @@ PKGS=(
 	libcmocka-dev libisal-dev liburing-dev libaio-dev
 	sparse shellcheck	# tests/static-check.sh (checkpatch.pl: linux-source-6.1)
 	dpkg-dev debhelper fakeroot lintian	# make deb, tests/vm/deb-check.sh
+	jq python3		# JSON output checks in the guest
 )
 
 missing() {
