@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1-or-later
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 /*
  * T10 protection information: profiles, generation and verification,
  * mirroring Linux 6.1 block/t10-pi.c (t10_pi_generate/t10_pi_verify and

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1-or-later
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 /*
  * CRC-16/T10-DIF: polynomial 0x8BB7, initial value 0, MSB first (not
  * reflected), no final XOR.

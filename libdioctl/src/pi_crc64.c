@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1-or-later
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 /*
  * CRC-64/NVME (the kernel's crc64_rocksoft): polynomial 0xAD93D23594C93659,
  * reflected (LSB first), initial value and final XOR all ones.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
 /*
  * pi_internal.h - libdioctl PI internals, shared with the unit tests and the
  * benchmark (they link the static library, where hidden symbols still link).

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1-or-later
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 /*
  * The Internet checksum (RFC 1071) of the kernel's T10 "IP" profile.
  *

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Unit tests for libdioctl's PI helpers: checksum vectors, fast paths
  * against portable and naive references, generation and verification for
