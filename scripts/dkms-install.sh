@@ -8,7 +8,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 name=dio_batch
-ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+ver=$(sed -n "1s/^[^(]*(\([^)-]*\).*/\1/p" "$top/debian/changelog")
 src=/usr/src/$name-$ver
 
 if [ "${1:-}" = --remove ]; then
@@ -19,7 +19,8 @@ fi
 dkms remove "$name/$ver" --all >/dev/null 2>&1 || true
 rm -rf "$src"
 mkdir -p "$src"
-cp -r "$top/module" "$top/uapi" "$top/dkms.conf" "$src/"
+cp -r "$top/module" "$top/uapi" "$src/"
+sed "s/#MODULE_VERSION#/$ver/" "$top/dkms.conf" >"$src/dkms.conf"
 find "$src" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \
 	-o -name Module.symvers -o -name modules.order \) -delete
 dkms add "$name/$ver"
@@ -31,7 +32,13 @@ if [ ${#kvers[@]} = 0 ]; then
 	done
 fi
 for k in "${kvers[@]}"; do
-	dkms build "$name/$ver" -k "$k"
-	dkms install "$name/$ver" -k "$k" --force
+	# 77: dkms.conf's BUILD_EXCLUSIVE_KERNEL leaves this kernel out (6.5-6.8).
+	rc=0
+	dkms build "$name/$ver" -k "$k" || rc=$?
+	case $rc in
+	0) dkms install "$name/$ver" -k "$k" --force ;;
+	77) echo "dkms-install: $k is not supported (6.5 to 6.8); not built for it" >&2 ;;
+	*) exit "$rc" ;;
+	esac
 done
 dkms status "$name"
