@@ -33,6 +33,9 @@ LIB_SRCS	:= $(wildcard libdioctl/src/*.c)
 LIB_OBJS	:= $(LIB_SRCS:libdioctl/src/%.c=$(B)/lib/%.o)
 LIB_PIC_OBJS	:= $(LIB_SRCS:libdioctl/src/%.c=$(B)/lib/%.pic.o)
 LIB_A		:= $(B)/libdioctl.a
+# The same objects, internal names still global: for the unit tests and
+# benchmarks that call the PI internals (pi_internal.h).  Never installed.
+LIB_INTERNAL_A	:= $(B)/lib/libdioctl-internal.a
 LIB_SO		:= $(B)/libdioctl.so.$(SOVERSION).0.0
 LIB_LIBS	:= -lisal
 
@@ -46,14 +49,14 @@ DIOCTL_SRCS	:= tools/dioctl.c $(wildcard tools/dioctl_*.c)
 BENCH_BINS	:= $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 EXAMPLE_BINS	:= $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] tools/*.1)))
-TEST_LIBS	:= $(LIB_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
+TEST_LIBS	:= $(LIB_INTERNAL_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
 
 .PHONY: all module userspace lib tools tests bench examples man bench-guest deps check check-debug \
-	check-unit check-static check-dkms dkms-install demo install uninstall clean FORCE
+	check-unit check-static check-dkms dkms-install deb demo install uninstall clean FORCE
 .DELETE_ON_ERROR:
 
 all: module userspace
-userspace: lib tools tests bench examples man
+userspace: lib tools tests bench examples man fio-engine
 
 module:
 	@if [ -z "$(KDIR)" ] || [ "$(KDIR)" = /lib/modules//build ]; then \
@@ -77,10 +80,19 @@ $(B)/lib/%.o: libdioctl/src/%.c $(wildcard libdioctl/src/*.h libdioctl/include/*
 $(B)/lib/%.pic.o: libdioctl/src/%.c $(wildcard libdioctl/src/*.h libdioctl/include/*.h uapi/linux/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fvisibility=hidden -fPIC -c -o $@ $<
-$(LIB_A): $(LIB_OBJS)
+# libdioctl.a is one relocatable object whose hidden symbols (everything
+# but the API, which dioctl.h marks DIO_PUBLIC) are made local, so a
+# program may have its own pi_ipsum() and still link libdioctl statically.
+$(B)/lib/libdioctl.o: $(LIB_OBJS)
+	$(LD) -r -o $@ $^
+	objcopy --localize-hidden $@
+$(LIB_A): $(B)/lib/libdioctl.o
+	rm -f $@ && ar rcs $@ $^
+$(LIB_INTERNAL_A): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 $(LIB_SO): $(LIB_PIC_OBJS) libdioctl/libdioctl.map
-	$(CC) -shared -Wl,-soname,libdioctl.so.$(SOVERSION) -Wl,--version-script=libdioctl/libdioctl.map \
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,libdioctl.so.$(SOVERSION) \
+		-Wl,--version-script=libdioctl/libdioctl.map \
 		-Wl,-z,defs -o $@ $(LIB_PIC_OBJS) $(LIB_LIBS)
 	ln -sf libdioctl.so.$(SOVERSION).0.0 $(B)/libdioctl.so.$(SOVERSION)
 	ln -sf libdioctl.so.$(SOVERSION) $(B)/libdioctl.so
@@ -103,10 +115,10 @@ FORCE:
 $(B)/tests/lib/%.o: tests/lib/%.c $(wildcard tests/lib/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -c -o $@ $<
-$(B)/tests/unit/%: tests/unit/%.c $(LIB_A) $(TESTLIB_OBJS)
+$(B)/tests/unit/%: tests/unit/%.c $(LIB_A) $(LIB_INTERNAL_A) $(TESTLIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(TESTLIB_OBJS) $(TEST_LIBS)
-$(B)/tests/guest/%: tests/guest/%.c $(LIB_A) $(TESTLIB_OBJS)
+$(B)/tests/guest/%: tests/guest/%.c $(LIB_INTERNAL_A) $(TESTLIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(TESTLIB_OBJS) $(TEST_LIBS)
 # testlib.o alone: testcheck.o needs cmocka and libdioctl.
@@ -119,15 +131,42 @@ $(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/include/
 	$(CC) -m32 -static $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ tests/compat32.c libdioctl/src/sys_dio.c
 $(B)/tools/dioctl: $(DIOCTL_SRCS) $(wildcard tools/*.h) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itools $(CFLAGS) $(WARN) -o $@ $(DIOCTL_SRCS) $(LIB_A) $(LIB_LIBS) -lm
+	$(CC) $(CPPFLAGS) -Itools $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $(DIOCTL_SRCS) $(LIB_A) $(LIB_LIBS) -lm
 # The examples build as a user's program would, against the headers and
 # the static library (the package test builds them with pkg-config).
 $(B)/examples/%: examples/%.c $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_A) $(LIB_LIBS)
-$(B)/bench/%: bench/%.c $(LIB_A)
+$(B)/bench/%: bench/%.c $(LIB_INTERNAL_A)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_A) $(LIB_LIBS) -luring -laio -lpthread
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_INTERNAL_A) $(LIB_LIBS) -luring -laio -lpthread
+
+# fio engine: build/fio/fio-dio_batch.so, an external fio ioengine
+# (fio/README.md).  fio's engine ABI is its internal structs, so the engine
+# is built against the source of exactly the fio installed:
+# scripts/fio-src.sh fetches and configures it once, into
+# $(DIO_CACHE)/fio (default /var/cache/dio_batch/fio), and prints where.
+# make bench-fio runs bench/run-fio.sh in a guest (not a test).
+FIO_ENGINE	:= $(B)/fio/fio-dio_batch.so
+FIO_SRCS	:= $(wildcard fio/*.c)
+FIO_CPPFLAGS	= -D_LARGEFILE_SOURCE -D_FILE_OFFSET_BITS=64 -DFIO_INC_DEBUG
+.PHONY: fio-engine bench-fio
+fio-engine: $(FIO_ENGINE)
+$(B)/fio/fio-src: FORCE
+	@mkdir -p $(@D)
+	@d=$$(scripts/fio-src.sh) && [ -f "$$d/config-host.h" ] && \
+		{ [ "$$(cat $@ 2>/dev/null)" = "$$d" ] || echo "$$d" >$@; }
+$(FIO_ENGINE): $(FIO_SRCS) $(wildcard fio/*.h) $(LIB_PIC_OBJS) $(B)/fio/fio-src
+	@mkdir -p $(@D)
+	src=$$(cat $(B)/fio/fio-src) && \
+	$(CC) $(CPPFLAGS) $(FIO_CPPFLAGS) -isystem "$$src" -include "$$src/config-host.h" \
+		-DDIO_FIO_VERSION="\"fio-$${src##*/fio-}\"" $(CFLAGS) $(WARN) -fPIC -fvisibility=hidden \
+		-shared -Wl,-z,defs -o $@ $(FIO_SRCS) $(LIB_PIC_OBJS) $(LIB_LIBS) -ldl \
+		-Wl,--unresolved-symbols=ignore-in-object-files
+bench-fio:
+	@scripts/deps.sh --check || scripts/deps.sh
+	@$(MAKE) --no-print-directory userspace
+	@bench/run-fio.sh
 
 deps:
 	scripts/deps.sh
@@ -162,6 +201,12 @@ check-dkms: userspace
 
 dkms-install:
 	scripts/dkms-install.sh
+
+# The Debian packages (dio-batch-dkms, libdioctl1, libdioctl-dev, dioctl)
+# in build/deb, checked by lintian; make check also installs and tests them
+# (tests/vm/deb-check.sh).
+deb:
+	scripts/mkdeb.sh $(B)/deb
 
 check-unit: userspace
 	@rm -rf $(B)/results && mkdir -p $(B)/results
