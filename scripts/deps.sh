@@ -14,7 +14,7 @@ PKGS=(
 	apparmor		# apparmor_parser: t_security loads a profile in the guest
 	libcmocka-dev libisal-dev liburing-dev libaio-dev
 	sparse shellcheck	# tests/static-check.sh (checkpatch.pl: linux-source-6.1)
-	dpkg-dev debhelper fakeroot lintian	# make deb, tests/vm/deb-check.sh
+	dpkg-dev debhelper dh-dkms fakeroot lintian	# make deb, tests/vm/deb-check.sh
 	jq python3		# JSON output checks in the guest
 )
 
