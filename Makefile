@@ -17,6 +17,7 @@ KVER		?= $(eval KVER := $(shell scripts/kver.sh))$(KVER)
 KDIR		?= /lib/modules/$(KVER)/build
 KERNELS		?= 6.1 6.12 7.3 debug
 DKMS_CHECK	?= 1
+DEB_CHECK	?= 1
 PREFIX		?= /usr/local
 LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
@@ -52,8 +53,11 @@ MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] to
 TEST_LIBS	:= $(LIB_INTERNAL_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
 
 .PHONY: all module userspace lib tools tests bench examples man bench-guest deps check check-debug \
-	check-unit check-static check-dkms dkms-install deb demo install uninstall clean FORCE
+	check-unit check-static check-dkms check-deb dkms-install deb demo install uninstall clean FORCE
 .DELETE_ON_ERROR:
+# The test helpers are kept between builds (make would delete them as
+# intermediates of the test programs).
+.SECONDARY: $(TESTLIB_OBJS)
 
 all: module userspace
 userspace: lib tools tests bench examples man fio-engine
@@ -182,7 +186,7 @@ check:
 	@if $(MAKE) --no-print-directory userspace; then \
 		tests/run-unit.sh $(B) || true; \
 		tests/static-check.sh $(B) || true; \
-		KERNELS="$(KERNELS)" DKMS_CHECK="$(DKMS_CHECK)" tests/vm/check-all.sh; \
+		KERNELS="$(KERNELS)" DKMS_CHECK="$(DKMS_CHECK)" DEB_CHECK="$(DEB_CHECK)" tests/vm/check-all.sh; \
 	else \
 		echo "make check: make userspace failed; no test ran" >&2; \
 		echo "0 1" >$(B)/results/userspace.counts; \
@@ -192,7 +196,12 @@ check:
 # The guest suite on the debug kernel only (KASAN, kmemleak, lockdep,
 # fault injection); make check runs it too.
 check-debug:
-	@$(MAKE) --no-print-directory check KERNELS=debug DKMS_CHECK=0
+	@$(MAKE) --no-print-directory check KERNELS=debug DKMS_CHECK=0 DEB_CHECK=0
+
+check-deb: userspace
+	@rm -rf $(B)/results && mkdir -p $(B)/results
+	@tests/vm/deb-check.sh || true
+	@tests/summary.sh $(B)/results
 
 check-dkms: userspace
 	@rm -rf $(B)/results && mkdir -p $(B)/results

@@ -23,7 +23,7 @@ mkdir -p "$src"
 changes=$(ls "$out"/dio-batch_"$ver"_*.changes)
 # --fail-on error: warnings are listed, errors fail.  Run as root here;
 # lintian says so and goes on.
-lintian --fail-on error --no-tag-display-limit "$changes" >"$out/lintian.log" 2>&1 || {
+lintian --fail-on error --tag-display-limit 0 "$changes" >"$out/lintian.log" 2>&1 || {
 	cat "$out/lintian.log" >&2
 	echo "mkdeb: lintian reports errors" >&2
 	exit 1

@@ -5,7 +5,8 @@
 # leaves guest.log, guest.rc and dmesg.txt there; the serial console goes to
 # RESULTS_DIR/console.log.  NVMe PI namespaces are attached (nsid 1-4, see
 # tests/README.md).  Exit status: guest.sh's, or 124 on time-out, 125 when
-# the guest died without one.
+# the guest died without one.  VM_ROOT (default /) is the directory the
+# guest takes as its root filesystem (deb-check.sh: a throwaway root).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -76,7 +77,7 @@ timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$VMLINUZ" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge init_on_alloc=0 nvme_core.multipath=N dio.top=$top ${KCMDLINE_EXTRA:-}" \
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-virtfs local,path="${VM_ROOT:-/}",mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$top",mount_tag=srctree,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$res",mount_tag=results,security_model=none,multidevs=remap \
 	"${nvme[@]}" </dev/null >"$res/console.log" 2>&1

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# The Debian packages as a user gets them.  Builds them (scripts/mkdeb.sh:
+# dpkg-buildpackage and lintian), installs them with dpkg into a throwaway
+# root (the host's root under an overlay, in a private mount namespace:
+# nothing reaches the host), with a fake unsupported kernel's headers
+# package installed before them and another after them (Debian 12's dkms
+# 3.0.10 used to fail such a kernel package's postinst), builds the
+# examples there with pkg-config, then boots the 6.1 guest on that root:
+# systemd-modules-load loads the module DKMS built, udev gives
+# /dev/dio_batch to the dio_batch group (tests/vm/deb-guest.sh), and the
+# examples run against a DIF disk as a user in the group, and fail for one
+# who is not.  Last, dpkg --purge leaves nothing behind.
+# Records build/results/deb.counts ("passed failed").
+#   deb-check.sh
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+B=$top/build
+out=$B/vm/deb
+counts=$B/results/deb.counts
+mkdir -p "$B/results"
+
+# Everything below runs in its own mount namespace: the overlay and the
+# chroot's mounts go away with it.
+if [ -z "${DEB_CHECK_NS:-}" ]; then
+	[ "$(id -u)" = 0 ] || { echo "deb-check: needs root" >&2; echo "0 1" >"$counts"; exit 1; }
+	DEB_CHECK_NS=1 exec unshare -m --propagation private "$0" "$@"
+fi
+
+pass=0 fail=0 n=0
+ok() { n=$((n + 1)) pass=$((pass + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)) fail=$((fail + 1)); echo "not ok $n - $*"; }
+# check DESCRIPTION COMMAND...: one test case, the command's output shown
+# when it fails.
+check() {
+	local desc=$1 log
+	shift
+	log=$(mktemp)
+	if "$@" >"$log" 2>&1; then
+		ok "$desc"
+	else
+		not_ok "$desc (status $?)"
+		tail -n 40 "$log" | sed 's/^/# /'
+	fi
+	rm -f "$log"
+}
+finish() {
+	echo "$pass $fail" >"$counts"
+	echo "deb-check: $pass passed, $fail failed (${SECONDS}s)"
+	[ "$fail" = 0 ]
+	exit
+}
+fail_setup() {
+	not_ok "set-up: $*"
+	finish
+}
+
+rm -rf "$out" && mkdir -p "$out"
+"$here/kernel.sh" prepare 6.1 >"$out/kernel.log" 2>&1 || fail_setup "kernel 6.1 not available"
+eval "$("$here/kernel.sh" env 6.1)"
+
+# --- the packages -----------------------------------------------------------
+check "packages build (dpkg-buildpackage -b) and lintian finds no error" \
+	"$top/scripts/mkdeb.sh" "$out/debs"
+debs=()
+for p in dio-batch-dkms libdioctl1 libdioctl-dev dioctl; do
+	f=$(ls "$out/debs/${p}_"*.deb 2>/dev/null | head -n 1)
+	[ -n "$f" ] || fail_setup "no $p package was built"
+	debs+=("$f")
+done
+
+# A kernel headers package for a kernel the module does not support, with
+# the postinst Debian's linux-headers packages have (run-parts over
+# /etc/kernel/header_postinst.d, where dkms autoinstalls), and a build
+# directory that can build nothing.
+fake_headers() { # KVER -> path of the .deb
+	local k=$1 d=$out/fake/linux-headers-$1
+	mkdir -p "$d/DEBIAN" "$d/lib/modules/$k/build/include"
+	echo "# not a kernel tree" >"$d/lib/modules/$k/build/Makefile"
+	cat >"$d/DEBIAN/control" <<EOF
+Package: linux-headers-$k
+Version: ${k%%-*}-1
+Architecture: amd64
+Maintainer: dio_batch tests <dio-batch@example.org>
+Description: headers of a kernel dio_batch does not support (a test's)
+EOF
+	cat >"$d/DEBIAN/postinst" <<EOF
+#!/bin/sh
+set -e
+# As linux-headers-$k's postinst in Debian 12.
+if [ -d /etc/kernel/header_postinst.d ]; then
+	run-parts --report --exit-on-error --arg=$k /etc/kernel/header_postinst.d
+fi
+EOF
+	chmod 755 "$d/DEBIAN/postinst"
+	dpkg-deb --root-owner-group -b "$d" "$out/fake/linux-headers-$k.deb" >/dev/null &&
+		echo "$out/fake/linux-headers-$k.deb"
+}
+fake66=$(fake_headers 6.6.0-fake) && fake67=$(fake_headers 6.7.0-fake) ||
+	fail_setup "fake kernel headers packages"
+
+# --- a throwaway root: the host's, under an overlay --------------------------
+root=$out/root
+mkdir -p "$out/ovl" "$root"
+mount -t tmpfs -o size=4g tmpfs "$out/ovl" || fail_setup "tmpfs for the overlay"
+mkdir -p "$out/ovl/upper" "$out/ovl/work"
+mount -t overlay overlay -o "lowerdir=/,upperdir=$out/ovl/upper,workdir=$out/ovl/work" "$root" ||
+	fail_setup "overlay over /"
+mount -t proc proc "$root/proc" && mount --rbind /sys "$root/sys" &&
+	mount --rbind /dev "$root/dev" && mount -t tmpfs tmpfs "$root/tmp" ||
+	fail_setup "the chroot's /proc, /sys, /dev, /tmp"
+mkdir -p "$root/tmp/debs"
+cp "${debs[@]}" "$fake66" "$fake67" "$root/tmp/debs/"
+inroot() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 "$@"; }
+
+# The host must not have the packages already: the test is a first install.
+if inroot dpkg-query -W dio-batch-dkms >/dev/null 2>&1 || inroot getent group dio_batch >/dev/null ||
+	[ -e "$root/var/lib/dkms/dio_batch" ]; then
+	fail_setup "this machine has dio-batch installed or a dio_batch group; remove them first"
+fi
+
+check "a kernel with unsupported headers (6.6) installs before dio-batch" \
+	inroot dpkg -i "/tmp/debs/${fake66##*/}"
+check "dio-batch's four packages install (dpkg -i)" \
+	inroot dpkg -i $(for f in "${debs[@]}"; do echo "/tmp/debs/${f##*/}"; done)
+check "DKMS built and installed the module for $KVER" \
+	test -e "$root/lib/modules/$KVER/updates/dkms/dio_batch.ko" -o \
+	-e "$root/lib/modules/$KVER/updates/dkms/dio_batch.ko.xz"
+none_for_66() { ! ls "$root"/lib/modules/6.6.0-fake/updates/dkms/dio_batch.ko* 2>/dev/null; }
+check "nothing was built for the unsupported 6.6" none_for_66
+check "a kernel with unsupported headers (6.7) installs after dio-batch" \
+	inroot dpkg -i "/tmp/debs/${fake67##*/}"
+check "the kernel hook for 6.7 alone succeeds (/etc/kernel/postinst.d/dkms)" \
+	inroot /etc/kernel/postinst.d/dkms 6.7.0-fake
+group_is_system() {
+	local gid
+	gid=$(inroot getent group dio_batch | cut -d: -f3)
+	[ -n "$gid" ] && [ "$gid" -lt 1000 ]
+}
+check "postinst created the dio_batch system group" group_is_system
+rules_installed() {
+	grep -q 'GROUP="dio_batch", MODE="0660"' "$root"/lib/udev/rules.d/*dio-batch*.rules &&
+		grep -qx dio_batch "$root/usr/lib/modules-load.d/dio_batch.conf"
+}
+check "udev rule and modules-load.d file are installed" rules_installed
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+lib_found() {
+	# (/lib is /usr/lib on a merged-/usr system: ldconfig names either)
+	inroot ldconfig -p | grep -Eq "libdioctl.so.1 .*=> (/usr)?/lib/$multiarch/libdioctl.so.1\$"
+}
+check "the library is in the multiarch directory, found by ldconfig" lib_found
+pc_right() {
+	[ "$(inroot pkg-config --variable=libdir libdioctl)" = "/usr/lib/$multiarch" ] &&
+		[ "$(inroot pkg-config --modversion libdioctl)" = "$(inroot dpkg-query -W -f='${Version}' libdioctl-dev)" ]
+}
+check "pkg-config: libdir /usr/lib/$multiarch, the package's version" pc_right
+man_pages() {
+	local m
+	for m in man7/dio_batch.7 man3/sys_dio_submit.3 man1/dioctl.1; do
+		[ -e "$root/usr/share/man/$m.gz" ] || { echo "missing $m"; return 1; }
+	done
+}
+check "man pages: dio_batch(7), sys_dio_submit(3), dioctl(1)" man_pages
+
+# The examples, built as a user would, against the installed packages.
+mkdir -p "$root/opt/dio-examples"
+for src in "$top"/examples/*.c; do
+	name=$(basename "$src" .c)
+	check "example $name builds with pkg-config against the packages" \
+		inroot sh -c "cc -O2 -Wall -Wextra -Werror -o /opt/dio-examples/$name '$src' \$(pkg-config --cflags --libs libdioctl)"
+done
+links_packaged() { inroot ldd /opt/dio-examples/pi_roundtrip | grep -Eq "libdioctl.so.1 => (/usr)?/lib/$multiarch/"; }
+check "the examples link the packaged libdioctl.so.1" links_packaged
+# A database user in the group (and in disk, for its disks), and one not.
+check "users: dbuser in dio_batch, outsider not" \
+	inroot sh -c "useradd -M -N -g users -G dio_batch,disk dbuser && useradd -M -N -g users -G disk outsider"
+version_right() { inroot dioctl --version | grep -qF "$(inroot dpkg-query -W -f='${Version}' dioctl)"; }
+check "dioctl --version names the package's version" version_right
+
+# --- the guest, on that root ------------------------------------------------
+umount -R "$root/proc" "$root/sys" "$root/dev" "$root/tmp" 2>/dev/null
+res=$out/guest
+mkdir -p "$res"
+cat >"$res/guest.sh" <<EOS
+export KVER='$KVER'
+exec sh '$here/deb-guest.sh'
+EOS
+VM_ROOT=$root VM_TIMEOUT=600 "$here/run.sh" 6.1 "$res"
+rc=$?
+if [ -s "$res/guest.log" ]; then
+	sed 's/^/guest: /' "$res/guest.log"
+fi
+if [ -s "$res/counts" ]; then
+	read -r p f <"$res/counts"
+	pass=$((pass + p)) fail=$((fail + f))
+else
+	not_ok "the guest ran its checks (status $rc)"
+	tail -n 40 "$res/console.log" | sed 's/^/# /'
+fi
+bad=$(sed -e '/^#/d' -e '/^[[:space:]]*$/d' "$here/report-patterns" | paste -s -d '|' -)
+log_clean() { ! grep -E "$bad" "$res/console.log" "$res/dmesg.txt"; }
+check "guest kernel log clean" log_clean
+
+# --- removal ----------------------------------------------------------------
+mount -t proc proc "$root/proc" && mount --rbind /sys "$root/sys" && mount --rbind /dev "$root/dev" &&
+	mount -t tmpfs tmpfs "$root/tmp" || fail_setup "the chroot's mounts, again"
+check "dpkg --purge removes the packages and the fake kernels" \
+	inroot dpkg --purge dio-batch-dkms dioctl libdioctl-dev libdioctl1 \
+	linux-headers-6.6.0-fake linux-headers-6.7.0-fake
+nothing_left() {
+	! ls -d "$root"/lib/modules/*/updates/dkms/dio_batch.ko* "$root"/var/lib/dkms/dio_batch \
+		"$root"/usr/src/dio_batch-* "$root"/usr/lib/*/libdioctl* 2>/dev/null
+}
+check "nothing is left: module, DKMS tree, source, library" nothing_left
+finish
