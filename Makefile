@@ -19,7 +19,10 @@ KERNELS		?= 6.1 6.12 7.3 debug
 DKMS_CHECK	?= 1
 DEB_CHECK	?= 1
 PREFIX		?= /usr/local
-LIBDIR		?= $(PREFIX)/lib
+# Debian's multiarch library directory where the compiler names one
+# (x86_64-linux-gnu), as for the distribution's own libraries.
+MULTIARCH	:= $(shell $(CC) -print-multiarch 2>/dev/null)
+LIBDIR		?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
 INCLUDEDIR	?= $(PREFIX)/include
 BINDIR		?= $(PREFIX)/bin
 MANDIR		?= $(PREFIX)/share/man
@@ -28,7 +31,7 @@ CC		?= cc
 CFLAGS		?= -O2 -g
 WARN		:= -Wall -Wextra -Wno-unused-parameter -Wshadow -Wmissing-prototypes -Werror=implicit-function-declaration
 CPPFLAGS	+= -Iuapi -Ilibdioctl/include -D_GNU_SOURCE -DDIO_BATCH_VERSION='"$(VERSION)"'
-B		:= build
+B		?= build
 
 LIB_SRCS	:= $(wildcard libdioctl/src/*.c)
 LIB_OBJS	:= $(LIB_SRCS:libdioctl/src/%.c=$(B)/lib/%.o)
@@ -165,8 +168,8 @@ $(FIO_ENGINE): $(FIO_SRCS) $(wildcard fio/*.h) $(LIB_PIC_OBJS) $(B)/fio/fio-src
 	src=$$(cat $(B)/fio/fio-src) && \
 	$(CC) $(CPPFLAGS) $(FIO_CPPFLAGS) -isystem "$$src" -include "$$src/config-host.h" \
 		-DDIO_FIO_VERSION="\"fio-$${src##*/fio-}\"" $(CFLAGS) $(WARN) -fPIC -fvisibility=hidden \
-		-shared -Wl,-z,defs -o $@ $(FIO_SRCS) $(LIB_PIC_OBJS) $(LIB_LIBS) -ldl \
-		-Wl,--unresolved-symbols=ignore-in-object-files
+		-shared -o $@ $(FIO_SRCS) $(LIB_PIC_OBJS) $(LIB_LIBS) -ldl \
+		-Wl,--unresolved-symbols=ignore-in-object-files # fio's own symbols: from the fio binary
 bench-fio:
 	@scripts/deps.sh --check || scripts/deps.sh
 	@$(MAKE) --no-print-directory userspace

@@ -1,0 +1,121 @@
+#!/bin/sh
+# The cases of test_install, one shell function each, run from the top of
+# the checkout: what make install, make uninstall and the installed files
+# promise a user.  They build in DIO_INSTALL_B (test_install shares one
+# among its cases), or in a directory of their own.
+#   tests/unit/install-cases.sh CASE
+set -eu
+top=$(pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+B=${DIO_INSTALL_B:-$tmp/build}
+export B
+mk() { make -s --no-print-directory -C "$top" B="$B" "$@"; }
+multiarch=$(cc -print-multiarch)
+
+# The API and nothing else: every global symbol the static archive defines
+# is one libdioctl.map exports.
+static_exports() {
+	mk lib
+	sed -n '/^LIBDIOCTL_/,/local:/p' libdioctl/libdioctl.map |
+		sed -n 's/^[[:space:]]*\([a-z_0-9]*\);$/\1/p' | sort >"$tmp/api"
+	nm -g --defined-only "$B/libdioctl.a" | awk 'NF == 3 { print $3 }' | sort >"$tmp/defined"
+	[ -s "$tmp/api" ] || { echo "no symbols read from libdioctl.map"; return 1; }
+	diff -u "$tmp/api" "$tmp/defined"
+}
+
+# A program with functions named like libdioctl's internals links the
+# static library and gets the right guards.
+static_no_clash() {
+	mk lib
+	cat >"$tmp/clash.c" <<'EOC'
+#include <stdio.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <dioctl.h>
+/* The names libdioctl's internals had before they were made local. */
+uint32_t pi_ipsum(const void *b, size_t l) { (void)b; return (uint32_t)l; }
+uint16_t pi_crc16_slice8(uint16_t c, const void *b, size_t l) { (void)b; (void)l; return c; }
+uint64_t pi_crc64_slice8(uint64_t c, const void *b, size_t l) { (void)b; (void)l; return c; }
+int main(void)
+{
+	static const char s[] = "123456789";
+	if (dio_pi_crc16_t10dif(0, s, 9) != 0xd0db ||
+	    dio_pi_crc64_nvme(0, s, 9) != 0xae8b14860a799888ULL ||
+	    pi_ipsum(s, 9) != 9)
+		return 1;
+	puts("ok");
+	return 0;
+}
+EOC
+	cc -Wall -Werror -I"$top/libdioctl/include" -I"$top/uapi" -o "$tmp/clash" "$tmp/clash.c" \
+		"$B/libdioctl.a" -lisal
+	[ "$("$tmp/clash")" = ok ]
+}
+
+# dioctl.h (with dioctl_pi.h and linux/dio_batch.h) compiles without a
+# warning as C99, C11 and C++ with -Wpedantic.
+headers_clean() {
+	printf '#include <dioctl.h>\nint main(void) { return sys_dio_exit(-1) == 0; }\n' >"$tmp/h.c"
+	cp "$tmp/h.c" "$tmp/h.cc"
+	for std in c99 c11 gnu17; do
+		cc -std=$std -Wall -Wextra -Wpedantic -Werror -I libdioctl/include -I uapi -c -o "$tmp/h.o" "$tmp/h.c"
+	done
+	for std in c++11 c++17; do
+		c++ -std=$std -Wall -Wextra -Wpedantic -Werror -I libdioctl/include -I uapi -c -o "$tmp/h.o" "$tmp/h.cc"
+	done
+}
+
+# make install honours DESTDIR, PREFIX and LIBDIR, and the .pc file says
+# where things went, also when an earlier build used another PREFIX.
+install_pc() {
+	mk lib tools man
+	mk install DESTDIR="$tmp/a" PREFIX=/opt/one >/dev/null
+	mk install DESTDIR="$tmp/b" PREFIX=/usr >/dev/null
+	pc=$tmp/b/usr/lib/$multiarch/pkgconfig/libdioctl.pc
+	[ -f "$pc" ] || { echo "no $pc"; find "$tmp/b" -name '*.pc'; return 1; }
+	grep -qx 'prefix=/usr' "$pc" && grep -qx "libdir=/usr/lib/$multiarch" "$pc" &&
+		grep -qx 'includedir=/usr/include' "$pc" || { cat "$pc"; return 1; }
+	grep -qx 'prefix=/opt/one' "$tmp/a/opt/one/lib/$multiarch/pkgconfig/libdioctl.pc"
+	mk install DESTDIR="$tmp/c" PREFIX=/usr LIBDIR=/usr/lib64 >/dev/null
+	grep -qx 'libdir=/usr/lib64' "$tmp/c/usr/lib64/pkgconfig/libdioctl.pc"
+	# A program built with what pkg-config says, against the DESTDIR tree.
+	PKG_CONFIG_SYSROOT_DIR=$tmp/b PKG_CONFIG_LIBDIR=$tmp/b/usr/lib/$multiarch/pkgconfig \
+		sh -c 'cc -Wall -Werror -o "$1" examples/pi_roundtrip.c $(pkg-config --cflags --libs libdioctl)' \
+		sh "$tmp/ex"
+	LD_LIBRARY_PATH=$tmp/b/usr/lib/$multiarch "$tmp/ex" 2>&1 | grep -q usage ||
+		[ $? -ne 0 ]
+}
+
+# make uninstall removes exactly what make install put there.
+uninstall_all() {
+	mk lib tools man
+	mk install DESTDIR="$tmp/d" PREFIX=/usr >/dev/null
+	[ -n "$(find "$tmp/d" -type f)" ]
+	mk uninstall DESTDIR="$tmp/d" PREFIX=/usr >/dev/null
+	left=$(find "$tmp/d" -type f -o -type l)
+	[ -z "$left" ] || { echo "left after uninstall:"; echo "$left"; return 1; }
+}
+
+# Installed into the running system (no DESTDIR), the library is found at
+# once: make install runs ldconfig.  In a mount namespace, with /usr/local
+# and /etc on throwaway layers, so the host is not touched.
+install_ldconfig() {
+	mk lib tools man
+	unshare -m --propagation private sh -eu -c '
+		tmp=$1 B=$2
+		mount -t tmpfs tmpfs /usr/local
+		mkdir -p "$tmp/etc-up" "$tmp/etc-work"
+		mount -t overlay overlay -o "lowerdir=/etc,upperdir=$tmp/etc-up,workdir=$tmp/etc-work" /etc
+		make -s --no-print-directory B="$B" install >/dev/null
+		cc -o "$tmp/prog" examples/pi_roundtrip.c $(pkg-config --cflags --libs libdioctl)
+		out=$("$tmp/prog" 2>&1) || true
+		echo "$out"
+		case $out in *"cannot open shared object"*) exit 1 ;; esac
+		case $out in *usage*) ;; *) exit 1 ;; esac
+		make -s --no-print-directory B="$B" uninstall >/dev/null
+		[ -z "$(find /usr/local -type f)" ]
+	' sh "$tmp" "$B"
+}
+
+"$1"
