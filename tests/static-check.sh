@@ -125,7 +125,8 @@ check_checkpatch() {
 check_shellcheck() {
 	command -v shellcheck >/dev/null || { echo "shellcheck: not installed (make deps)"; return 1; }
 	shellcheck -f gcc tests/vm/*.sh tests/vm/init tests/guest/run-suite.sh \
-		tests/*.sh scripts/*.sh bench/*.sh .ci/run
+		tests/*.sh tests/unit/*.sh scripts/*.sh bench/*.sh .ci/run \
+		debian/*.postinst
 }
 
 # ---- run them --------------------------------------------------------------

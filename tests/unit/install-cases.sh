@@ -74,17 +74,24 @@ install_pc() {
 	mk install DESTDIR="$tmp/b" PREFIX=/usr >/dev/null
 	pc=$tmp/b/usr/lib/$multiarch/pkgconfig/libdioctl.pc
 	[ -f "$pc" ] || { echo "no $pc"; find "$tmp/b" -name '*.pc'; return 1; }
-	grep -qx 'prefix=/usr' "$pc" && grep -qx "libdir=/usr/lib/$multiarch" "$pc" &&
-		grep -qx 'includedir=/usr/include' "$pc" || { cat "$pc"; return 1; }
+	if ! grep -qx 'prefix=/usr' "$pc" || ! grep -qx "libdir=/usr/lib/$multiarch" "$pc" ||
+		! grep -qx 'includedir=/usr/include' "$pc"; then
+		cat "$pc"
+		return 1
+	fi
 	grep -qx 'prefix=/opt/one' "$tmp/a/opt/one/lib/$multiarch/pkgconfig/libdioctl.pc"
 	mk install DESTDIR="$tmp/c" PREFIX=/usr LIBDIR=/usr/lib64 >/dev/null
 	grep -qx 'libdir=/usr/lib64' "$tmp/c/usr/lib64/pkgconfig/libdioctl.pc"
 	# A program built with what pkg-config says, against the DESTDIR tree.
+	# shellcheck disable=SC2016  # $1 and $(...) are the inner shell's
 	PKG_CONFIG_SYSROOT_DIR=$tmp/b PKG_CONFIG_LIBDIR=$tmp/b/usr/lib/$multiarch/pkgconfig \
 		sh -c 'cc -Wall -Werror -o "$1" examples/pi_roundtrip.c $(pkg-config --cflags --libs libdioctl)' \
 		sh "$tmp/ex"
-	LD_LIBRARY_PATH=$tmp/b/usr/lib/$multiarch "$tmp/ex" 2>&1 | grep -q usage ||
-		[ $? -ne 0 ]
+	out=$(LD_LIBRARY_PATH=$tmp/b/usr/lib/$multiarch "$tmp/ex" 2>&1 || true)
+	case $out in
+	*usage*) ;;
+	*) echo "$out"; return 1 ;;
+	esac
 }
 
 # make uninstall removes exactly what make install put there.
@@ -102,6 +109,7 @@ uninstall_all() {
 # and /etc on throwaway layers, so the host is not touched.
 install_ldconfig() {
 	mk lib tools man
+	# shellcheck disable=SC2016  # $1, $2 and $(...) are the inner shell's
 	unshare -m --propagation private sh -eu -c '
 		tmp=$1 B=$2
 		mount -t tmpfs tmpfs /usr/local

@@ -12,6 +12,8 @@
 # who is not.  Last, dpkg --purge leaves nothing behind.
 # Records build/results/deb.counts ("passed failed").
 #   deb-check.sh
+# The check functions below run through check(): shellcheck cannot see it.
+# shellcheck disable=SC2317
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -64,7 +66,7 @@ check "packages build (dpkg-buildpackage -b) and lintian finds no error" \
 	"$top/scripts/mkdeb.sh" "$out/debs"
 debs=()
 for p in dio-batch-dkms libdioctl1 libdioctl-dev dioctl; do
-	f=$(ls "$out/debs/${p}_"*.deb 2>/dev/null | head -n 1)
+	f=$(find "$out/debs" -maxdepth 1 -name "${p}_*.deb" | head -n 1)
 	[ -n "$f" ] || fail_setup "no $p package was built"
 	debs+=("$f")
 done
@@ -96,8 +98,8 @@ EOF
 	dpkg-deb --root-owner-group -b "$d" "$out/fake/linux-headers-$k.deb" >/dev/null &&
 		echo "$out/fake/linux-headers-$k.deb"
 }
-fake66=$(fake_headers 6.6.0-fake) && fake67=$(fake_headers 6.7.0-fake) ||
-	fail_setup "fake kernel headers packages"
+fake66=$(fake_headers 6.6.0-fake) || fail_setup "fake kernel headers package 6.6"
+fake67=$(fake_headers 6.7.0-fake) || fail_setup "fake kernel headers package 6.7"
 
 # --- a throwaway root: the host's, under an overlay --------------------------
 root=$out/root
@@ -106,9 +108,11 @@ mount -t tmpfs -o size=4g tmpfs "$out/ovl" || fail_setup "tmpfs for the overlay"
 mkdir -p "$out/ovl/upper" "$out/ovl/work"
 mount -t overlay overlay -o "lowerdir=/,upperdir=$out/ovl/upper,workdir=$out/ovl/work" "$root" ||
 	fail_setup "overlay over /"
-mount -t proc proc "$root/proc" && mount --rbind /sys "$root/sys" &&
-	mount --rbind /dev "$root/dev" && mount -t tmpfs tmpfs "$root/tmp" ||
-	fail_setup "the chroot's /proc, /sys, /dev, /tmp"
+chroot_mounts() {
+	mount -t proc proc "$root/proc" && mount --rbind /sys "$root/sys" &&
+		mount --rbind /dev "$root/dev" && mount -t tmpfs tmpfs "$root/tmp"
+}
+chroot_mounts || fail_setup "the chroot's /proc, /sys, /dev, /tmp"
 mkdir -p "$root/tmp/debs"
 cp "${debs[@]}" "$fake66" "$fake67" "$root/tmp/debs/"
 inroot() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 "$@"; }
@@ -121,8 +125,9 @@ fi
 
 check "a kernel with unsupported headers (6.6) installs before dio-batch" \
 	inroot dpkg -i "/tmp/debs/${fake66##*/}"
-check "dio-batch's four packages install (dpkg -i)" \
-	inroot dpkg -i $(for f in "${debs[@]}"; do echo "/tmp/debs/${f##*/}"; done)
+indebs=()
+for f in "${debs[@]}"; do indebs+=("/tmp/debs/${f##*/}"); done
+check "dio-batch's four packages install (dpkg -i)" inroot dpkg -i "${indebs[@]}"
 check "DKMS built and installed the module for $KVER" \
 	test -e "$root/lib/modules/$KVER/updates/dkms/dio_batch.ko" -o \
 	-e "$root/lib/modules/$KVER/updates/dkms/dio_batch.ko.xz"
@@ -149,6 +154,7 @@ lib_found() {
 	inroot ldconfig -p | grep -Eq "libdioctl.so.1 .*=> (/usr)?/lib/$multiarch/libdioctl.so.1\$"
 }
 check "the library is in the multiarch directory, found by ldconfig" lib_found
+# shellcheck disable=SC2016  # ${Version} is dpkg-query's
 pc_right() {
 	[ "$(inroot pkg-config --variable=libdir libdioctl)" = "/usr/lib/$multiarch" ] &&
 		[ "$(inroot pkg-config --modversion libdioctl)" = "$(inroot dpkg-query -W -f='${Version}' libdioctl-dev)" ]
@@ -174,6 +180,7 @@ check "the examples link the packaged libdioctl.so.1" links_packaged
 # A database user in the group (and in disk, for its disks), and one not.
 check "users: dbuser in dio_batch, outsider not" \
 	inroot sh -c "useradd -M -N -g users -G dio_batch,disk dbuser && useradd -M -N -g users -G disk outsider"
+# shellcheck disable=SC2016  # ${Version} is dpkg-query's
 version_right() { inroot dioctl --version | grep -qF "$(inroot dpkg-query -W -f='${Version}' dioctl)"; }
 check "dioctl --version names the package's version" version_right
 
@@ -202,8 +209,7 @@ log_clean() { ! grep -E "$bad" "$res/console.log" "$res/dmesg.txt"; }
 check "guest kernel log clean" log_clean
 
 # --- removal ----------------------------------------------------------------
-mount -t proc proc "$root/proc" && mount --rbind /sys "$root/sys" && mount --rbind /dev "$root/dev" &&
-	mount -t tmpfs tmpfs "$root/tmp" || fail_setup "the chroot's mounts, again"
+chroot_mounts || fail_setup "the chroot's mounts, again"
 check "dpkg --purge removes the packages and the fake kernels" \
 	inroot dpkg --purge dio-batch-dkms dioctl libdioctl-dev libdioctl1 \
 	linux-headers-6.6.0-fake linux-headers-6.7.0-fake
