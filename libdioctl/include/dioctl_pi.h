@@ -361,6 +361,69 @@ DIO_PUBLIC int dio_pi_verify_iov(const struct dio_pi_profile *p,
 				 const void *pi, const struct dio_pi_params *a,
 				 struct dio_pi_error *err);
 
+/**
+ * dio_pi_read_raw:
+ * @fd: a descriptor of an NVMe namespace's block device, open for reading
+ *	(the one the handle was opened with will do)
+ * @p: the device's profile (dio_pi_profile_from_query())
+ * @buf: receives the data, @len bytes
+ * @len: a multiple of @p->interval
+ * @md: receives the metadata, dio_pi_len(@p, @len) bytes (@p->md_size per
+ *	interval, the PI tuple at @p->pi_offset)
+ * @offset: byte offset in @fd's device, a multiple of @p->interval
+ *
+ * Reads data and metadata with every check of the drive off, by NVMe
+ * passthrough (a Read with PRINFO 0, NVME_IOCTL_IO64_CMD): what
+ * DIO_PI_NOCHECK does where the block layer can (SCSI; NVMe from Linux
+ * 6.14), on the NVMe drives of older kernels, where a read with
+ * DIO_PI_NOCHECK is -EOPNOTSUPP.  Nothing is cached by the kernel.
+ *
+ * The kernel decides who may: Linux 6.1 lets only CAP_SYS_ADMIN send
+ * passthrough commands; from 6.2 a process without it may send this read
+ * on a descriptor of the whole namespace opened for reading, but never on
+ * a partition.
+ *
+ * Returns: 0, or -1 with errno: ENOTTY (@fd is not an NVMe namespace or
+ * partition: use DIO_PI_NOCHECK), EACCES (the kernel refused the
+ * passthrough: without CAP_SYS_ADMIN on Linux 6.1, on a partition, or a
+ * descriptor not open for reading), EINVAL (@len or @offset not a multiple
+ * of the interval, a bad profile, or beyond the namespace), EIO (the drive
+ * failed the read), or another errno of ioctl(2).
+ *
+ * Since: 0.1
+ */
+DIO_PUBLIC int dio_pi_read_raw(int fd, const struct dio_pi_profile *p, void *buf,
+			       size_t len, void *md, uint64_t offset);
+
+/**
+ * dio_pi_explain:
+ * @fd: as for dio_pi_read_raw(): the NVMe namespace (or a partition of it)
+ *	the request's handle was opened with
+ * @p: the device's profile
+ * @r: a read that completed with -EILSEQ, refused by the device
+ *	(pi_err_source DIO_PI_SRC_DEVICE), whose interval the module found
+ *	but whose tag it could not learn (pi_err_tag DIO_PI_TAG_NONE): NVMe
+ *	before Linux 6.14
+ *
+ * Reads the refused interval raw (dio_pi_read_raw()) and checks it as the
+ * drive did: the guard, the ref tag (types 1 and 2: the interval's number
+ * on the disk) and, where @r asked for it (DIO_PI_CHK_APPTAG), the app tag
+ * under its mask, in that order, with the escapes of dio_pi_verify().  On
+ * success fills @r's pi_err_tag, pi_err_expected and pi_err_actual as the
+ * module would have; pi_err_interval and pi_err_source (the device found
+ * it) stay.
+ *
+ * Returns: 0, or -1 with errno: EINVAL (@r is not such a refusal),
+ * ENODATA (the interval reads back correct now: rewritten since, or the
+ * refusal was not about the data on the medium), or dio_pi_read_raw()'s
+ * (EACCES where the kernel forbids the passthrough: say so, and report
+ * the interval alone).
+ *
+ * Since: 0.1
+ */
+DIO_PUBLIC int dio_pi_explain(int fd, const struct dio_pi_profile *p,
+			      struct dio_request *r);
+
 #ifdef __cplusplus
 }
 #endif

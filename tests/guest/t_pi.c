@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -870,9 +871,12 @@ static void nvme_corruption(int ns)
 	 * again an interval at a time.  Since 6.14 it can read it raw, so it
 	 * also knows the tag and values: the guard of the corrupted data and
 	 * the one stored, which is the one we wrote.  Before, NVMe cannot skip
-	 * its checks: the block, DIO_PI_TAG_NONE and no values.
+	 * its checks: the module names the block, DIO_PI_TAG_NONE and no
+	 * values, and dio_pi_explain() learns the rest by passthrough.
 	 */
 	for (int pass = 0; pass < 2; pass++) {
+		const char *what = pass ? "corrupted, PI buffer" : "corrupted, plain read";
+
 		if (pass == 0) {
 			memset(d.back, 0, LEN);
 			dio_req_prep_read(&r, d.h, d.back, LEN, off);
@@ -884,25 +888,36 @@ static void nvme_corruption(int ns)
 			      (unsigned long long)r.pi_err_interval, r.pi_err_tag,
 			      (unsigned long long)r.pi_err_expected,
 			      (unsigned long long)r.pi_err_actual);
-		if (tl_kernel_at_least(6, 14))
-			assert_pi_err(pass ? "corrupted, PI buffer" : "corrupted, plain read",
-				      &r, DIO_PI_SRC_DEVICE, seed + 7, DIO_PI_TAG_GUARD,
-				      guard_of(&d, blk), tuple_guard(&d, tuple(&d, d.pi, 7)));
-		else
-			assert_pi_err(pass ? "corrupted, PI buffer" : "corrupted, plain read",
-				      &r, DIO_PI_SRC_DEVICE, seed + 7, DIO_PI_TAG_NONE, 0, 0);
+		if (!tl_kernel_at_least(6, 14)) {
+			assert_pi_err(what, &r, DIO_PI_SRC_DEVICE, seed + 7, DIO_PI_TAG_NONE, 0, 0);
+			assert_int_equal(dio_pi_explain(d.fd, &d.p, &r), 0);
+			print_message("# explained: tag %u expected %#llx actual %#llx\n", r.pi_err_tag,
+				      (unsigned long long)r.pi_err_expected,
+				      (unsigned long long)r.pi_err_actual);
+			/* Explained once: not a refusal without a tag any more. */
+			assert_int_equal(tl_errno(dio_pi_explain(d.fd, &d.p, &r)), -EINVAL);
+		}
+		assert_pi_err(what, &r, DIO_PI_SRC_DEVICE, seed + 7, DIO_PI_TAG_GUARD,
+			      guard_of(&d, blk), tuple_guard(&d, tuple(&d, d.pi, 7)));
 	}
 
-	/* A raw read fetches the bad block and its PI where the kernel can. */
+	/*
+	 * A raw read fetches the bad block and its PI: the module where the
+	 * kernel can, passthrough (dio_pi_read_raw()) before 6.14.
+	 */
+	memset(d.back, 0, LEN);
+	memset(d.pi2, 0, d.pilen);
 	read_pi(&d, off, DIO_PI_NOCHECK, 0, 0, &r);
 	if (tl_kernel_at_least(6, 14)) {
 		assert_int_equal(run(&d, &r), 0);
 		assert_int_equal(r.result, LEN);
-		assert_memory_equal(d.back + 7 * iv, blk, iv);
-		assert_memory_equal(d.pi2, d.pi, d.pilen);
 	} else {
 		assert_int_equal(run(&d, &r), -EOPNOTSUPP);
+		assert_int_equal(dio_pi_read_raw(d.fd, &d.p, d.back, LEN, d.pi2, off), 0);
 	}
+	assert_memory_equal(d.back + 7 * iv, blk, iv);
+	assert_memory_equal(d.back, d.data, 7 * iv);
+	assert_memory_equal(d.pi2, d.pi, d.pilen);
 	/* Repair from our own copy. */
 	write_pi(&d, off, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
@@ -925,6 +940,69 @@ static void test_nvme_corruption_detected(void **state)
 
 	for (ns = 1; ns <= NVME_NS_LAST; ns++)
 		nvme_corruption(ns);
+}
+
+/*
+ * dio_pi_read_raw() as a user who is not root, on a descriptor root opened
+ * for reading (as a database gets its disks): Linux 6.1 lets only
+ * CAP_SYS_ADMIN send NVMe passthrough, so EACCES there; from 6.2 the
+ * driver allows a read on a descriptor open for reading.  The data comes
+ * back as root wrote it.
+ */
+static void test_nvme_raw_unprivileged(void **state)
+{
+	uint64_t off = 40 * LEN;
+	struct dio_request r;
+	struct dev d;
+	char dev[64];
+	int fd, st;
+	pid_t pid;
+
+	assert_int_equal(tl_nvme_dev(1, dev, sizeof(dev)), 0);
+	dev_open(&d, dev);
+	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+					 &(struct dio_pi_params){ .seed = seed_of(&d, off) }), 0);
+	write_pi(&d, off, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	fd = open(dev, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int ret;
+
+		if (setresgid(1000, 1000, 1000) || setresuid(1000, 1000, 1000))
+			_exit(90);
+		memset(d.back, 0, LEN);
+		ret = dio_pi_read_raw(fd, &d.p, d.back, LEN, d.pi2, off);
+		if (ret < 0) {
+			printf("# dio_pi_read_raw as uid 1000: %s\n", strerror(errno));
+			_exit(errno == EACCES ? 11 : 12);
+		}
+		_exit(memcmp(d.back, d.data, LEN) || memcmp(d.pi2, d.pi, d.pilen) ? 13 : 10);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	close(fd);
+	assert_true(WIFEXITED(st));
+	if (tl_kernel_at_least(6, 2))
+		assert_int_equal(WEXITSTATUS(st), 10);
+	else
+		assert_int_equal(WEXITSTATUS(st), 11);
+	dev_close(&d);
+}
+
+/* Not NVMe: ENOTTY, the block layer's DIO_PI_NOCHECK is the way there. */
+static void test_raw_read_not_nvme(void **state)
+{
+	struct dev d;
+	char dev[64];
+
+	assert_int_equal(tl_scsi_debug_load("dif=1 dix=1 guard=0 sector_size=512 dev_size_mb=16",
+					    dev, sizeof(dev)), 0);
+	dev_open(&d, dev);
+	assert_int_equal(tl_errno(dio_pi_read_raw(d.fd, &d.p, d.back, LEN, d.pi2, 0)), -ENOTTY);
+	assert_int_equal(tl_errno(dio_pi_read_raw(d.fd, &d.p, d.back, LEN - 1, d.pi2, 0)), -EINVAL);
+	dev_close(&d);
 }
 
 static void test_scsi_raw_read(void **state)
@@ -1214,6 +1292,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_scsi_multi_bio, teardown),
 		cmocka_unit_test_teardown(test_nvme_multi_bio, teardown),
 		cmocka_unit_test_teardown(test_nvme_corruption_detected, teardown),
+		cmocka_unit_test_teardown(test_nvme_raw_unprivileged, teardown),
+		cmocka_unit_test_teardown(test_raw_read_not_nvme, teardown),
 		cmocka_unit_test_teardown(test_scsi_raw_read, teardown),
 		cmocka_unit_test_teardown(test_scsi_corruption_detected, teardown),
 		cmocka_unit_test_teardown(test_scsi_debug_error_injection, teardown),

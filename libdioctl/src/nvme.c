@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * NVMe: raw reads by passthrough, and what a refused read's tag and
+ * values were.
+ *
+ * Before Linux 6.14 the NVMe driver ignores the block layer's "do not
+ * check" flags and loses the status the drive returned (guard 0x282, app
+ * tag 0x283, ref tag 0x284) in a plain -EILSEQ, so the module can name the
+ * refused interval but not its tag or values, and cannot read it raw
+ * (DIO_PI_NOCHECK is -EOPNOTSUPP there).  The driver's passthrough can: a
+ * Read (NVME_IOCTL_IO64_CMD) with PRINFO 0 asks the drive for data and
+ * metadata with every check off.  From 6.2 a process without
+ * CAP_SYS_ADMIN may send it on a descriptor of the whole namespace opened
+ * for reading (the driver's command-effects rule); 6.1 wants CAP_SYS_ADMIN
+ * for any passthrough, and no kernel lets an unprivileged process send one
+ * on a partition.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <linux/nvme_ioctl.h>
+
+#include "dioctl.h"
+#include "dioctl_pi.h"
+
+#define NVME_CMD_READ		0x02
+/* Bytes per passthrough command: under every driver's max_hw_sectors. */
+#define RAW_CHUNK		(128 * 1024)
+
+/* The start of @fd's device on its disk, in bytes (a partition's offset). */
+static int dev_start(int fd, uint64_t *start)
+{
+	unsigned long long sectors;
+	char path[64];
+	struct stat st;
+	FILE *f;
+	int n;
+
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if (!S_ISBLK(st.st_mode)) {
+		errno = ENOTTY;
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/start",
+		 major(st.st_rdev), minor(st.st_rdev));
+	f = fopen(path, "re");
+	if (!f) {
+		/* A whole disk has no start attribute. */
+		*start = 0;
+		return 0;
+	}
+	n = fscanf(f, "%llu", &sectors);
+	fclose(f);
+	if (n != 1) {
+		errno = EIO;
+		return -1;
+	}
+	*start = (uint64_t)sectors * 512;
+	return 0;
+}
+
+/* An NVMe status (the ioctl's positive return) as an errno. */
+static int nvme_status_errno(int status)
+{
+	switch (status & 0x7ff) {
+	case 0x0002:	/* Invalid Field in Command */
+	case 0x0080:	/* LBA Out of Range */
+		return EINVAL;
+	case 0x0281:	/* Unrecovered Read Error */
+	default:
+		return EIO;
+	}
+}
+
+int dio_pi_read_raw(int fd, const struct dio_pi_profile *p, void *buf,
+		    size_t len, void *md, uint64_t offset)
+{
+	struct nvme_passthru_cmd64 c;
+	uint64_t start, lba;
+	ssize_t mdlen;
+	size_t done, n;
+	int nsid, ret;
+
+	mdlen = dio_pi_len(p, len);
+	if (mdlen < 0)
+		return -1;
+	if (!buf || (mdlen && !md) || (offset & (p->interval - 1))) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (dev_start(fd, &start) < 0)
+		return -1;
+	nsid = ioctl(fd, NVME_IOCTL_ID);
+	if (nsid < 0) {
+		/* Not an NVMe namespace: the block layer's raw read is the way. */
+		if (errno == EINVAL)
+			errno = ENOTTY;
+		return -1;
+	}
+	lba = (start + offset) / p->interval;
+	for (done = 0; done < len; done += n, lba += n / p->interval) {
+		n = len - done < RAW_CHUNK ? len - done : RAW_CHUNK;
+		memset(&c, 0, sizeof(c));
+		c.opcode = NVME_CMD_READ;
+		c.nsid = nsid;
+		c.addr = (uintptr_t)((char *)buf + done);
+		c.data_len = n;
+		c.metadata = (uintptr_t)((char *)md + done / p->interval * p->md_size);
+		c.metadata_len = n / p->interval * p->md_size;
+		c.cdw10 = (uint32_t)lba;
+		c.cdw11 = (uint32_t)(lba >> 32);
+		/* Number of blocks, 0's based; PRINFO (bits 29:26) 0: no check. */
+		c.cdw12 = (uint32_t)(n / p->interval - 1);
+		ret = ioctl(fd, NVME_IOCTL_IO64_CMD, &c);
+		if (ret < 0)
+			return -1;
+		if (ret > 0) {
+			errno = nvme_status_errno(ret);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int dio_pi_explain(int fd, const struct dio_pi_profile *p, struct dio_request *r)
+{
+	struct dio_pi_params a = { 0 };
+	struct dio_pi_error e;
+	uint64_t start, off;
+	void *data, *md;
+	int ret, saved;
+
+	if (!r || r->opcode != DIO_OP_READ || r->result != -EILSEQ ||
+	    r->pi_err_source != DIO_PI_SRC_DEVICE || r->pi_err_tag != DIO_PI_TAG_NONE ||
+	    r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN || !p) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (dev_start(fd, &start) < 0)
+		return -1;
+	/* pi_err_interval counts from the start of the disk. */
+	off = r->pi_err_interval * p->interval;
+	if (off < start) {
+		errno = EINVAL;
+		return -1;
+	}
+	off -= start;
+	data = aligned_alloc(4096, p->interval < 4096 ? 4096 : p->interval);
+	md = calloc(1, p->md_size);
+	if (!data || !md) {
+		free(data);
+		free(md);
+		errno = ENOMEM;
+		return -1;
+	}
+	ret = dio_pi_read_raw(fd, p, data, p->interval, md, off);
+	if (ret == 0) {
+		/*
+		 * What the drive checked: the guard, the ref tag on types 1
+		 * and 2, and the app tag where the request asked for it (and
+		 * the kernel passed it on).  Checked in the drive's order.
+		 */
+		a.seed = r->pi_err_interval;
+		a.chk_flags = DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG;
+		if (r->pi_flags & DIO_PI_CHK_APPTAG) {
+			a.chk_flags |= DIO_PI_CHK_APPTAG;
+			a.app_tag = r->app_tag;
+			a.app_mask = r->app_tag_mask;
+		}
+		if (dio_pi_verify(p, data, p->interval, md, &a, &e) == 0) {
+			/* Good now: rewritten since, or not the medium's fault. */
+			errno = ENODATA;
+			ret = -1;
+		} else if (errno != EILSEQ) {
+			ret = -1;
+		} else {
+			r->pi_err_tag = e.tag;
+			r->pi_err_expected = e.expected;
+			r->pi_err_actual = e.actual;
+		}
+	}
+	saved = errno;
+	free(data);
+	free(md);
+	errno = saved;
+	return ret;
+}
