@@ -133,9 +133,11 @@ $(B)/tests/kmodctl: tests/kmodctl.c $(B)/tests/lib/testlib.o
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(B)/tests/lib/testlib.o -lkmod
 # A 32-bit program, for the compat_ioctl path (needs gcc-multilib).
-$(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/include/dioctl.h uapi/linux/dio_batch.h
+$(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/src/devinfo.c \
+		libdioctl/include/dioctl.h uapi/linux/dio_batch.h
 	@mkdir -p $(@D)
-	$(CC) -m32 -static $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ tests/compat32.c libdioctl/src/sys_dio.c
+	$(CC) -m32 -static $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ tests/compat32.c libdioctl/src/sys_dio.c \
+		libdioctl/src/devinfo.c
 $(B)/tools/dioctl: $(DIOCTL_SRCS) $(wildcard tools/*.h) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itools $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $(DIOCTL_SRCS) $(LIB_A) $(LIB_LIBS) -lm

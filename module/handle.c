@@ -485,6 +485,8 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
 	q->capacity = bdev_nr_bytes(bdev);
 	q->max_io_bytes = DIO_MAX_IO_BYTES;
 	q->max_segment_size = queue_max_segment_size(rq);
+	q->dev_major = MAJOR(bdev->bd_dev);
+	q->dev_minor = MINOR(bdev->bd_dev);
 	if (!dio_bdev_integrity(bdev, &bi))
 		return;
 	strscpy(q->profile, bi.name, sizeof(q->profile));
@@ -522,7 +524,7 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
  * @arg: user pointer to struct dio_query
  *
  * @size and @handle are read, and the reserved fields must be zero; the
- * rest is output.
+ * rest is output (what the caller left there is ignored).
  *
  * Return: 0, or -EBADF for a handle that is not live in the context,
  * -EINVAL (size too small, non-zero reserved fields), -E2BIG
@@ -538,7 +540,7 @@ long dio_handle_query_ioctl(struct dio_file *df, void __user *arg)
 	ret = dio_copy_arg(&q, sizeof(q), DIO_QUERY_SIZE_VER0, arg);
 	if (ret)
 		return ret;
-	if (q.reserved[0] || q.reserved[1] || q.reserved[2] || q.reserved[3])
+	if (q.reserved[0] || q.reserved[1] || q.reserved[2])
 		return -EINVAL;
 	usize = q.size;
 	handle = q.handle;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "dioctl.h"
+#include "devinfo.h"
 
 #define DIO_DEV_PATH	"/dev/" DIO_BATCH_DEVNAME
 
@@ -80,7 +81,16 @@ int sys_dio_query(int ctx, int handle, struct dio_query *q)
 	memset(q, 0, sizeof(*q));
 	q->size = sizeof(*q);
 	q->handle = (uint32_t)handle;
-	return ioctl(ctx, DIO_IOC_QUERY, q);
+	if (ioctl(ctx, DIO_IOC_QUERY, q) < 0)
+		return -1;
+	/*
+	 * The kernel's profiles, and so the module, call type 2 type 1: ask
+	 * the disk (devinfo.c).  Its rules for our purposes are type 1's.
+	 */
+	if (q->pi_type == 1 && (q->dev_major || q->dev_minor) &&
+	    dio__pi_type_of(q->dev_major, q->dev_minor) == 2)
+		q->pi_type = 2;
+	return 0;
 }
 
 int sys_dio_stat(int ctx, struct dio_stat *st)

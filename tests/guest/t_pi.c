@@ -309,7 +309,7 @@ static void check_profile(const char *path, const char *profile,
 	assert_int_equal(d.q.pi_interval, interval);
 	assert_int_equal(d.q.logical_block_size, interval);
 	assert_int_equal(d.q.pi_type, type);
-	type1 = d.q.pi_type == 1;
+	type1 = d.q.pi_type != 3;	/* types 1 and 2 */
 	seed = seed_of(&d, off);
 
 	/*
@@ -526,7 +526,8 @@ static void test_scsi_debug_profiles(void **state)
 	} prof[] = {
 		{ "dif=1 dix=1 guard=0", "T10-DIF-TYPE1-CRC", 512, 1 },
 		{ "dif=1 dix=1 guard=0 sector_size=4096", "T10-DIF-TYPE1-CRC", 4096, 1 },
-		{ "dif=2 dix=1 guard=0 sector_size=4096", "T10-DIF-TYPE1-CRC", 4096, 1 },
+		/* Type 2: the kernel says type 1, libdioctl asks sysfs. */
+		{ "dif=2 dix=1 guard=0 sector_size=4096", "T10-DIF-TYPE1-CRC", 4096, 2 },
 		{ "dif=1 dix=1 guard=1", "T10-DIF-TYPE1-IP", 512, 1 },
 		{ "dif=1 dix=1 guard=1 sector_size=4096", "T10-DIF-TYPE1-IP", 4096, 1 },
 		{ "dif=3 dix=1 guard=0", "T10-DIF-TYPE3-CRC", 512, 3 },
@@ -556,8 +557,9 @@ static const struct {
 	[2] = { "EXT-DIF-TYPE1-CRC64", 4096, 1 },
 	[3] = { "T10-DIF-TYPE3-CRC", 512, 3 },
 	[4] = { "T10-DIF-TYPE1-CRC", 512, 1 },	/* 16-byte metadata, PI first */
+	[5] = { "T10-DIF-TYPE1-CRC", 512, 2 },	/* type 2: libdioctl asks Identify */
 };
-#define NVME_NS_LAST	4
+#define NVME_NS_LAST	5
 
 static void test_nvme_profiles(void **state)
 {
@@ -699,7 +701,7 @@ static void check_big(struct dev *d, struct big *b)
 	const size_t k = b->n / 2 + b->n / 4 + 3;
 	const unsigned int iv = d->q.pi_interval;
 	unsigned int chk = DIO_PI_CHK_GUARD | DIO_PI_CHK_APPTAG |
-			   (d->q.pi_type == 1 ? DIO_PI_CHK_REFTAG : 0);
+			   (d->q.pi_type != 3 ? DIO_PI_CHK_REFTAG : 0);
 	struct dio_request r;
 	unsigned char *t;
 	size_t pos = 0;

@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -111,7 +114,15 @@ static void check_query(const char *dev, const struct expect *e,
 	assert_int_equal(q.pi_ref_tag_size, e->ref_size);
 	assert_int_equal(q.pi_storage_tag_size, 0);
 	assert_true(q.pi_caps & DIO_PI_CAP_INTEGRITY);
-	assert_int_equal(!!(q.pi_caps & DIO_PI_CAP_REFTAG), e->type == 1);
+	assert_int_equal(!!(q.pi_caps & DIO_PI_CAP_REFTAG), e->type != 3);
+	/* The device's number, as stat(2) has it. */
+	{
+		struct stat st;
+
+		assert_int_equal(stat(dev, &st), 0);
+		assert_int_equal(q.dev_major, major(st.st_rdev));
+		assert_int_equal(q.dev_minor, minor(st.st_rdev));
+	}
 	assert_int_equal(!!(q.pi_caps & DIO_PI_CAP_KVERIFY),
 			 sysfs_long(dev, "integrity/read_verify"));
 	assert_int_equal(!!(q.pi_caps & DIO_PI_CAP_KGENERATE),
@@ -134,7 +145,8 @@ static void test_scsi_debug_profiles(void **state)
 	static const struct { const char *opts; struct expect e; } cases[] = {
 		{ "dif=1 dix=1 guard=0", { "T10-DIF-TYPE1-CRC", 512, DIO_GUARD_CRC16, 8, 1, 4, 1, 0, 0 } },
 		{ "dif=1 dix=1 guard=1", { "T10-DIF-TYPE1-IP", 512, DIO_GUARD_IP, 8, 1, 4, 1, 0, 0 } },
-		{ "dif=2 dix=1 guard=0 sector_size=4096", { "T10-DIF-TYPE1-CRC", 4096, DIO_GUARD_CRC16, 8, 1, 4, 1, 0, 0 } },
+		/* Type 2: the module says 1 (the kernel's profile), libdioctl sysfs's 2. */
+		{ "dif=2 dix=1 guard=0 sector_size=4096", { "T10-DIF-TYPE1-CRC", 4096, DIO_GUARD_CRC16, 8, 2, 4, 1, 0, 0 } },
 		{ "dif=1 dix=1 guard=1 sector_size=4096", { "T10-DIF-TYPE1-IP", 4096, DIO_GUARD_IP, 8, 1, 4, 1, 0, 0 } },
 		{ "dif=3 dix=1 guard=0", { "T10-DIF-TYPE3-CRC", 512, DIO_GUARD_CRC16, 8, 3, 4, 1, 0, 0 } },
 		{ "dif=3 dix=1 guard=1 sector_size=4096", { "T10-DIF-TYPE3-IP", 4096, DIO_GUARD_IP, 8, 3, 4, 1, 0, 0 } },
@@ -164,13 +176,15 @@ static void test_nvme_profiles(void **state)
 		[2] = { "EXT-DIF-TYPE1-CRC64", 4096, DIO_GUARD_CRC64, 16, 1, 6, 0, 0, 0 },
 		[3] = { "T10-DIF-TYPE3-CRC", 512, DIO_GUARD_CRC16, 8, 3, 4, 0, 0, 0 },
 		[4] = { "T10-DIF-TYPE1-CRC", 512, DIO_GUARD_CRC16, 8, 1, 4, 0, 16, 8 },
+		/* Type 2, which libdioctl learns by Identify Namespace. */
+		[5] = { "T10-DIF-TYPE1-CRC", 512, DIO_GUARD_CRC16, 8, 2, 4, 0, 0, 0 },
 	};
 	struct tl_nvme_format nf;
 	struct dio_query q;
 	char dev[64], *mdb;
 	int ns;
 
-	for (ns = 1; ns <= 4; ns++) {
+	for (ns = 1; ns <= 5; ns++) {
 		assert_int_equal(tl_nvme_dev(ns, dev, sizeof(dev)), 0);
 		check_query(dev, &e[ns], &q);
 		assert_int_equal(tl_nvme_format(ns, &nf), 0);
@@ -182,6 +196,54 @@ static void test_nvme_profiles(void **state)
 			assert_int_equal(q.pi_md_size, atoi(mdb));
 		free(mdb);
 	}
+}
+
+/*
+ * Type 2 as a user who is not root: sysfs tells anyone on SCSI; NVMe's
+ * Identify needs CAP_SYS_ADMIN on 6.1, so there the module's 1 stands.
+ */
+static void test_type2_unprivileged(void **state)
+{
+	struct dio_query q;
+	char dev[64];
+	int ctx, fd, h, st;
+	pid_t pid;
+
+	assert_int_equal(tl_nvme_dev(5, dev, sizeof(dev)), 0);
+	ctx = sys_dio_init(0, DIO_PRIVATE);
+	assert_true(ctx >= 0);
+	fd = open(dev, O_RDONLY);
+	assert_true(fd >= 0);
+	h = sys_dio_open(ctx, fd, 0);
+	assert_true(h >= 1);
+	/* The device node stays root's: the user reads through its handle. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setresgid(1000, 1000, 1000) || setresuid(1000, 1000, 1000) ||
+		    sys_dio_query(ctx, h, &q))
+			_exit(90);
+		_exit(q.pi_type);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	/* No access to /dev/nvme0n5 as uid 1000 (root's, mode 0600 or 0660 disk). */
+	assert_int_equal(WEXITSTATUS(st), 1);
+	assert_int_equal(chmod(dev, 0644), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setresgid(1000, 1000, 1000) || setresuid(1000, 1000, 1000) ||
+		    sys_dio_query(ctx, h, &q))
+			_exit(90);
+		_exit(q.pi_type);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(chmod(dev, 0600), 0);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), tl_kernel_at_least(6, 2) ? 2 : 1);
+	close(fd);
+	close(ctx);
 }
 
 static void test_compat32_program(void **state)
@@ -200,6 +262,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scsi_debug_profiles),
 		cmocka_unit_test(test_nvme_profiles),
+		cmocka_unit_test(test_type2_unprivileged),
 		cmocka_unit_test(test_compat32_program),
 	};
 

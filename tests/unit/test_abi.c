@@ -79,7 +79,9 @@ static void test_query_layout(void **state)
 	assert_int_equal(OFF(dio_query, pi_opaque_size), 54);
 	assert_int_equal(OFF(dio_query, pi_opaque_offset), 55);
 	assert_int_equal(OFF(dio_query, profile), 56);
-	assert_int_equal(OFF(dio_query, reserved), 88);
+	assert_int_equal(OFF(dio_query, dev_major), 88);
+	assert_int_equal(OFF(dio_query, dev_minor), 92);
+	assert_int_equal(OFF(dio_query, reserved), 96);
 }
 
 static void test_features_layout(void **state)

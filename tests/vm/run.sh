@@ -3,7 +3,7 @@
 #   run.sh FLAVOUR RESULTS_DIR
 # RESULTS_DIR must hold guest.sh; the guest sees it at /tmp/results and
 # leaves guest.log, guest.rc and dmesg.txt there; the serial console goes to
-# RESULTS_DIR/console.log.  NVMe PI namespaces are attached (nsid 1-4, see
+# RESULTS_DIR/console.log.  NVMe PI namespaces are attached (nsid 1-5, see
 # tests/README.md).  Exit status: guest.sh's, or 124 on time-out, 125 when
 # the guest died without one.  VM_ROOT (default /) is the directory the
 # guest takes as its root filesystem (deb-check.sh: a throwaway root).
@@ -27,7 +27,7 @@ fi
 
 # NVMe namespaces with PI; sparse backing files the host (and the guest,
 # through the results share) can corrupt behind the device's back.
-for i in 1 2 3 4; do
+for i in 1 2 3 4 5; do
 	truncate -s 64M "$res/nvme$i.img"
 done
 # The controller is in a subsystem, so that a namespace can be detached
@@ -48,6 +48,9 @@ nvme=(
 	# metadata), 8 bytes the kernel does not interpret.
 	-drive file="$res/nvme4.img",if=none,id=nvm4,format=raw,cache=writeback
 	-device nvme-ns,drive=nvm4,bus=nvme0,nsid=4,ms=16,mset=0,pi=1,pil=1
+	# Type 2: the kernel's profile is type 1's; libdioctl asks Identify.
+	-drive file="$res/nvme5.img",if=none,id=nvm5,format=raw,cache=writeback
+	-device nvme-ns,drive=nvm5,bus=nvme0,nsid=5,ms=8,mset=0,pi=2
 )
 rm -f "$res/guest.rc" "$res/guest.log" "$res/dmesg.txt"
 # -cpu max without la57: with 5-level paging the debug kernel's KASAN once

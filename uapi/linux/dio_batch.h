@@ -235,8 +235,10 @@ struct dio_close {
  * @pi_interval: protection interval in bytes (0: no PI)
  * @pi_tuple_size: bytes of the PI tuple (8, or 16 for CRC64; 0: no PI)
  * @pi_guard_type: DIO_GUARD_*
- * @pi_type:	T10 protection type 1, 2 or 3 (0: no PI).  Type 2 devices
- *		report 1: the kernel treats them alike.
+ * @pi_type:	T10 protection type 1, 2 or 3 (0: no PI).  The module
+ *		reports type 2 devices as 1 (the kernel's profiles treat them
+ *		alike); libdioctl's sys_dio_query() reports 2 where it can
+ *		learn it (SCSI: sysfs; NVMe: Identify Namespace)
  * @pi_app_tag_size: bytes of application tag in a tuple (2)
  * @pi_ref_tag_size: bytes of reference tag in a tuple (4, or 6 for CRC64)
  * @pi_offset:	offset of the PI tuple in the metadata
@@ -251,6 +253,8 @@ struct dio_close {
  *		(lbmd_opaque_offset)
  * @profile:	the kernel's integrity profile name, NUL-terminated
  *		("T10-DIF-TYPE1-CRC", "EXT-DIF-TYPE1-CRC64", or "" without PI)
+ * @dev_major:	the handle's block device, as stat(2)'s st_rdev has it
+ * @dev_minor:	(its sysfs entry is /sys/dev/block/MAJOR:MINOR)
  * @reserved:	zero
  */
 struct dio_query {
@@ -276,7 +280,9 @@ struct dio_query {
 	__u8	pi_opaque_size;
 	__u8	pi_opaque_offset;
 	char	profile[32];
-	__u64	reserved[4];
+	__u32	dev_major;
+	__u32	dev_minor;
+	__u64	reserved[3];
 };
 
 #define DIO_QUERY_SIZE_VER0	120
