@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The source of the installed fio, configured (config-host.h only), for the
+# external ioengine in fio/: fio's engine ABI is its internal structs, so the
+# engine is built against exactly the fio that runs it.
+#   scripts/fio-src.sh        print the configured source directory
+#                             (fetching and configuring it once)
+#   scripts/fio-src.sh --dir  print where it would be, fetch nothing
+# Cached under $DIO_CACHE/fio/VERSION/ (default /var/cache/dio_batch), never
+# in the checkout.  Fetching needs root (a deb-src entry for the host's
+# Debian source is added to /etc/apt/sources.list.d/dio_batch-src.sources).
+set -euo pipefail
+
+CACHE=${DIO_CACHE:-/var/cache/dio_batch}/fio
+log() { echo "fio-src: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+ver=$(dpkg-query -W -f='${Version}' fio 2>/dev/null || true)
+[ -n "$ver" ] || die "fio is not installed (make deps)"
+upstream=${ver#*:}
+upstream=${upstream%-*}
+top=$CACHE/$ver
+dir=$top/fio-$upstream
+
+if [ "${1:-}" = --dir ]; then
+	echo "$dir"
+	exit 0
+fi
+if [ -f "$dir/.dio_batch-configured" ]; then
+	echo "$dir"
+	exit 0
+fi
+[ "$(id -u)" = 0 ] || die "the source of fio $ver is not in $CACHE: run as root once (sudo scripts/fio-src.sh)"
+
+# The host's Debian source (as tests/vm/kernel.sh finds it): the URIs and
+# Signed-By of the first enabled deb entry for bookworm.
+host_debian_source() {
+	local f out line uri opts signed
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -e "$f" ] || continue
+		case $f in */dio_batch-*) continue ;; esac
+		out=$(awk '
+		function flush() {
+			if (!found && types ~ /(^|[ \t])deb([ \t]|$)/ && suites ~ /(^|[ \t])bookworm([ \t]|$)/ &&
+			    enabled != "no" && uris != "") {
+				if (signed !~ /^\//) signed = ""
+				print uris; print signed; found = 1
+			}
+			types = suites = uris = signed = enabled = ""
+		}
+		/^#/ { next }
+		/^[ \t]*$/ { flush(); next }
+		/^[ \t]/ { next }
+		{
+			k = tolower($1); sub(/:$/, "", k); v = $0; sub(/^[^:]*:[ \t]*/, "", v); sub(/[ \t]+$/, "", v)
+			if (k == "types") types = v; else if (k == "suites") suites = v
+			else if (k == "uris") uris = v; else if (k == "signed-by") signed = v
+			else if (k == "enabled") enabled = tolower(v)
+		}
+		END { flush() }' "$f")
+		[ -n "$out" ] && { echo "$out"; return 0; }
+	done
+	if [ -r /etc/apt/sources.list ]; then
+		while read -r line; do
+			[[ $line =~ ^deb[[:space:]]+(\[([^]]*)\][[:space:]]+)?([^[:space:]]+)[[:space:]]+bookworm[[:space:]] ]] || continue
+			uri=${BASH_REMATCH[3]} opts=${BASH_REMATCH[2]} signed=
+			[[ $opts =~ signed-by=([^[:space:],]+) ]] && signed=${BASH_REMATCH[1]}
+			printf '%s\n%s\n' "$uri" "$signed"
+			return 0
+		done </etc/apt/sources.list
+	fi
+	die "no bookworm source found in /etc/apt/sources.list{,.d/*.sources}"
+}
+
+src=$(host_debian_source)
+uris=$(sed -n 1p <<<"$src") signed=$(sed -n 2p <<<"$src")
+list=/etc/apt/sources.list.d/dio_batch-src.sources
+want=$(printf 'Types: deb-src\nURIs: %s\nSuites: bookworm bookworm-updates\nComponents: main\n%s' \
+	"$uris" "${signed:+Signed-By: $signed
+}")
+if [ "$(cat "$list" 2>/dev/null)" != "$want" ] || ! apt-cache showsrc fio 2>/dev/null | grep -q "^Version: $ver\$"; then
+	log "adding $list ($uris)"
+	printf '%s\n' "$want" >"$list"
+	apt-get update -q >&2
+fi
+
+rm -rf "$top.tmp"
+mkdir -p "$top.tmp"
+log "apt-get source fio=$ver into $top"
+(cd "$top.tmp" && apt-get source -q --download-only "fio=$ver" >&2 &&
+	dpkg-source -x ./fio_"${ver#*:}".dsc "fio-$upstream" >&2)
+# Only config-host.h (and what configure writes beside it): fio itself is
+# not built.  The options match Debian's build where they change structs
+# the engine sees (none of fio's public structs depend on the optional
+# libraries).
+(cd "$top.tmp/fio-$upstream" && ./configure --disable-native >&2)
+[ -f "$top.tmp/fio-$upstream/config-host.h" ] || die "configure wrote no config-host.h"
+touch "$top.tmp/fio-$upstream/.dio_batch-configured"
+rm -rf "$top"
+mv "$top.tmp" "$top"
+echo "$dir"
