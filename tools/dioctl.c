@@ -2,21 +2,22 @@
 /*
  * dioctl: the command-line tool of dio_batch.
  *
- *   dioctl features
- *   dioctl query DEVICE
- *   dioctl write DEVICE --offset N --length N [--pattern BYTE|--random SEED]
- *                       [--pi] [--app-tag T] [--batch N] [--fua]
- *   dioctl read DEVICE --offset N --length N [--pi] [--verify] [--raw]
- *                      [--dump] [--app-tag T] [--batch N]
+ *   dioctl [-V] [-h] COMMAND [OPTIONS] [DEVICE]
+ *   features | query DEVICE | read DEVICE | write DEVICE | scrub DEVICE
+ *   | tag get DEVICE | tag set DEVICE
  *
- * Every command works in a private context of its own.  Exit status: 0 on
- * success, 1 on failure, with one line on stderr naming the errno.  See
- * dioctl(1).
+ * Every command works in a private context of its own.  Exit status: 0
+ * success, 1 usage error, 2 module or device unreachable, 3 I/O error,
+ * 4 PI failure found, 5 not supported, 130 scrub interrupted; one line on
+ * stderr names the errno.  --json (-o json) prints one JSON document on
+ * stdout.  See dioctl(1).  This file: messages, devices, features, query,
+ * read, write, tag and the command line; scrub is in dioctl_scrub.c.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,21 +25,38 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "dioctl.h"
+#include "dioctl_tool.h"
 
 /* ---- messages ---- */
 
-static const char *err_text(int e)
+const char *err_text(int e)
 {
 	/* glibc's text for EILSEQ is about multibyte characters. */
 	return e == EILSEQ ? "protection information check failed" : strerror(e);
 }
 
-/* Print "dioctl: WHAT: TEXT (ENAME)" (no errno part when @e is 0), exit 1. */
-static void __attribute__((noreturn, format(printf, 2, 3)))
-fail(int e, const char *fmt, ...)
+const char *err_name(int e)
+{
+	const char *n = strerrorname_np(e);
+
+	return n ? n : "?";
+}
+
+int exit_code_of(int e)
+{
+	switch (e) {
+	case EILSEQ:
+		return EXIT_PI;
+	case EOPNOTSUPP:
+		return EXIT_NOTSUP;
+	}
+	return EXIT_IO;
+}
+
+void die(int code, int e, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -48,23 +66,95 @@ fail(int e, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	if (e)
-		fprintf(stderr, ": %s (%s)", err_text(e), strerrorname_np(e) ?: "?");
+		fprintf(stderr, ": %s (%s)", err_text(e), err_name(e));
 	fputc('\n', stderr);
-	exit(1);
+	exit(code);
 }
 
-static void usage(FILE *out)
+
+const char *tag_name(unsigned int t)
 {
-	fputs("usage: dioctl [-h] COMMAND [ARGS]\n"
-	      "  features                  what the loaded dio_batch module supports\n"
-	      "  query DEVICE              geometry and PI format of a block device\n"
-	      "  write DEVICE --offset N --length N [--pattern BYTE | --random SEED]\n"
-	      "               [--pi] [--app-tag T] [--batch N] [--fua]\n"
-	      "  read DEVICE --offset N --length N [--pi] [--verify] [--raw] [--dump]\n"
-	      "              [--app-tag T] [--batch N]\n"
-	      "Numbers may be hex (0x...) and take K, M, G suffixes (KiB, MiB, GiB).\n"
-	      "Exit status 0 on success, 1 on failure.  See dioctl(1).\n", out);
+	static const char *const n[] = { "none", "guard", "app", "ref" };
+
+	return t < 4 ? n[t] : "unknown";
 }
+
+const char *source_name(unsigned int s)
+{
+	static const char *const n[] = { "unknown", "user", "module", "device" };
+
+	if (s == DIO_PI_SRC_DIOCTL)
+		return "dioctl";
+	return s < 4 ? n[s] : "unknown";
+}
+
+const char *source_text(unsigned int s)
+{
+	static const char *const n[] = {
+		"unknown", "user (DIO_PI_VERIFY_USER, before submission)",
+		"module (dio_batch verified what it read)",
+		"device (the device or block layer refused the I/O)",
+	};
+
+	if (s == DIO_PI_SRC_DIOCTL)
+		return "dioctl (libdioctl's dio_pi_verify() on the tuples read)";
+	return s < 4 ? n[s] : "unknown";
+}
+
+double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- numbers ---- */
+
+/* "64K", "0x1000", "2M": bytes; a usage error on garbage and overflow. */
+uint64_t parse_num(const char *s, const char *what)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *s == '-')
+		usage_error("bad %s '%s'", what, s);
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	}
+	if (shift && !strcmp(end, "iB"))
+		end += 2;
+	if (*end || (v << shift) >> shift != v)
+		usage_error("bad %s '%s'", what, s);
+	return v << shift;
+}
+
+/* splitmix64: the --random data of a byte offset depends only on it. */
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+void *xalloc(size_t len)
+{
+	void *p;
+
+	if (posix_memalign(&p, 4096, len ? len : 1))
+		die(EXIT_IO, ENOMEM, "allocating %zu bytes", len);
+	memset(p, 0, len);
+	return p;
+}
+
+/* ---- features ---- */
 
 struct bitname {
 	uint64_t	bit;
@@ -86,6 +176,24 @@ static void print_bits(const char *label, uint64_t v, const struct bitname *t)
 	putchar('\n');
 }
 
+/* "key": { "value": N, "names": [ ... ] } */
+static void json_bits(const char *key, uint64_t v, const struct bitname *t)
+{
+	uint64_t known = 0;
+
+	j_begin(key);
+	j_u64("value", v);
+	j_abegin("names");
+	for (; t->name; t++) {
+		known |= t->bit;
+		if (v & t->bit)
+			j_str(NULL, t->name);
+	}
+	j_aend();
+	j_u64("unknown", v & ~known);
+	j_end();
+}
+
 static const struct bitname pi_cap_names[] = {
 	{ DIO_PI_CAP_INTEGRITY, "integrity" }, { DIO_PI_CAP_REFTAG, "reftag" },
 	{ DIO_PI_CAP_KGENERATE, "kgenerate" }, { DIO_PI_CAP_KVERIFY, "kverify" },
@@ -103,76 +211,23 @@ static const char *guard_name(unsigned int g)
 	return "unknown";
 }
 
-static const char *tag_name(unsigned int t)
-{
-	static const char *const n[] = { "none", "guard", "app", "ref" };
-
-	return t < 4 ? n[t] : "unknown";
-}
-
-static const char *source_name(unsigned int s)
-{
-	static const char *const n[] = {
-		"unknown", "user (DIO_PI_VERIFY_USER, before submission)",
-		"module (dio_batch verified what it read)",
-		"device (the device or block layer refused the I/O)",
-	};
-
-	return s < 4 ? n[s] : "unknown";
-}
-
-/* ---- numbers ---- */
-
-/* "64K", "0x1000", "2M": bytes; fails on garbage and overflow. */
-static uint64_t parse_num(const char *s, const char *what)
-{
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *s == '-')
-		fail(EINVAL, "bad %s '%s'", what, s);
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	}
-	if (shift && !strcmp(end, "iB"))
-		end += 2;
-	if (*end || (v << shift) >> shift != v)
-		fail(EINVAL, "bad %s '%s'", what, s);
-	return v << shift;
-}
-
-/* splitmix64: the --random data of a byte offset depends only on it. */
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-/* ---- features ---- */
-
-static void get_features(struct dio_features *f)
+void get_features(struct dio_features *f)
 {
 	if (sys_dio_features(f) < 0)
-		fail(errno, "cannot reach /dev/" DIO_BATCH_DEVNAME
-		     " (is the dio_batch module loaded?)");
+		die(EXIT_OPEN, errno, "cannot reach /dev/" DIO_BATCH_DEVNAME
+		    " (is the dio_batch module loaded?)");
 }
 
-static int cmd_features(void)
+static int cmd_features(const struct opts *o)
 {
 	static const struct bitname feat[] = {
 		{ DIO_FEAT_CONTEXTS, "contexts" }, { DIO_FEAT_BATCH_IO, "batch-io" },
-		{ DIO_FEAT_PI, "pi" }, { DIO_FEAT_PI_REPORT, "pi-report" }, { 0, NULL }
+		{ DIO_FEAT_PI, "pi" }, { DIO_FEAT_PI_REPORT, "pi-report" },
+		{ DIO_FEAT_STAT, "stat" }, { 0, NULL }
 	};
 	static const struct bitname init[] = {
 		{ DIO_CREAT, "creat" }, { DIO_EXCL, "excl" }, { DIO_PRIVATE, "private" },
-		{ 0, NULL }
+		{ DIO_FOREIGN, "foreign" }, { 0, NULL }
 	};
 	static const struct bitname open[] = { { DIO_OPEN_NOCLAIM, "noclaim" }, { 0, NULL } };
 	static const struct bitname req[] = {
@@ -192,6 +247,25 @@ static int cmd_features(void)
 	struct dio_features f;
 
 	get_features(&f);
+	if (o->json) {
+		j_begin(NULL);
+		j_str("dioctl_version", DIO_BATCH_VERSION);
+		j_u64("abi_version", f.abi_version);
+		j_u64("tool_abi_version", DIO_BATCH_ABI_VERSION);
+		json_bits("features", f.features, feat);
+		json_bits("init_flags", f.init_flags, init);
+		json_bits("open_flags", f.open_flags, open);
+		json_bits("request_flags", f.req_flags, req);
+		json_bits("pi_flags", f.pi_flags, pi);
+		json_bits("opcodes", f.opcodes, ops);
+		j_u64("max_batch", f.max_batch);
+		j_u64("max_inflight", f.max_inflight);
+		j_u64("max_pi_bytes", f.max_pi_bytes);
+		j_u64("max_user_pinned", f.max_user_pinned);
+		j_end();
+		j_done();
+		return EXIT_OK;
+	}
 	printf("%-20s %u (this tool: %u)\n", "abi version", f.abi_version,
 	       DIO_BATCH_ABI_VERSION);
 	print_bits("features", f.features, feat);
@@ -202,21 +276,13 @@ static int cmd_features(void)
 	print_bits("opcodes", f.opcodes, ops);
 	printf("%-20s %u\n%-20s %u\n%-20s %u\n", "max batch", f.max_batch,
 	       "max inflight", f.max_inflight, "max pi bytes", f.max_pi_bytes);
+	printf("%-20s %" PRIu64 "\n", "max user pinned", (uint64_t)f.max_user_pinned);
 	if (!(f.features & DIO_FEAT_PI))
 		printf("note: no PI support in this module: --pi requests fail with EOPNOTSUPP\n");
-	return 0;
+	return EXIT_OK;
 }
 
 /* ---- devices ---- */
-
-struct dev {
-	const char		*path;
-	int			fd, ctx, h;
-	struct dio_query	q;
-	struct dio_pi_profile	p;
-	bool			has_pi;		/* @p is valid */
-	uint64_t		start;		/* partition start, bytes */
-};
 
 /* Byte offset of a partition in its disk (0 for a whole disk). */
 static uint64_t part_start(const struct dev *d)
@@ -227,9 +293,9 @@ static uint64_t part_start(const struct dev *d)
 	FILE *f;
 
 	if (fstat(d->fd, &st) < 0)
-		fail(errno, "stat %s", d->path);
+		die(EXIT_OPEN, errno, "stat %s", d->path);
 	if (!S_ISBLK(st.st_mode))
-		fail(ENOTBLK, "%s", d->path);
+		die(EXIT_OPEN, ENOTBLK, "%s", d->path);
 	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/start",
 		 major(st.st_rdev), minor(st.st_rdev));
 	f = fopen(path, "r");
@@ -241,34 +307,34 @@ static uint64_t part_start(const struct dev *d)
 	return sectors * 512;
 }
 
-static void dev_open(struct dev *d, const char *path, bool writable)
+void dev_open(struct dev *d, const char *path, bool writable)
 {
 	memset(d, 0, sizeof(*d));
 	d->path = path;
 	d->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (d->fd < 0)
-		fail(errno, "open %s", path);
+		die(EXIT_OPEN, errno, "open %s", path);
 	d->start = part_start(d);
 	d->ctx = sys_dio_init(0, DIO_PRIVATE);
 	if (d->ctx < 0)
-		fail(errno, "sys_dio_init");
+		die(EXIT_OPEN, errno, "sys_dio_init (is the dio_batch module loaded?)");
 	d->h = sys_dio_open(d->ctx, d->fd, 0);
 	if (d->h < 0)
-		fail(errno, "sys_dio_open %s%s", path, errno == EBUSY ?
-		     " (mounted, or held by md/dm or another context?)" : "");
+		die(EXIT_OPEN, errno, "sys_dio_open %s%s", path, errno == EBUSY ?
+		    " (mounted, or held by md/dm or another context?)" : "");
 	if (sys_dio_query(d->ctx, d->h, &d->q) < 0)
-		fail(errno, "sys_dio_query %s", path);
+		die(EXIT_OPEN, errno, "sys_dio_query %s", path);
 	d->has_pi = dio_pi_profile_from_query(&d->q, &d->p) == 0;
 }
 
-static void dev_close(struct dev *d)
+void dev_close(struct dev *d)
 {
 	sys_dio_close(d->ctx, d->h);
 	sys_dio_exit(d->ctx);
 	close(d->fd);
 }
 
-static int cmd_query(const char *path)
+static int cmd_query(const char *path, const struct opts *o)
 {
 	struct dio_features f;
 	struct dev d;
@@ -276,6 +342,41 @@ static int cmd_query(const char *path)
 
 	get_features(&f);
 	dev_open(&d, path, false);
+	if (o->json) {
+		j_begin(NULL);
+		j_str("device", path);
+		j_u64("handle", d.h);
+		j_u64("capacity", q->capacity);
+		j_u64("blocks", q->capacity / q->logical_block_size);
+		j_u64("logical_block_size", q->logical_block_size);
+		j_u64("physical_block_size", q->physical_block_size);
+		j_u64("dma_alignment", q->dma_alignment);
+		j_u64("max_segments", q->max_segments);
+		j_u64("max_segment_size", q->max_segment_size);
+		j_u64("max_io_bytes", q->max_io_bytes);
+		if (q->profile[0])
+			j_str("pi_profile", q->profile);
+		else
+			j_null("pi_profile");
+		json_bits("pi_caps", q->pi_caps, pi_cap_names);
+		j_u64("pi_guard_type", q->pi_guard_type);
+		j_str("pi_guard", guard_name(q->pi_guard_type));
+		j_u64("pi_type", q->pi_type);
+		j_u64("pi_interval", q->pi_interval);
+		j_u64("pi_tuple_size", q->pi_tuple_size);
+		j_u64("pi_md_size", q->pi_md_size);
+		j_u64("pi_offset", q->pi_offset);
+		j_u64("pi_app_tag_size", q->pi_app_tag_size);
+		j_u64("pi_ref_tag_size", q->pi_ref_tag_size);
+		j_u64("pi_storage_tag_size", q->pi_storage_tag_size);
+		j_u64("pi_opaque_size", q->pi_opaque_size);
+		j_u64("pi_opaque_offset", q->pi_opaque_offset);
+		j_u64("partition_start", d.start);
+		j_end();
+		j_done();
+		dev_close(&d);
+		return EXIT_OK;
+	}
 	printf("%-20s %s (handle %d)\n", "device", path, d.h);
 	printf("%-20s %" PRIu64 " bytes (%" PRIu64 " blocks)\n", "capacity",
 	       (uint64_t)q->capacity, (uint64_t)q->capacity / q->logical_block_size);
@@ -304,42 +405,70 @@ static int cmd_query(const char *path)
 		printf("%-20s %" PRIu64 " bytes into its disk (ref tags count from the disk)\n",
 		       "partition start", d.start);
 	dev_close(&d);
-	return 0;
+	return EXIT_OK;
 }
 
-/* ---- I/O ---- */
+/* ---- request sizes ---- */
 
-struct io_opts {
-	bool		write;
-	uint64_t	offset, length;
-	bool		have_offset, have_length;
-	bool		random;		/* else pattern */
-	uint64_t	seed;
-	unsigned char	pattern;
-	bool		pi, verify, raw, dump, fua;
-	int		app_tag;	/* -1: none */
-	unsigned int	batch;
+uint64_t pick_req_size(const struct dev *d, const struct dio_features *f,
+		       const struct opts *o, uint64_t unit, bool pi)
+{
+	const struct dio_query *q = &d->q;
+	uint64_t max = q->max_io_bytes / unit * unit, r;
+
+	if (pi) {
+		uint64_t pimax = (uint64_t)f->max_pi_bytes / q->pi_md_size * q->pi_interval;
+
+		if (pimax < max)
+			max = pimax / unit * unit;
+	}
+	if (!max)
+		die(EXIT_NOTSUP, 0, "%s: the device's and the module's limits leave no room "
+		    "for a request of one %" PRIu64 "-byte unit", d->path, unit);
+	if (!o->req_size) {
+		r = 1 << 20;
+		return r > max ? max : r / unit * unit;
+	}
+	if (o->req_size % unit || o->req_size > max)
+		usage_error("--request-size %" PRIu64 ": must be a multiple of %" PRIu64
+			    " and at most %" PRIu64 " (the device's max_io_bytes%s)",
+			    o->req_size, unit, max, pi ? " and the module's max_pi_bytes" : "");
+	return o->req_size;
+}
+
+/* ---- read and write ---- */
+
+/* One request of the pipeline and its buffers. */
+struct slot {
+	struct dio_request	r;
+	unsigned char		*data, *md;
+	uint64_t		off;
+	size_t			len;
 };
 
-/* The I/O of one command: @n requests of @chunk bytes each. */
 struct io {
 	struct dev		*d;
-	const struct io_opts	*o;
-	size_t			chunk, md_chunk;	/* data, PI bytes per request */
-	unsigned int		n;
-	unsigned char		*data, *md;	/* md: pi_md_size per interval */
-	struct dio_request	*reqs;
-	struct dio_request	**ptrs;
+	const struct opts	*o;
+	uint64_t		unit, req, end;	/* end: exclusive byte offset */
+	bool			end_known;	/* else: stdin, until EOF */
+	unsigned int		depth;
+	struct slot		*slots;
+	int			in_fd, out_fd;
+	FILE			*info;		/* where text summaries go */
+	uint64_t		next, done_bytes;
+	unsigned int		nreq;
+	int			err;		/* first request failure */
+	unsigned int		verify_failures;
+	bool			eof;
 };
 
-/* Reference number of the interval at byte @off of the device. */
 static uint64_t seed_of(const struct dev *d, uint64_t off)
 {
 	return (d->start + off) / d->q.pi_interval;
 }
 
 static void fill_data(unsigned char *buf, size_t len, uint64_t off,
-		      const struct io_opts *o)
+		      const struct opts *o)
 {
 	uint64_t v;
 	size_t i;
@@ -354,408 +483,917 @@ static void fill_data(unsigned char *buf, size_t len, uint64_t off,
 	}
 }
 
-/*
- * A request's PI buffer holds pi_md_size bytes per interval with the tuple
- * at pi_offset; libdioctl reads and writes the tuples in place, and leaves
- * the bytes beyond them (zero here) alone.
- */
-static const unsigned char *md_tuple(const struct io *io, size_t k)
+/* Read up to @len bytes of the input; returns how many (fewer at EOF). */
+static size_t read_full(int fd, unsigned char *buf, size_t len, const char *name)
 {
-	const struct dio_query *q = &io->d->q;
+	size_t got = 0;
+	ssize_t n;
 
-	return io->md + k * q->pi_md_size + q->pi_offset;
+	while (got < len) {
+		n = read(fd, buf + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die(EXIT_IO, errno, "reading %s", name);
+		if (!n)
+			break;
+		got += n;
+	}
+	return got;
 }
 
-static void *xalloc(size_t len)
+static void write_full(int fd, const unsigned char *buf, size_t len, const char *name)
 {
-	void *p;
+	ssize_t n;
 
-	if (posix_memalign(&p, 4096, len ? len : 1))
-		fail(ENOMEM, "allocating %zu bytes", len);
-	memset(p, 0, len);
-	return p;
-}
-
-/* Check the options against the module and the device; size the I/O. */
-static void io_plan(struct io *io, const struct dio_features *f)
-{
-	const struct io_opts *o = io->o;
-	const struct dio_query *q = &io->d->q;
-	uint64_t unit = o->pi ? q->pi_interval : q->logical_block_size;
-
-	if (o->pi && !(f->features & DIO_FEAT_PI))
-		fail(EOPNOTSUPP, "the loaded dio_batch module has no PI support yet "
-		     "(DIO_FEAT_PI not reported); retry without --pi");
-	if (o->raw && !(f->pi_flags & DIO_PI_NOCHECK))
-		fail(EOPNOTSUPP, "the loaded dio_batch module has no raw reads (DIO_PI_NOCHECK)");
-	if (o->pi && !io->d->has_pi)
-		fail(EOPNOTSUPP, "%s: no protection information this tool can handle (profile '%s')",
-		     io->d->path, q->profile[0] ? q->profile : "none");
-	if (!o->length || o->offset % unit || o->length % unit)
-		fail(EINVAL, "--offset and --length must be multiples of %" PRIu64
-		     " (%s) and the length non-zero", unit,
-		     o->pi ? "the protection interval" : "the logical block size");
-	if (!o->batch || o->batch > f->max_batch || o->length % o->batch ||
-	    (o->length / o->batch) % unit)
-		fail(EINVAL, "--batch %u: must split the length into at most %u requests "
-		     "of whole %" PRIu64 "-byte units", o->batch, f->max_batch, unit);
-	io->n = o->batch;
-	io->chunk = o->length / o->batch;
-	if (io->chunk > q->max_io_bytes)
-		fail(EINVAL, "requests of %zu bytes exceed the device's %u; raise --batch",
-		     io->chunk, q->max_io_bytes);
-	if (o->pi) {
-		io->md_chunk = io->chunk / q->pi_interval * q->pi_md_size;
-		if (io->md_chunk > f->max_pi_bytes)
-			fail(EINVAL, "requests need %zu bytes of PI, more than the module's %u; "
-			     "raise --batch", io->md_chunk, f->max_pi_bytes);
+	while (len) {
+		n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die(EXIT_IO, errno, "writing %s", name);
+		buf += n;
+		len -= n;
 	}
 }
 
-static void io_alloc(struct io *io)
+/* The module's report of a PI failure (result -EILSEQ), as text. */
+static void print_pi_report(FILE *out, const struct dev *d, uint64_t first_off,
+			    const struct dio_request *r)
 {
-	const struct dio_query *q = &io->d->q;
-	size_t intervals = io->o->pi ? io->o->length / q->pi_interval : 0;
-
-	io->data = xalloc(io->o->length);
-	io->reqs = calloc(io->n, sizeof(*io->reqs));
-	io->ptrs = calloc(io->n, sizeof(*io->ptrs));
-	if (!io->reqs || !io->ptrs)
-		fail(ENOMEM, "allocating %u requests", io->n);
-	if (!io->o->pi)
-		return;
-	io->md = xalloc(intervals * q->pi_md_size);
-}
-
-static void io_prep(struct io *io)
-{
-	const struct io_opts *o = io->o;
-	unsigned int flags = o->raw ? DIO_PI_NOCHECK : 0;
-	struct dio_request *r;
-	uint64_t off;
-	unsigned int k;
-
-	for (k = 0; k < io->n; k++) {
-		r = &io->reqs[k];
-		off = o->offset + (uint64_t)k * io->chunk;
-		if (o->write)
-			dio_req_prep_write(r, io->d->h, io->data + k * io->chunk,
-					   io->chunk, off);
-		else
-			dio_req_prep_read(r, io->d->h, io->data + k * io->chunk,
-					  io->chunk, off);
-		if (o->fua)
-			r->flags |= DIO_REQ_FUA;
-		if (o->pi && dio_req_set_pi(r, io->md + k * io->md_chunk,
-					    io->md_chunk, flags, 0, 0) < 0)
-			fail(errno, "dio_req_set_pi");
-		r->cookie = k;
-		io->ptrs[k] = r;
-	}
-}
-
-/* Write: the data, and its PI generated as the device expects it. */
-static void io_generate(struct io *io)
-{
-	const struct io_opts *o = io->o;
-	struct dio_pi_params a = { .app_tag = o->app_tag < 0 ? 0 : o->app_tag };
-
-	fill_data(io->data, o->length, io->d->start + o->offset, o);
-	if (!o->pi)
-		return;
-	a.seed = seed_of(io->d, o->offset);
-	if (dio_pi_generate(&io->d->p, io->data, o->length, io->md, &a) < 0)
-		fail(errno, "dio_pi_generate");
-}
-
-/* The module's report of a PI failure (result -EILSEQ). */
-static void print_pi_report(const struct io *io, const struct dio_request *r)
-{
-	uint64_t first = seed_of(io->d, io->o->offset);
+	uint64_t first = seed_of(d, first_off);
 
 	if (r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN) {
-		printf("PI error: the device refused this I/O, and no block of it "
-		       "could be found to fail when read again\n"
-		       "  found by: %s\n", source_name(r->pi_err_source));
+		fprintf(out, "PI error: the device refused this I/O, and no block of it "
+			"could be found to fail when read again\n"
+			"  found by: %s\n", source_text(r->pi_err_source));
 		return;
 	}
-	printf("PI error: block %" PRIu64 " of this I/O (interval %" PRIu64
-	       " of the disk, byte offset %" PRIu64 " of %s)\n",
-	       (uint64_t)r->pi_err_interval - first, (uint64_t)r->pi_err_interval,
-	       (uint64_t)(io->o->offset + (r->pi_err_interval - first) * io->d->q.pi_interval),
-	       io->d->path);
+	fprintf(out, "PI error: block %" PRIu64 " of this I/O (interval %" PRIu64
+		" of the disk, byte offset %" PRIu64 " of %s)\n",
+		(uint64_t)r->pi_err_interval - first, (uint64_t)r->pi_err_interval,
+		(uint64_t)(r->pi_err_interval * d->q.pi_interval - d->start), d->path);
 	if (r->pi_err_tag == DIO_PI_TAG_NONE)
-		printf("  tag:      not known (the device refused the block and this "
-		       "kernel cannot read it raw)\n");
+		fprintf(out, "  tag:      not known (refused by the device; tag and values "
+			"unknown on this kernel)\n");
 	else
-		printf("  tag:      %s\n  expected: %#" PRIx64 "\n  actual:   %#" PRIx64 "\n",
-		       tag_name(r->pi_err_tag), (uint64_t)r->pi_err_expected,
-		       (uint64_t)r->pi_err_actual);
-	printf("  found by: %s\n", source_name(r->pi_err_source));
+		fprintf(out, "  tag:      %s\n  expected: %#" PRIx64 "\n  actual:   %#" PRIx64 "\n",
+			tag_name(r->pi_err_tag), (uint64_t)r->pi_err_expected,
+			(uint64_t)r->pi_err_actual);
+	fprintf(out, "  found by: %s\n", source_text(r->pi_err_source));
 }
 
-static void explain_submit_error(const struct io *io, int e)
-{
-	unsigned int caps = io->d->q.pi_caps;
+/* A failure kept for the JSON report of read and write (at most a few). */
+#define IO_MAX_FAILS 64
+static struct failure io_fails[IO_MAX_FAILS];
+static unsigned int io_nfails;
 
-	if (e == EOPNOTSUPP && io->o->raw && !(caps & DIO_PI_CAP_NOCHECK))
-		fail(e, "raw read refused: %s cannot skip the device's PI checks on "
-		     "this kernel (no DIO_PI_CAP_NOCHECK)", io->d->path);
-	if (e == EOPNOTSUPP && io->o->pi)
-		fail(e, "PI request refused by the module for %s", io->d->path);
-	if (e == EILSEQ)
-		print_pi_report(io, io->ptrs[0]);
-	fail(e, "sys_dio_submit on %s", io->d->path);
+static void io_keep(const struct failure *f)
+{
+	if (io_nfails < IO_MAX_FAILS)
+		io_fails[io_nfails++] = *f;
 }
 
-static void io_run(struct io *io)
+static void io_plan(struct io *io, const struct dio_features *f)
 {
-	unsigned int done = 0;
-	int ret;
+	const struct opts *o = io->o;
+	struct dev *d = io->d;
+	const struct dio_query *q = &d->q;
+	struct stat st;
 
-	while (done < io->n) {
-		ret = sys_dio_submit(io->d->ctx, io->ptrs + done, io->n - done);
-		if (ret < 0) {
-			/* Reported on the failing request: make it ptrs[0]. */
-			io->ptrs += done;
-			explain_submit_error(io, errno);
-		}
-		done += ret;
+	io->unit = o->pi ? q->pi_interval : q->logical_block_size;
+	if (o->pi && !(f->features & DIO_FEAT_PI))
+		die(EXIT_NOTSUP, EOPNOTSUPP, "the loaded dio_batch module has no PI support "
+		    "(DIO_FEAT_PI not reported); retry without --pi");
+	if (o->raw && !(f->pi_flags & DIO_PI_NOCHECK))
+		die(EXIT_NOTSUP, EOPNOTSUPP, "the loaded dio_batch module has no raw reads "
+		    "(DIO_PI_NOCHECK)");
+	if (o->pi && !d->has_pi)
+		die(EXIT_NOTSUP, EOPNOTSUPP, "%s: no protection information this tool can "
+		    "handle (profile '%s')", d->path, q->profile[0] ? q->profile : "none");
+	if (o->offset % io->unit)
+		usage_error("--offset %" PRIu64 " must be a multiple of %" PRIu64 " (%s)",
+			    o->offset, io->unit, o->pi ? "the protection interval" :
+			    "the logical block size");
+	if (o->offset > q->capacity)
+		usage_error("--offset %" PRIu64 " is beyond the end of %s (%" PRIu64 " bytes)",
+			    o->offset, d->path, (uint64_t)q->capacity);
+	io->end_known = true;
+	if (o->have_length) {
+		io->end = o->offset + o->length;
+	} else if (o->write && o->input && strcmp(o->input, "-") &&
+		   !fstat(io->in_fd, &st) && S_ISREG(st.st_mode)) {
+		io->end = o->offset + st.st_size;
+	} else if (o->write && o->input) {
+		io->end = q->capacity;		/* until the input ends */
+		io->end_known = false;
+	} else if (!o->write) {
+		io->end = q->capacity;		/* to the end of the device */
+	} else {
+		usage_error("write needs --length (or --input FILE)");
 	}
-	ret = sys_dio_wait(io->d->ctx, io->ptrs, io->n, NULL);
-	if (ret < 0)
-		fail(errno, "sys_dio_wait");
-	if ((unsigned int)ret != io->n)
-		fail(EIO, "sys_dio_wait reported %d of %u requests", ret, io->n);
+	if (io->end <= o->offset && io->end_known)
+		usage_error("nothing to do: the length is 0");
+	if ((io->end - o->offset) % io->unit && io->end_known)
+		usage_error("the length %" PRIu64 " must be a multiple of %" PRIu64 " (%s)",
+			    io->end - o->offset, io->unit, o->pi ? "the protection interval" :
+			    "the logical block size");
+	if (io->end > q->capacity)
+		usage_error("%" PRIu64 " bytes at offset %" PRIu64 " go beyond the end of %s "
+			    "(%" PRIu64 " bytes)", io->end - o->offset, o->offset, d->path,
+			    (uint64_t)q->capacity);
+	io->depth = o->depth;
+	if (o->batch) {
+		/* The old --batch N: the length as N requests in flight together. */
+		uint64_t len = io->end - o->offset;
+
+		if (!io->end_known || len % o->batch || (len / o->batch) % io->unit)
+			usage_error("--batch %u: must split the length into whole %" PRIu64
+				    "-byte units", o->batch, io->unit);
+		io->req = len / o->batch;
+		io->depth = o->batch;
+		if (io->req > pick_req_size(d, f, &(struct opts){ 0 }, io->unit, o->pi) &&
+		    io->req > q->max_io_bytes)
+			usage_error("requests of %" PRIu64 " bytes exceed the device's %u; "
+				    "raise --batch", io->req, q->max_io_bytes);
+		if (o->pi && io->req / q->pi_interval * q->pi_md_size > f->max_pi_bytes)
+			usage_error("requests need %" PRIu64 " bytes of PI, more than the "
+				    "module's %u; raise --batch",
+				    io->req / q->pi_interval * q->pi_md_size, f->max_pi_bytes);
+	} else {
+		io->req = pick_req_size(d, f, o, io->unit, o->pi);
+	}
+	if (!io->depth || io->depth > f->max_inflight || io->depth > f->max_batch)
+		usage_error("--depth %u: must be 1 to %u (the module's max_inflight and "
+			    "max_batch)", io->depth,
+			    f->max_inflight < f->max_batch ? f->max_inflight : f->max_batch);
 }
 
-static void dump_tuples(const struct io *io, size_t first_iv, size_t n)
+/* Prepare slot @s for the next piece; false when there is nothing more. */
+static bool io_prep(struct io *io, struct slot *s)
+{
+	const struct opts *o = io->o;
+	const struct dio_query *q = &io->d->q;
+	unsigned int flags = o->raw ? DIO_PI_NOCHECK : 0;
+	struct dio_pi_params a = { .app_tag = o->app_tag < 0 ? 0 : o->app_tag };
+	size_t len, got;
+
+	if (io->next >= io->end || io->eof || io->err)
+		return false;
+	len = io->end - io->next < io->req ? io->end - io->next : io->req;
+	s->off = io->next;
+	if (o->write && o->input) {
+		got = read_full(io->in_fd, s->data, len, o->input);
+		if (got < len) {
+			if (io->end_known)
+				die(EXIT_IO, 0, "%s ended after %" PRIu64 " bytes, before the "
+				    "%" PRIu64 " to write", o->input,
+				    s->off + got - o->offset, io->end - o->offset);
+			io->eof = true;
+			if (got % io->unit)
+				die(EXIT_USAGE, 0, "%s: its length (%" PRIu64 " bytes) is not a "
+				    "multiple of %" PRIu64, o->input,
+				    s->off + got - o->offset, io->unit);
+			if (!got)
+				return false;
+			len = got;
+		}
+	} else if (o->write) {
+		fill_data(s->data, len, io->d->start + s->off, o);
+	}
+	s->len = len;
+	io->next += len;
+	if (o->write)
+		dio_req_prep_write(&s->r, io->d->h, s->data, len, s->off);
+	else
+		dio_req_prep_read(&s->r, io->d->h, s->data, len, s->off);
+	if (o->fua)
+		s->r.flags |= DIO_REQ_FUA;
+	if (o->pi) {
+		size_t mdlen = len / q->pi_interval * q->pi_md_size;
+
+		if (o->write) {
+			a.seed = seed_of(io->d, s->off);
+			if (dio_pi_generate(&io->d->p, s->data, len, s->md, &a) < 0)
+				die(EXIT_IO, errno, "dio_pi_generate");
+		}
+		if (dio_req_set_pi(&s->r, s->md, mdlen, flags, 0, 0) < 0)
+			die(EXIT_IO, errno, "dio_req_set_pi");
+	}
+	return true;
+}
+
+static void explain_submit_error(struct io *io, struct slot *s, int e)
+{
+	const struct opts *o = io->o;
+
+	if (e == EOPNOTSUPP && o->raw && !(io->d->q.pi_caps & DIO_PI_CAP_NOCHECK))
+		die(EXIT_NOTSUP, e, "raw read refused: %s cannot skip the device's PI "
+		    "checks on this kernel (no DIO_PI_CAP_NOCHECK)", io->d->path);
+	if (e == EOPNOTSUPP && o->pi)
+		die(EXIT_NOTSUP, e, "PI request refused by the module for %s", io->d->path);
+	if (e == EILSEQ)
+		print_pi_report(io->info, io->d, s->off, &s->r);
+	die_errno(e, "sys_dio_submit on %s", io->d->path);
+}
+
+static void dump_tuples(const struct io *io, const struct slot *s)
 {
 	const struct dio_query *q = &io->d->q;
 	unsigned int ts = q->pi_tuple_size, gs = ts == 16 ? 8 : 2, i;
-	uint64_t seed = seed_of(io->d, io->o->offset);
+	uint64_t seed = seed_of(io->d, s->off);
+	uint64_t base = (s->off - io->o->offset) / q->pi_interval;
+	size_t k, n = s->len / q->pi_interval;
 	const unsigned char *t;
-	size_t k;
 
-	for (k = first_iv; k < first_iv + n; k++) {
-		t = md_tuple(io, k);
-		printf("  block %4zu  interval %8" PRIu64 "  guard ", k, seed + k);
+	for (k = 0; k < n; k++) {
+		t = s->md + k * q->pi_md_size + q->pi_offset;
+		fprintf(io->info, "  block %4" PRIu64 "  interval %8" PRIu64 "  guard ",
+			base + k, seed + k);
 		for (i = 0; i < gs; i++)
-			printf("%02x", t[i]);
-		printf("  app %02x%02x  ref ", t[gs], t[gs + 1]);
+			fprintf(io->info, "%02x", t[i]);
+		fprintf(io->info, "  app %02x%02x  ref ", t[gs], t[gs + 1]);
 		for (i = gs + 2; i < ts; i++)
-			printf("%02x", t[i]);
-		putchar('\n');
+			fprintf(io->info, "%02x", t[i]);
+		fputc('\n', io->info);
 	}
 }
 
-/* Check fetched PI with libdioctl; returns false after printing a failure. */
-static bool verify_tuples(const struct io *io, size_t first_iv, size_t n)
+/*
+ * Check fetched PI with libdioctl, every tuple (dio_pi_verify() stops at
+ * the first failure: go on after it).  Returns the failures found.
+ */
+static unsigned int verify_tuples(struct io *io, const struct slot *s)
 {
 	const struct dio_query *q = &io->d->q;
-	const struct io_opts *o = io->o;
+	const struct opts *o = io->o;
+	size_t n = s->len / q->pi_interval, k = 0;
 	struct dio_pi_params a = {
-		.seed = seed_of(io->d, o->offset) + first_iv,
 		.app_tag = o->app_tag < 0 ? 0 : o->app_tag,
-		.app_mask = 0xffff,
-		.chk_flags = DIO_PI_CHK_GUARD,
+		.app_mask = o->app_mask,
+		.chk_flags = DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG,
 	};
 	struct dio_pi_error e;
+	struct failure f;
+	unsigned int bad = 0;
 
-	if (q->pi_type != 3)
-		a.chk_flags |= DIO_PI_CHK_REFTAG;
 	if (o->app_tag >= 0)
 		a.chk_flags |= DIO_PI_CHK_APPTAG;
-	if (!dio_pi_verify(&io->d->p, io->data + first_iv * q->pi_interval,
-			   n * q->pi_interval, io->md + first_iv * q->pi_md_size,
-			   &a, &e))
-		return true;
-	if (errno != EILSEQ)
-		fail(errno, "dio_pi_verify");
-	printf("verify FAILED: block %" PRIu64 " of this I/O (interval %" PRIu64
-	       " of the disk): %s tag expected %#" PRIx64 ", actual %#" PRIx64 "\n",
-	       first_iv + e.interval, e.ref, tag_name(e.tag), e.expected, e.actual);
-	return false;
-}
-
-/* Results of the completed requests; returns the first errno, or 0. */
-static int io_results(struct io *io)
-{
-	const struct io_opts *o = io->o;
-	size_t per = o->pi ? io->chunk / io->d->q.pi_interval : 0;
-	const struct dio_request *r;
-	bool valid;
-	int err = 0;
-	unsigned int k;
-
-	for (k = 0; k < io->n; k++) {
-		r = &io->reqs[k];
-		if (r->result < 0 && !err)
-			err = (int)-r->result;
-		if (r->result == -EILSEQ)
-			print_pi_report(io, r);
-		else if (r->result < 0)
-			printf("request %u (offset %" PRIu64 "): %s (%s)\n", k,
-			       (uint64_t)r->offset, err_text(-r->result),
-			       strerrorname_np(-r->result) ?: "?");
-		/* What a read returned is whole unless the device refused it. */
-		valid = r->result == (int64_t)io->chunk ||
-			(r->result == -EILSEQ && r->pi_err_source == DIO_PI_SRC_MODULE);
-		if (o->write || !o->pi || !valid)
-			continue;
-		if (o->dump)
-			dump_tuples(io, k * per, per);
-		if (o->verify && !verify_tuples(io, k * per, per) && !err)
-			err = EILSEQ;
+	while (k < n) {
+		a.seed = seed_of(io->d, s->off) + k;
+		if (!dio_pi_verify(&io->d->p, s->data + k * q->pi_interval,
+				   (n - k) * q->pi_interval, s->md + k * q->pi_md_size,
+				   &a, &e))
+			break;
+		if (errno != EILSEQ)
+			die(EXIT_IO, errno, "dio_pi_verify");
+		k += e.interval;
+		fprintf(io->info, "verify FAILED: block %" PRIu64 " of this I/O (interval %"
+			PRIu64 " of the disk): %s tag expected %#" PRIx64 ", actual %#" PRIx64
+			"\n", (s->off - o->offset) / q->pi_interval + k, e.ref,
+			tag_name(e.tag), e.expected, e.actual);
+		f = (struct failure){
+			.offset = s->off + k * q->pi_interval, .length = q->pi_interval,
+			.interval = e.ref, .tag = e.tag, .expected = e.expected,
+			.actual = e.actual, .source = DIO_PI_SRC_DIOCTL, .err = EILSEQ,
+		};
+		io_keep(&f);
+		bad++;
+		k++;
 	}
-	return err;
+	return bad;
 }
 
-static int cmd_io(const char *path, const struct io_opts *o)
+/* A completed request: its failure, tuples, verification and output. */
+static void io_complete(struct io *io, struct slot *s)
+{
+	const struct opts *o = io->o;
+	struct dio_request *r = &s->r;
+	struct failure f;
+
+	if (r->result != (int64_t)s->len) {
+		int e = r->result < 0 ? (int)-r->result : EIO;
+
+		if (io->err)
+			return;		/* after the first failure: drained only */
+		io->err = e;
+		failure_from_req(io->d, r, s->off, s->len, &f);
+		io_keep(&f);
+		if (e == EILSEQ)
+			print_pi_report(io->info, io->d, o->offset, r);
+		else
+			fprintf(io->info, "request at offset %" PRIu64 " (%zu bytes): %s (%s)\n",
+				s->off, s->len, r->result < 0 ? err_text(e) : "short transfer",
+				err_name(e));
+		return;
+	}
+	if (io->err)
+		return;
+	io->nreq++;
+	io->done_bytes += s->len;
+	if (o->write)
+		return;
+	if (o->dump)
+		dump_tuples(io, s);
+	if (o->verify)
+		io->verify_failures += verify_tuples(io, s);
+	if (o->output)
+		write_full(io->out_fd, s->data, s->len, o->output);
+}
+
+static int cmd_io(const char *path, const struct opts *o)
 {
 	struct dio_features f;
 	struct dev d;
-	struct io io = { .d = &d, .o = o };
-	int err;
+	struct io io = { .d = &d, .o = o, .in_fd = -1, .out_fd = -1, .info = stdout };
+	struct dio_request **ptrs;
+	unsigned int head = 0, inflight = 0, k, nprep;
+	double t0;
+	int ret, code;
 
 	get_features(&f);
+	if (o->input)
+		io.in_fd = strcmp(o->input, "-") ? open(o->input, O_RDONLY | O_CLOEXEC) : 0;
+	if (io.in_fd < 0 && o->input)
+		die(EXIT_IO, errno, "open %s", o->input);
+	if (o->output && !strcmp(o->output, "-")) {
+		io.out_fd = 1;
+		io.info = stderr;
+	} else if (o->output) {
+		io.out_fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (io.out_fd < 0)
+			die(EXIT_IO, errno, "open %s", o->output);
+	}
+	if (o->json)
+		io.info = stderr;	/* stdout holds the JSON document */
 	dev_open(&d, path, o->write);
 	io_plan(&io, &f);
-	io_alloc(&io);
-	io_prep(&io);
-	if (o->write)
-		io_generate(&io);
-	io_run(&io);
-	err = io_results(&io);
-	if (err)
-		fail(err, "%s %" PRIu64 " bytes at offset %" PRIu64 " of %s",
-		     o->write ? "write" : "read", o->length, o->offset, path);
-	printf("%s %" PRIu64 " bytes at offset %" PRIu64 " %s %s in %u request%s",
-	       o->write ? "wrote" : "read", o->length, o->offset,
-	       o->write ? "to" : "from", path, io.n, io.n == 1 ? "" : "s");
-	if (o->pi)
-		printf("; PI %s for intervals %" PRIu64 "..%" PRIu64 "%s",
-		       o->write ? "generated" : o->raw ? "read raw (NOCHECK)" : "fetched",
-		       seed_of(&d, o->offset),
-		       seed_of(&d, o->offset) + o->length / d.q.pi_interval - 1,
-		       o->verify ? ", verified" : "");
-	if (o->app_tag >= 0)
-		printf(", app tag %#06x", o->app_tag);
-	putchar('\n');
+	io.slots = calloc(io.depth, sizeof(*io.slots));
+	ptrs = calloc(io.depth, sizeof(*ptrs));
+	if (!io.slots || !ptrs)
+		die(EXIT_IO, ENOMEM, "allocating %u requests", io.depth);
+	for (k = 0; k < io.depth; k++) {
+		io.slots[k].data = xalloc(io.req);
+		if (o->pi)
+			io.slots[k].md = xalloc(io.req / d.q.pi_interval * d.q.pi_md_size);
+	}
+	io.next = o->offset;
+	t0 = now_s();
+	for (;;) {
+		/* Fill the free slots, in order after the head, and submit them. */
+		nprep = 0;
+		while (inflight + nprep < io.depth &&
+		       io_prep(&io, &io.slots[(head + inflight + nprep) % io.depth])) {
+			ptrs[nprep] = &io.slots[(head + inflight + nprep) % io.depth].r;
+			nprep++;
+		}
+		for (k = 0; k < nprep; k += ret) {
+			ret = sys_dio_submit(d.ctx, ptrs + k, nprep - k);
+			if (ret < 0)
+				explain_submit_error(&io, &io.slots[(head + inflight + k) % io.depth],
+						     errno);
+		}
+		inflight += nprep;
+		if (!inflight)
+			break;
+		/* Complete the oldest: output stays in order. */
+		ptrs[0] = &io.slots[head].r;
+		do {
+			ret = sys_dio_wait(d.ctx, ptrs, 1, NULL);
+		} while (ret < 0 && errno == EINTR);
+		if (ret != 1)
+			die(EXIT_IO, ret < 0 ? errno : EIO, "sys_dio_wait");
+		io_complete(&io, &io.slots[head]);
+		head = (head + 1) % io.depth;
+		inflight--;
+	}
+	code = io.err ? exit_code_of(io.err) : io.verify_failures ? EXIT_PI : EXIT_OK;
+	if (o->json) {
+		j_begin(NULL);
+		j_str("command", o->write ? "write" : "read");
+		j_str("device", path);
+		j_u64("offset", o->offset);
+		j_u64("length", io.done_bytes);
+		j_u64("requests", io.nreq);
+		j_u64("request_size", io.req);
+		j_u64("depth", io.depth);
+		j_bool("pi", o->pi);
+		j_bool("raw", o->raw);
+		j_bool("verified", o->verify);
+		if (o->app_tag >= 0)
+			j_u64("app_tag", o->app_tag);
+		else
+			j_null("app_tag");
+		if (o->pi && io.done_bytes) {
+			j_u64("first_interval", seed_of(&d, o->offset));
+			j_u64("last_interval", seed_of(&d, o->offset + io.done_bytes) - 1);
+		} else {
+			j_null("first_interval");
+			j_null("last_interval");
+		}
+		j_dbl("seconds", now_s() - t0);
+		j_str("status", code == EXIT_OK ? "ok" : code == EXIT_PI ? "pi-failure" :
+				code == EXIT_NOTSUP ? "not-supported" : "io-error");
+		j_u64("exit_code", code);
+		j_abegin("failures");
+		for (k = 0; k < io_nfails; k++)
+			failure_json(&io_fails[k]);
+		j_aend();
+		j_end();
+		j_done();
+	}
+	if (io.err)
+		die(code, io.err, "%s at offset %" PRIu64 " of %s",
+		    o->write ? "write" : "read", o->offset, path);
+	if (io.verify_failures)
+		die(EXIT_PI, EILSEQ, "read %" PRIu64 " bytes at offset %" PRIu64 " of %s: "
+		    "%u block%s failed verification", io.done_bytes, o->offset, path,
+		    io.verify_failures, io.verify_failures == 1 ? "" : "s");
+	if (!o->json) {
+		fprintf(io.info, "%s %" PRIu64 " bytes at offset %" PRIu64 " %s %s in %u request%s",
+			o->write ? "wrote" : "read", io.done_bytes, o->offset,
+			o->write ? "to" : "from", path, io.nreq, io.nreq == 1 ? "" : "s");
+		if (o->pi && io.done_bytes)
+			fprintf(io.info, "; PI %s for intervals %" PRIu64 "..%" PRIu64 "%s",
+				o->write ? "generated" : o->raw ? "read raw (NOCHECK)" : "fetched",
+				seed_of(&d, o->offset),
+				seed_of(&d, o->offset + io.done_bytes) - 1,
+				o->verify ? ", verified" : "");
+		if (o->app_tag >= 0)
+			fprintf(io.info, ", app tag %#06x", o->app_tag);
+		fputc('\n', io.info);
+	}
+	if (io.out_fd > 1 && close(io.out_fd) < 0)
+		die(EXIT_IO, errno, "closing %s", o->output);
 	dev_close(&d);
-	return 0;
+	return EXIT_OK;
+}
+
+/* ---- tag get / tag set ---- */
+
+static uint64_t be_get(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | *p++;
+	return v;
+}
+
+/* One request at a time: read with PI; for set, rewrite app tags and write. */
+static int cmd_tag(const char *path, bool set, const struct opts *o)
+{
+	struct dio_features f;
+	struct dev d;
+	const struct dio_query *q;
+	struct dio_request r, *rp = &r;
+	unsigned char *data, *md, *t;
+	uint64_t unit, req, lba, n, k, gs;
+	size_t mdlen;
+	double t0 = now_s();
+
+	get_features(&f);
+	dev_open(&d, path, set);
+	q = &d.q;
+	if (!(f.features & DIO_FEAT_PI))
+		die(EXIT_NOTSUP, EOPNOTSUPP, "the loaded dio_batch module has no PI support");
+	if (!d.has_pi)
+		die(EXIT_NOTSUP, EOPNOTSUPP, "%s: no protection information (profile '%s')",
+		    path, q->profile[0] ? q->profile : "none");
+	unit = q->pi_interval;
+	if (!o->have_lba || !o->have_count || !o->count)
+		usage_error("tag %s needs --lba N and --count N (N > 0)", set ? "set" : "get");
+	if (set && o->app_tag < 0)
+		usage_error("tag set needs --app-tag T");
+	if (o->lba > q->capacity / unit || o->count > q->capacity / unit - o->lba)
+		usage_error("--lba %" PRIu64 " --count %" PRIu64 " go beyond the end of %s "
+			    "(%" PRIu64 " protection intervals)", o->lba, o->count, path,
+			    (uint64_t)q->capacity / unit);
+	req = pick_req_size(&d, &f, o, unit, true);
+	data = xalloc(req);
+	md = xalloc(req / unit * q->pi_md_size);
+	gs = q->pi_guard_type == DIO_GUARD_CRC64 ? 8 : 2;
+	if (o->json) {
+		j_begin(NULL);
+		j_str("command", set ? "tag set" : "tag get");
+		j_str("device", path);
+		j_u64("lba", o->lba);
+		j_u64("count", o->count);
+		j_u64("interval", unit);
+		if (set)
+			j_u64("app_tag", o->app_tag);
+		j_abegin("tags");
+	}
+	for (lba = o->lba; lba < o->lba + o->count; lba += n) {
+		n = o->lba + o->count - lba < req / unit ? o->lba + o->count - lba : req / unit;
+		mdlen = n * q->pi_md_size;
+		dio_req_prep_read(&r, d.h, data, n * unit, lba * unit);
+		dio_req_set_pi(&r, md, mdlen, 0, 0, 0);
+		if (sys_dio_submit(d.ctx, &rp, 1) != 1)
+			die_errno(errno, "sys_dio_submit (read) on %s", path);
+		if (sys_dio_wait(d.ctx, &rp, 1, NULL) != 1)
+			die(EXIT_IO, errno, "sys_dio_wait");
+		if (r.result != (int64_t)(n * unit)) {
+			int e = r.result < 0 ? (int)-r.result : EIO;
+
+			if (o->json) {
+				j_aend();
+				j_end();
+				j_done();
+			}
+			if (e == EILSEQ)
+				print_pi_report(stderr, &d, lba * unit, &r);
+			die_errno(e, "reading blocks %" PRIu64 "..%" PRIu64 " of %s%s", lba,
+				  lba + n - 1, path, set ? " (no tag was changed there)" : "");
+		}
+		for (k = 0; k < n; k++) {
+			t = md + k * q->pi_md_size + q->pi_offset;
+			if (set) {
+				t[gs] = o->app_tag >> 8;
+				t[gs + 1] = o->app_tag & 0xff;
+			}
+			if (o->json) {
+				j_begin(NULL);
+				j_u64("lba", lba + k);
+				j_u64("interval", seed_of(&d, (lba + k) * unit));
+				j_hex("guard", be_get(t, gs));
+				j_hex("app", be_get(t + gs, 2));
+				j_hex("ref", be_get(t + gs + 2, q->pi_ref_tag_size));
+				j_end();
+			} else if (!set) {
+				printf("lba %" PRIu64 "  interval %" PRIu64 "  guard %#0*" PRIx64
+				       "  app %#06" PRIx64 "  ref %#0*" PRIx64 "\n", lba + k,
+				       seed_of(&d, (lba + k) * unit), (int)(gs * 2 + 2),
+				       be_get(t, gs), be_get(t + gs, 2),
+				       (int)(q->pi_ref_tag_size * 2 + 2),
+				       be_get(t + gs + 2, q->pi_ref_tag_size));
+			}
+		}
+		if (!set)
+			continue;
+		/* Data, guard and ref tag as read: the device checks them again. */
+		dio_req_prep_write(&r, d.h, data, n * unit, lba * unit);
+		dio_req_set_pi(&r, md, mdlen, 0, 0, 0);
+		if (sys_dio_submit(d.ctx, &rp, 1) != 1)
+			die_errno(errno, "sys_dio_submit (write) on %s", path);
+		if (sys_dio_wait(d.ctx, &rp, 1, NULL) != 1)
+			die(EXIT_IO, errno, "sys_dio_wait");
+		if (r.result != (int64_t)(n * unit)) {
+			int e = r.result < 0 ? (int)-r.result : EIO;
+
+			if (e == EILSEQ)
+				print_pi_report(stderr, &d, lba * unit, &r);
+			die_errno(e, "rewriting blocks %" PRIu64 "..%" PRIu64 " of %s", lba,
+				  lba + n - 1, path);
+		}
+	}
+	if (o->json) {
+		j_aend();
+		j_dbl("seconds", now_s() - t0);
+		j_end();
+		j_done();
+	} else if (set) {
+		printf("set app tag %#06x on %" PRIu64 " block%s of %s from lba %" PRIu64
+		       " (data, guard and ref tag unchanged)\n", o->app_tag, o->count,
+		       o->count == 1 ? "" : "s", path, o->lba);
+	}
+	dev_close(&d);
+	return EXIT_OK;
 }
 
 /* ---- command line ---- */
 
-enum { OPT_OFFSET = 256, OPT_LENGTH, OPT_PATTERN, OPT_RANDOM, OPT_PI,
-       OPT_APP_TAG, OPT_BATCH, OPT_FUA, OPT_VERIFY, OPT_RAW, OPT_DUMP };
+static void usage(FILE *out)
+{
+	fputs("usage: dioctl [-h] [-V] COMMAND [OPTIONS] [DEVICE]\n"
+	      "  features                   what the loaded dio_batch module supports\n"
+	      "  query DEVICE               geometry and PI format of a block device\n"
+	      "  write DEVICE -s OFF -l LEN [--pattern B|--random SEED|-i FILE] [-p] [-a T]\n"
+	      "  read DEVICE [-s OFF] [-l LEN] [-p] [-v] [--raw] [--dump] [-a T] [--output FILE]\n"
+	      "  scrub DEVICE [-r START:END] [-d N] [-b N] [-a T -m M] [--rate MB/s]\n"
+	      "  tag get DEVICE -L LBA -n COUNT\n"
+	      "  tag set DEVICE -L LBA -n COUNT -a T\n"
+	      "Every command takes -j (--json, -o json) and -h (--help: its own options).\n"
+	      "Numbers may be hex (0x...) and take K, M, G, T suffixes (KiB, MiB, GiB, TiB).\n"
+	      "Exit status: 0 success, 1 usage error, 2 module or device cannot be reached\n"
+	      "or opened, 3 I/O error, 4 PI failure found, 5 not supported by module or\n"
+	      "device, 130 scrub interrupted.  See dioctl(1).\n", out);
+}
 
-static const struct option io_longopts[] = {
-	{ "offset", required_argument, NULL, OPT_OFFSET },
-	{ "length", required_argument, NULL, OPT_LENGTH },
+static const char help_common[] =
+	"  -j, --json              print one JSON document on stdout (dioctl(1): schema)\n"
+	"  -o, --output-format F   'json' (as --json) or 'normal'\n"
+	"  -h, --help              this help\n";
+
+static const char help_size[] =
+	"  -d, --depth N           requests in flight (default 8)\n"
+	"  -b, --request-size N    bytes per request (default 1M, within the device's\n"
+	"                          max_io_bytes and the module's max_pi_bytes)\n";
+
+static void cmd_help(const char *cmd)
+{
+	if (!strcmp(cmd, "features")) {
+		printf("usage: dioctl features [-j]\n"
+		       "What the loaded module supports: ABI version, features, flag masks,\n"
+		       "opcodes and limits (sys_dio_features).\n%s", help_common);
+	} else if (!strcmp(cmd, "query")) {
+		printf("usage: dioctl query DEVICE [-j]\n"
+		       "The device's geometry and PI format (sys_dio_query).\n%s", help_common);
+	} else if (!strcmp(cmd, "write")) {
+		printf("usage: dioctl write DEVICE -s OFFSET [-l LENGTH] [DATA] [-p] [-a T]\n"
+		       "                    [-d N] [-b N] [--fua] [-j]\n"
+		       "Write LENGTH bytes at OFFSET, N requests in flight, with bounded memory.\n"
+		       "  -s, --offset N          where, in bytes (default 0)\n"
+		       "  -l, --length N          how much (default: the whole --input file)\n"
+		       "  --random SEED           DATA: pseudo-random bytes of SEED and offset\n"
+		       "                          (default: --random 0)\n"
+		       "  --pattern BYTE          DATA: every byte BYTE\n"
+		       "  -i, --input FILE        DATA: from FILE, '-' for stdin (streamed)\n"
+		       "  -p, --pi                generate PI with libdioctl (ref tags from the disk's\n"
+		       "                          start); the device checks it\n"
+		       "  -a, --app-tag T         the 16-bit app tag to write (implies --pi)\n"
+		       "  --fua                   forced unit access\n"
+		       "  --batch N               (old) LENGTH as N requests in flight together\n"
+		       "%s%s", help_size, help_common);
+	} else if (!strcmp(cmd, "read")) {
+		printf("usage: dioctl read DEVICE [-s OFFSET] [-l LENGTH] [-p] [-v] [--raw] [--dump]\n"
+		       "                   [-a T [-m M]] [--output FILE] [-d N] [-b N] [-j]\n"
+		       "Read LENGTH bytes at OFFSET, N requests in flight, with bounded memory.\n"
+		       "  -s, --offset N          where, in bytes (default 0)\n"
+		       "  -l, --length N          how much (default: to the end of the device)\n"
+		       "  -p, --pi                fetch the device's PI with the data\n"
+		       "  -v, --verify            check every tuple with dio_pi_verify (implies --pi)\n"
+		       "  -a, --app-tag T         with --verify: the app tag expected\n"
+		       "  -m, --app-mask M        bits of T compared (default 0xffff)\n"
+		       "  --raw                   a raw read: nobody checks PI (DIO_PI_NOCHECK)\n"
+		       "  --dump                  print each tuple (implies --pi)\n"
+		       "  -O, --output FILE       write the data to FILE, '-' for stdout (then\n"
+		       "                          messages go to stderr)\n"
+		       "%s%s", help_size, help_common);
+	} else if (!strcmp(cmd, "scrub")) {
+		printf("usage: dioctl scrub DEVICE [-r START:END] [-d N] [-b N] [-a T -m M]\n"
+		       "                    [--rate MB/s] [-j]\n"
+		       "Read the whole device (or a range) with its PI, verify every tuple with\n"
+		       "libdioctl, continue past bad blocks, and report every failing block.\n"
+		       "Progress on stderr when it is a terminal; one final line otherwise.\n"
+		       "SIGINT stops it and prints the report so far.\n"
+		       "  -r, --range START:END   bytes, END exclusive; either may be left out\n"
+		       "  -a, --app-tag T         also check app tags against T\n"
+		       "  -m, --app-mask M        bits of T compared (default 0xffff)\n"
+		       "  --rate MB/s             read at most this many MB (10^6 bytes) a second\n"
+		       "  --max-report N          failures listed (default 100000; the rest counted)\n"
+		       "%s%s", help_size, help_common);
+	} else if (!strcmp(cmd, "tag")) {
+		printf("usage: dioctl tag get DEVICE -L LBA -n COUNT [-j]\n"
+		       "       dioctl tag set DEVICE -L LBA -n COUNT -a T\n"
+		       "get: print the PI tuples (guard, app, ref) of COUNT blocks from LBA.\n"
+		       "set: rewrite the app tags of existing blocks in place: each block is read\n"
+		       "with its PI (the device checks it) and written back with the same data,\n"
+		       "guard and ref tag and the new app tag (the device checks them again).\n"
+		       "  -L, --lba N             first protection interval, from the device's start\n"
+		       "  -n, --count N           how many\n"
+		       "  -a, --app-tag T         (set) the new app tag\n"
+		       "  -b, --request-size N    bytes per request (default 1M)\n"
+		       "%s", help_common);
+	} else {
+		usage(stdout);
+	}
+}
+
+/* Long-only options: values below ' ', so that takes() lists them as characters. */
+enum { OPT_PATTERN = 1, OPT_RANDOM, OPT_FUA, OPT_RAW, OPT_DUMP, OPT_BATCH,
+       OPT_RATE, OPT_MAX_REPORT };
+
+static const struct option longopts[] = {
+	{ "offset", required_argument, NULL, 's' },
+	{ "length", required_argument, NULL, 'l' },
 	{ "pattern", required_argument, NULL, OPT_PATTERN },
 	{ "random", required_argument, NULL, OPT_RANDOM },
-	{ "pi", no_argument, NULL, OPT_PI },
-	{ "app-tag", required_argument, NULL, OPT_APP_TAG },
+	{ "input", required_argument, NULL, 'i' },
+	{ "output", required_argument, NULL, 'O' },
+	{ "pi", no_argument, NULL, 'p' },
+	{ "app-tag", required_argument, NULL, 'a' },
+	{ "app-mask", required_argument, NULL, 'm' },
 	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "depth", required_argument, NULL, 'd' },
+	{ "request-size", required_argument, NULL, 'b' },
 	{ "fua", no_argument, NULL, OPT_FUA },
-	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "verify", no_argument, NULL, 'v' },
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "dump", no_argument, NULL, OPT_DUMP },
+	{ "range", required_argument, NULL, 'r' },
+	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "max-report", required_argument, NULL, OPT_MAX_REPORT },
+	{ "lba", required_argument, NULL, 'L' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "output-format", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
 
-/* Options only one of read and write takes. */
-static void only_for(const struct io_opts *o, bool write, const char *opt)
+/* Which options each command takes (short letters; long-only ones as \001...). */
+static bool takes(const char *cmd, int c)
 {
-	if (o->write != write)
-		fail(EINVAL, "%s is an option of '%s' only", opt, write ? "write" : "read");
+	static const struct { const char *cmd, *opts; } t[] = {
+		{ "features", "joh" },
+		{ "query", "joh" },
+		/* OPT_PATTERN, OPT_RANDOM, OPT_FUA, OPT_BATCH */
+		{ "write", "joh" "slipadb" "\001\002\003\006" },
+		/* OPT_RAW, OPT_DUMP, OPT_BATCH */
+		{ "read", "joh" "slpamvdbO" "\004\005\006" },
+		/* OPT_RATE, OPT_MAX_REPORT */
+		{ "scrub", "joh" "ramdb" "\007\010" },
+		{ "tag", "joh" "Lnab" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(cmd, t[i].cmd))
+			return c > 0 && c < 256 && strchr(t[i].opts, c) != NULL;
+	return false;
 }
 
-static void parse_io_opt(struct io_opts *o, int c, bool *have_data)
+static void parse_range(struct opts *o, const char *s)
+{
+	const char *colon = strchr(s, ':');
+	char buf[64];
+
+	if (!colon || (size_t)(colon - s) >= sizeof(buf))
+		usage_error("--range takes START:END (bytes; END exclusive; either may be empty)");
+	memcpy(buf, s, colon - s);
+	buf[colon - s] = 0;
+	o->range_start = buf[0] ? parse_num(buf, "--range start") : 0;
+	o->range_to_end = !colon[1];
+	o->range_end = colon[1] ? parse_num(colon + 1, "--range end") : 0;
+	if (!o->range_to_end && o->range_end <= o->range_start)
+		usage_error("--range %s: END must be above START", s);
+	o->have_range = true;
+}
+
+static void parse_opt(struct opts *o, int c)
 {
 	uint64_t v;
 
 	switch (c) {
-	case OPT_OFFSET: o->offset = parse_num(optarg, "--offset"); o->have_offset = true; break;
-	case OPT_LENGTH: o->length = parse_num(optarg, "--length"); o->have_length = true; break;
+	case 's': o->offset = parse_num(optarg, "--offset"); o->have_offset = true; break;
+	case 'l': o->length = parse_num(optarg, "--length"); o->have_length = true; break;
 	case OPT_PATTERN:
 	case OPT_RANDOM:
-		only_for(o, true, c == OPT_PATTERN ? "--pattern" : "--random");
-		if (*have_data)
-			fail(EINVAL, "give one of --pattern and --random");
-		*have_data = true;
+	case 'i':
+		if (o->have_data)
+			usage_error("give one of --pattern, --random and --input");
+		o->have_data = true;
+		if (c == 'i') {
+			o->input = optarg;
+			break;
+		}
 		v = parse_num(optarg, c == OPT_PATTERN ? "--pattern" : "--random");
 		if (c == OPT_PATTERN && v > 0xff)
-			fail(EINVAL, "--pattern takes one byte (0..0xff)");
+			usage_error("--pattern takes one byte (0..0xff)");
 		o->random = c == OPT_RANDOM;
 		o->seed = v;
 		o->pattern = (unsigned char)v;
 		break;
-	case OPT_APP_TAG:
+	case 'O': o->output = optarg; break;
+	case 'a':
 		v = parse_num(optarg, "--app-tag");
 		if (v > 0xffff)
-			fail(EINVAL, "--app-tag takes 16 bits (0..0xffff)");
+			usage_error("--app-tag takes 16 bits (0..0xffff)");
 		o->app_tag = (int)v;
 		o->pi = true;
 		break;
+	case 'm':
+		v = parse_num(optarg, "--app-mask");
+		if (v > 0xffff)
+			usage_error("--app-mask takes 16 bits (0..0xffff)");
+		o->app_mask = (unsigned int)v;
+		break;
 	case OPT_BATCH:
 		v = parse_num(optarg, "--batch");
-		o->batch = v > 1000000 ? 1000000 : (unsigned int)v;
+		if (!v || v > 65536)
+			usage_error("--batch takes 1 to 65536");
+		o->batch = (unsigned int)v;
 		break;
-	case OPT_PI: o->pi = true; break;
-	case OPT_FUA: only_for(o, true, "--fua"); o->fua = true; break;
-	case OPT_VERIFY: only_for(o, false, "--verify"); o->verify = o->pi = true; break;
-	case OPT_RAW: only_for(o, false, "--raw"); o->raw = o->pi = true; break;
-	case OPT_DUMP: only_for(o, false, "--dump"); o->dump = o->pi = true; break;
+	case 'd':
+		v = parse_num(optarg, "--depth");
+		if (!v || v > 65536)
+			usage_error("--depth takes 1 to 65536");
+		o->depth = (unsigned int)v;
+		break;
+	case 'b':
+		o->req_size = parse_num(optarg, "--request-size");
+		if (!o->req_size)
+			usage_error("--request-size must not be 0");
+		break;
+	case 'p': o->pi = true; break;
+	case OPT_FUA: o->fua = true; break;
+	case 'v': o->verify = o->pi = true; break;
+	case OPT_RAW: o->raw = o->pi = true; break;
+	case OPT_DUMP: o->dump = o->pi = true; break;
+	case 'r': parse_range(o, optarg); break;
+	case OPT_RATE: {
+		char *end;
+
+		errno = 0;
+		o->rate = strtod(optarg, &end);
+		if (errno || end == optarg || *end || !(o->rate > 0))
+			usage_error("bad --rate '%s' (MB/s, above 0)", optarg);
+		break;
+	}
+	case OPT_MAX_REPORT:
+		v = parse_num(optarg, "--max-report");
+		o->max_report = v > 10000000 ? 10000000 : (unsigned int)v;
+		break;
+	case 'L': o->lba = parse_num(optarg, "--lba"); o->have_lba = true; break;
+	case 'n': o->count = parse_num(optarg, "--count"); o->have_count = true; break;
+	case 'j': o->json = true; break;
+	case 'o':
+		if (!strcmp(optarg, "json"))
+			o->json = true;
+		else if (!strcmp(optarg, "normal"))
+			o->json = false;
+		else
+			usage_error("-o takes 'json' or 'normal', not '%s'", optarg);
+		break;
 	}
 }
 
 int main(int argc, char **argv)
 {
-	struct io_opts o = { .app_tag = -1, .batch = 1, .random = true };
+	struct opts o = { .app_tag = -1, .app_mask = 0xffff, .depth = 8, .random = true,
+			  .max_report = 100000 };
 	const char *cmd = argc > 1 ? argv[1] : NULL;
-	bool io_cmd, have_data = false;
-	int c;
+	const char *sub = NULL;
+	int c, li = -1, skip = 1;
 
+	signal(SIGPIPE, SIG_IGN);	/* a closed pipe is EPIPE: exit status 3 */
 	if (!cmd) {
 		usage(stderr);
-		return 1;
+		return EXIT_USAGE;
 	}
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
 		usage(stdout);
-		return 0;
+		return EXIT_OK;
 	}
-	io_cmd = !strcmp(cmd, "read") || !strcmp(cmd, "write");
-	if (!io_cmd && strcmp(cmd, "features") && strcmp(cmd, "query"))
-		fail(EINVAL, "unknown command '%s' (try dioctl -h)", cmd);
+	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+		printf("dioctl %s (dio_batch ABI %u)\n", DIO_BATCH_VERSION,
+		       DIO_BATCH_ABI_VERSION);
+		return EXIT_OK;
+	}
+	if (!takes(cmd, 'h'))
+		usage_error("unknown command '%s' (try dioctl -h)", cmd);
+	o.cmd = cmd;
 	o.write = !strcmp(cmd, "write");
-	/* Parse the command's own arguments, argv[1] acting as argv[0]. */
-	opterr = 0;
-	while ((c = getopt_long(argc - 1, argv + 1, "h", io_longopts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return 0;
+	if (!strcmp(cmd, "tag")) {
+		sub = argc > 2 ? argv[2] : "";
+		if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
+			cmd_help(cmd);
+			return EXIT_OK;
 		}
-		if (c == '?' || c == ':' || !io_cmd)
-			fail(EINVAL, "%s: bad option or missing value: '%s' (try dioctl -h)",
-			     cmd, argv[optind]);
-		parse_io_opt(&o, c, &have_data);
+		if (strcmp(sub, "get") && strcmp(sub, "set"))
+			usage_error("tag takes 'get' or 'set' (try dioctl tag --help)");
+		skip = 2;
 	}
-	argc -= optind + 1;
-	argv += optind + 1;
+	/* The command's own arguments, argv[skip] acting as argv[0]; GNU
+	 * getopt lets options follow the device too. */
+	opterr = 0;
+	while ((c = getopt_long(argc - skip, argv + skip, "s:l:i:O:pa:m:d:b:vr:L:n:jo:h",
+				longopts, &li)) != -1) {
+		if (c == 'h') {
+			cmd_help(cmd);
+			return EXIT_OK;
+		}
+		if (c == '?' || c == ':')
+			usage_error("%s: unknown option or missing value: '%s' (try dioctl %s "
+				    "--help)", cmd, argv[skip + optind - 1], cmd);
+		if (!takes(cmd, c)) {
+			char so[3] = { '-', (char)c, 0 };
+
+			usage_error("%s: '%s%s' is not an option of this command (try dioctl "
+				    "%s --help)", cmd, li >= 0 ? "--" : "",
+				    li >= 0 ? longopts[li].name : so, cmd);
+		}
+		parse_opt(&o, c);
+		li = -1;
+	}
+	argc -= optind + skip;
+	argv += optind + skip;
 	if (!strcmp(cmd, "features")) {
 		if (argc)
-			fail(EINVAL, "features takes no arguments");
-		return cmd_features();
+			usage_error("features takes no arguments");
+		return cmd_features(&o);
 	}
 	if (argc != 1)
-		fail(EINVAL, "%s needs exactly one DEVICE (try dioctl -h)", cmd);
+		usage_error("%s needs exactly one DEVICE (try dioctl %s --help)", cmd, cmd);
 	if (!strcmp(cmd, "query"))
-		return cmd_query(argv[0]);
-	if (!o.have_offset || !o.have_length)
-		fail(EINVAL, "%s needs --offset and --length", cmd);
+		return cmd_query(argv[0], &o);
+	if (!strcmp(cmd, "scrub"))
+		return cmd_scrub(argv[0], &o);
+	if (!strcmp(cmd, "tag"))
+		return cmd_tag(argv[0], !strcmp(sub, "set"), &o);
+	if (o.write && o.output)
+		usage_error("--output is an option of 'read'");
+	if (o.output && !strcmp(o.output, "-") && (o.json || o.dump))
+		usage_error("--output - puts the data on stdout: no --json or --dump with it");
 	return cmd_io(argv[0], &o);
 }

@@ -1,0 +1,756 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * dioctl, the command-line tool, run as people run it: as a child
+ * process with arguments, checked by exit status, stdout (JSON parsed
+ * with jq and python3 -m json.tool, compared field by field), stderr,
+ * and progress under a pseudo-terminal (script) and not when piped.
+ *
+ * - every exit status: 0, 1 (usage), 2 (module or device unreachable),
+ *   3 (I/O error: scsi_debug medium errors), 4 (PI failure), 5 (not
+ *   supported: PI on a disk without), 130 (scrub interrupted by SIGINT);
+ * - scrub of a 64 MiB disk with three blocks corrupted behind its PI
+ *   (scsi_debug: written with the kernel's PI generation off; NVMe: the
+ *   namespace's image edited) finds exactly those three, with tag and
+ *   values where the kernel can tell them (scsi_debug everywhere, NVMe
+ *   from 6.14), the block alone on NVMe before;
+ * - scrub, write and read of a 64 MiB device under a 40 MiB address-space
+ *   cap (ulimit -v), and the cap exceeded by a large --depth;
+ * - read --output and write --input through files and pipes, tag get
+ *   and tag set, --version, per-command --help.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "dioctl.h"
+#include "testlib.h"
+
+#define MiB	(1024 * 1024ULL)
+#define OUT	"/tmp/dioctl.out"
+#define ERR	"/tmp/dioctl.err"
+
+static char dioctl[512];
+
+/* Run a shell command line; its exit status (128 + signal when killed). */
+static int __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...)
+{
+	char *cmd;
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	assert_true(vasprintf(&cmd, fmt, ap) > 0);
+	va_end(ap);
+	st = system(cmd);
+	free(cmd);
+	assert_true(st != -1);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* dioctl ARGS, stdout in OUT and stderr in ERR; its exit status. */
+#define run(...) run_(__VA_ARGS__)
+static int __attribute__((format(printf, 1, 2))) run_(const char *fmt, ...)
+{
+	char *args;
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	assert_true(vasprintf(&args, fmt, ap) >= 0);
+	va_end(ap);
+	ret = sh("%s %s >" OUT " 2>" ERR, dioctl, args);
+	print_message("# dioctl %s: exit %d\n", args, ret);
+	free(args);
+	return ret;
+}
+
+/* A whole file, NUL-terminated (malloc'd). */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+
+	assert_non_null(f);
+	assert_true(getdelim(&buf, &len, 0, f) >= 0 || feof(f));
+	fclose(f);
+	if (!buf)
+		buf = strdup("");
+	assert_non_null(buf);
+	return buf;
+}
+
+/* Fail, showing both outputs, unless the last run exited with @want. */
+static void expect_exit(int got, int want)
+{
+	if (got != want) {
+		char *o = slurp(OUT), *e = slurp(ERR);
+
+		print_message("# stdout:\n%s\n# stderr:\n%s\n", o, e);
+		free(o);
+		free(e);
+	}
+	assert_int_equal(got, want);
+}
+
+static void expect_in(const char *path, const char *needle)
+{
+	char *s = slurp(path);
+
+	if (!strstr(s, needle))
+		print_message("# '%s' not in %s:\n%s\n", needle, path, s);
+	assert_non_null(strstr(s, needle));
+	free(s);
+}
+
+/* jq -r FILTER on OUT, its output without the last newline (malloc'd). */
+static char *jq(const char *filter)
+{
+	char *cmd, *s;
+	size_t n;
+
+	assert_int_equal(sh("/usr/bin/python3 -m json.tool " OUT " >/dev/null"), 0);
+	assert_true(asprintf(&cmd, "jq -r '%s' " OUT " >/tmp/dioctl.jq", filter) > 0);
+	assert_int_equal(sh("%s", cmd), 0);
+	free(cmd);
+	s = slurp("/tmp/dioctl.jq");
+	n = strlen(s);
+	if (n && s[n - 1] == '\n')
+		s[n - 1] = 0;
+	return s;
+}
+
+static void expect_jq(const char *filter, const char *want)
+{
+	char *got = jq(filter);
+
+	if (strcmp(got, want)) {
+		char *doc = slurp(OUT);
+
+		print_message("# jq '%s': got\n%s\n# want\n%s\n# the document:\n%s\n",
+			      filter, got, want, doc);
+		free(doc);
+	}
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void __attribute__((format(printf, 2, 3)))
+expect_jqf(const char *filter, const char *fmt, ...)
+{
+	char *want;
+	va_list ap;
+
+	va_start(ap, fmt);
+	assert_true(vasprintf(&want, fmt, ap) > 0);
+	va_end(ap);
+	expect_jq(filter, want);
+	free(want);
+}
+
+static int teardown(void **state)
+{
+	return tl_scsi_debug_unload();
+}
+
+/* @len bytes of @dev at @off, read with O_DIRECT (no claim). */
+static void pread_dev(const char *dev, void *buf, size_t len, uint64_t off)
+{
+	int fd = open(dev, O_RDONLY | O_DIRECT);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, len, off), (ssize_t)len);
+	close(fd);
+}
+
+/* ---- the command line ---- */
+
+static void test_version_and_help(void **state)
+{
+	static const char *const cmds[][2] = {
+		{ "features", "--json" }, { "query", "--output-format" },
+		{ "read", "--output FILE" }, { "write", "--input FILE" },
+		{ "scrub", "--range START:END" }, { "tag", "--lba N" },
+	};
+	size_t i;
+
+	expect_exit(run("--version"), 0);
+	expect_in(OUT, "dioctl " DIO_BATCH_VERSION " (dio_batch ABI ");
+	expect_exit(run("-V"), 0);
+	expect_in(OUT, "dioctl " DIO_BATCH_VERSION);
+	expect_exit(run("--help"), 0);
+	expect_in(OUT, "Exit status: 0 success, 1 usage error");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		expect_exit(run("%s --help", cmds[i][0]), 0);
+		expect_in(OUT, "usage: dioctl ");
+		expect_in(OUT, cmds[i][0]);
+		expect_in(OUT, cmds[i][1]);
+		expect_exit(run("%s -h", cmds[i][0]), 0);
+		expect_in(OUT, cmds[i][1]);
+	}
+	/* Each command's own help, not the global one. */
+	expect_exit(run("scrub --help"), 0);
+	expect_in(OUT, "--rate MB/s");
+	expect_exit(run("read --help"), 0);
+	expect_in(OUT, "--verify");
+}
+
+static void test_usage_errors(void **state)
+{
+	static const char *const bad[] = {
+		"", "frob", "read /dev/null --bogus", "read /dev/null --rate 5",
+		"scrub /dev/null --range 5", "scrub /dev/null --range 8:4",
+		"write /dev/null --length 1Q", "write /dev/null --app-tag 0x10000",
+		"features extra", "query", "query /dev/a /dev/b", "tag frob /dev/null",
+		"scrub /dev/null -o yaml", "read /dev/null -O - --json",
+		"scrub /dev/null --depth 0",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		expect_exit(run("%s", bad[i]), 1);
+		expect_in(ERR, "dioctl");
+	}
+	expect_exit(run("read /dev/null --rate 5"), 1);
+	expect_in(ERR, "'--rate' is not an option of this command");
+}
+
+/* Exit status 2: no module, no device, not a block device, claimed. */
+static void test_unreachable(void **state)
+{
+	char dev[64];
+	int ctx, fd;
+
+	expect_exit(run("query /dev/dio-no-such-disk"), 2);
+	expect_in(ERR, "open /dev/dio-no-such-disk: No such file or directory (ENOENT)");
+	expect_exit(run("query /dev/null"), 2);
+	expect_in(ERR, "ENOTBLK");
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
+	ctx = sys_dio_init(0, DIO_PRIVATE);
+	assert_true(ctx >= 0);
+	fd = open(dev, O_RDWR);
+	assert_true(fd >= 0);
+	assert_true(sys_dio_open(ctx, fd, 0) >= 1);
+	expect_exit(run("scrub %s", dev), 2);
+	expect_in(ERR, "EBUSY");
+	close(ctx);
+	close(fd);
+	expect_exit(run("scrub %s -b 64K", dev), 0);
+
+	/* The module away: the control device is not there. */
+	assert_int_equal(tl_scsi_debug_unload(), 0);
+	assert_int_equal(tl_dio_unload(), 0);
+	expect_exit(run("features"), 2);
+	expect_in(ERR, "cannot reach /dev/dio_batch (is the dio_batch module loaded?)");
+	expect_exit(run("features --json"), 2);
+	assert_int_equal(tl_dio_load(), 0);
+	expect_exit(run("features"), 0);
+}
+
+/* Exit status 5: PI asked of a disk without. */
+static void test_not_supported(void **state)
+{
+	char dev[64];
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=0 dix=0", dev, sizeof(dev)), 0);
+	expect_exit(run("read %s -l 4096 --pi", dev), 5);
+	expect_in(ERR, "EOPNOTSUPP");
+	expect_exit(run("scrub %s --app-tag 1", dev), 5);
+	expect_exit(run("tag get %s -L 0 -n 1", dev), 5);
+	/* Without PI a scrub still reads every block. */
+	expect_exit(run("scrub %s -j", dev), 0);
+	expect_jq("[.pi, .bytes_scrubbed, (.pi_profile | tostring), .status] | @tsv",
+		  "false\t16777216\tnull\tok");
+}
+
+/* ---- JSON of features and query ---- */
+
+static void test_json_features_query(void **state)
+{
+	struct dio_features f;
+	char dev[64], *a, *b;
+
+	assert_int_equal(sys_dio_features(&f), 0);
+	expect_exit(run("features --json"), 0);
+	expect_jqf("[.dioctl_version, .abi_version, .tool_abi_version, .features.value, "
+		   ".pi_flags.value, .opcodes.value, .max_batch, .max_inflight, "
+		   ".max_pi_bytes, .max_user_pinned] | @tsv",
+		   "%s\t%u\t%u\t%llu\t%u\t%u\t%u\t%u\t%u\t%llu", DIO_BATCH_VERSION,
+		   f.abi_version, DIO_BATCH_ABI_VERSION, (unsigned long long)f.features,
+		   f.pi_flags, f.opcodes, f.max_batch, f.max_inflight, f.max_pi_bytes,
+		   (unsigned long long)f.max_user_pinned);
+	expect_jq("any(.features.names[]; . == \"pi\")", "true");
+	expect_jq(".opcodes.names | join(\",\")", "read,write,flush");
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=64 dif=1 dix=1", dev, sizeof(dev)), 0);
+	expect_exit(run("query %s -j", dev), 0);
+	expect_jqf("[.device, .capacity, .blocks, .logical_block_size, .pi_profile, "
+		   ".pi_guard_type, .pi_guard, .pi_type, .pi_interval, .pi_tuple_size, "
+		   ".pi_md_size, .pi_offset, .pi_app_tag_size, .pi_ref_tag_size, "
+		   ".partition_start] | @tsv",
+		   "%s\t67108864\t131072\t512\tT10-DIF-TYPE1-CRC\t%d\tCRC16 T10-DIF\t1\t512"
+		   "\t8\t8\t0\t2\t4\t0", dev, DIO_GUARD_CRC16);
+	expect_jq("any(.pi_caps.names[]; . == \"nocheck\")", "true");
+	a = slurp(OUT);
+	/* -o json is --json. */
+	expect_exit(run("query -o json %s", dev), 0);
+	b = slurp(OUT);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	/* The text form keeps its lines (tests/vm/demo.sh greps them). */
+	expect_exit(run("query %s", dev), 0);
+	expect_in(OUT, "pi profile           T10-DIF-TYPE1-CRC\n");
+}
+
+/* ---- scrub with corrupted blocks ---- */
+
+static const uint64_t bad_blocks[3] = { 1000, 50001, 120000 };
+
+static void test_scrub_scsi_corruption(void **state)
+{
+	unsigned char *blk = tl_xalloc(512, 0);
+	uint16_t expected[3], actual[3];
+	char dev[64], want[256], *s;
+	int i, fd;
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=64 dif=1 dix=1", dev, sizeof(dev)), 0);
+	expect_exit(run("write %s --length 64M --random 7 --pi --json", dev), 0);
+	expect_jqf("[.command, .device, .offset, .length, .requests, .pi, .first_interval, "
+		   ".last_interval, .status, .exit_code, (.failures | length)] | @tsv",
+		   "write\t%s\t0\t67108864\t64\ttrue\t0\t131071\tok\t0\t0", dev);
+	expect_exit(run("scrub %s", dev), 0);
+	expect_in(OUT, "no failures\n");
+
+	/* Three blocks changed behind their PI: the disk keeps the old tuples. */
+	assert_int_equal(sh("echo 0 > /sys/block/%s/integrity/write_generate",
+			    tl_basename(dev)), 0);
+	fd = open(dev, O_RDWR | O_DIRECT);
+	assert_true(fd >= 0);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(pread(fd, blk, 512, bad_blocks[i] * 512), 512);
+		actual[i] = dio_pi_crc16_t10dif(0, blk, 512);
+		blk[100 + i] ^= 0xff;
+		expected[i] = dio_pi_crc16_t10dif(0, blk, 512);
+		assert_int_equal(pwrite(fd, blk, 512, bad_blocks[i] * 512), 512);
+	}
+	close(fd);
+	assert_int_equal(sh("echo 1 > /sys/block/%s/integrity/write_generate",
+			    tl_basename(dev)), 0);
+
+	expect_exit(run("scrub %s --json", dev), 4);
+	s = jq(".end");
+	assert_string_equal(s, "67108864");
+	free(s);
+	/* expect_three with the sizes filled in. */
+	{
+		char want_tsv[512];
+
+		snprintf(want_tsv, sizeof(want_tsv),
+			 "scrub\t%s\ttrue\t512\t0\t67108864\t67108864\t67108864\tfalse\ttrue\t3"
+			 "\t0\t0\tpi-failure\t4\t3", dev);
+		expect_jq("[.command, .device, .pi, .interval, .start, .end, .bytes_total, "
+			  ".bytes_scrubbed, .interrupted, .complete, .pi_failures, .io_errors, "
+			  ".unlisted_failures, .status, .exit_code, (.failures | length)] | @tsv",
+			  want_tsv);
+	}
+	for (i = 0; i < 3; i++) {
+		char f[128];
+
+		snprintf(f, sizeof(f), ".failures[%d] | \"\\(.offset) \\(.interval) \\(.tag) "
+			 "\\(.expected) \\(.actual) \\(.found_by) \\(.error)\"", i);
+		snprintf(want, sizeof(want), "%llu %llu guard %#x %#x device EILSEQ",
+			 (unsigned long long)bad_blocks[i] * 512,
+			 (unsigned long long)bad_blocks[i], expected[i], actual[i]);
+		expect_jq(f, want);
+	}
+	expect_in(ERR, "dioctl scrub");
+	/* The text report: the same three, and the exit status. */
+	expect_exit(run("scrub %s -d 4", dev), 4);
+	expect_in(OUT, "3 PI failures, 0 I/O errors:\n");
+	for (i = 0; i < 3; i++) {
+		snprintf(want, sizeof(want), "  block at byte %llu (interval %llu): guard tag, "
+			 "expected %#x, actual %#x; found by device\n",
+			 (unsigned long long)bad_blocks[i] * 512,
+			 (unsigned long long)bad_blocks[i], expected[i], actual[i]);
+		expect_in(OUT, want);
+	}
+	expect_in(ERR, "dioctl: scrub of ");
+	expect_in(ERR, " found 3 PI failures and 0 I/O errors\n");
+
+	/* A range that holds one of them. */
+	expect_exit(run("scrub %s -j -r %llu:%llu", dev,
+			(unsigned long long)(bad_blocks[1] - 10) * 512,
+			(unsigned long long)(bad_blocks[1] + 10) * 512), 4);
+	expect_jqf("[.bytes_scrubbed, .pi_failures, .failures[0].interval] | @tsv",
+		   "10240\t1\t%llu", (unsigned long long)bad_blocks[1]);
+	/* A read over a bad block stops there and says which, exit 4. */
+	expect_exit(run("read %s -s %llu -l 64K --pi", dev,
+			(unsigned long long)bad_blocks[0] * 512 - 4096), 4);
+	snprintf(want, sizeof(want), "PI error: block 8 of this I/O (interval %llu",
+		 (unsigned long long)bad_blocks[0]);
+	expect_in(OUT, want);
+	expect_in(ERR, "protection information check failed (EILSEQ)");
+	/* Repaired from the same data (--random depends on the offset only): clean. */
+	for (i = 0; i < 3; i++) {
+		unsigned long long at = bad_blocks[i] * 512 / 4096 * 4096;
+
+		expect_exit(run("write %s -s %llu -l 4K --random 7 --pi", dev, at), 0);
+		expect_exit(run("scrub %s -r %llu:%llu -j", dev, at, at + 4096), 0);
+		expect_jq("[.pi_failures, .bytes_scrubbed, .status] | @tsv", "0\t4096\tok");
+	}
+	free(blk);
+}
+
+static void test_scrub_nvme_corruption(void **state)
+{
+	unsigned char *blk = tl_xalloc(512, 0);
+	uint16_t expected[3], actual[3];
+	bool values = tl_kernel_at_least(6, 14);
+	char dev[64], want[256], f[160];
+	uint64_t cap;
+	FILE *img;
+	int i;
+
+	assert_int_equal(tl_nvme_dev(1, dev, sizeof(dev)), 0);
+	expect_exit(run("query %s -j", dev), 0);
+	expect_jq(".pi_profile", "T10-DIF-TYPE1-CRC");
+	{
+		char *c = jq(".capacity");
+
+		cap = strtoull(c, NULL, 0);
+		free(c);
+	}
+	print_message("# %s: %llu bytes\n", dev, (unsigned long long)cap);
+	assert_true(cap > 60 * MiB && cap <= 64 * MiB);
+	expect_exit(run("write %s -l %llu --random 11 --pi", dev, (unsigned long long)cap), 0);
+	expect_exit(run("scrub %s", dev), 0);
+	expect_in(OUT, "no failures\n");
+
+	/* QEMU keeps the data first in the image (mset=0): flip a byte of each. */
+	img = fopen("/tmp/results/nvme1.img", "r+");
+	assert_non_null(img);
+	for (i = 0; i < 3; i++) {
+		pread_dev(dev, blk, 512, bad_blocks[i] * 512);
+		actual[i] = dio_pi_crc16_t10dif(0, blk, 512);
+		blk[200 + i] ^= 0x5a;
+		expected[i] = dio_pi_crc16_t10dif(0, blk, 512);
+		assert_int_equal(fseek(img, (long)(bad_blocks[i] * 512 + 200 + i), SEEK_SET), 0);
+		assert_int_equal(fputc(blk[200 + i], img), blk[200 + i]);
+	}
+	fclose(img);
+
+	expect_exit(run("scrub %s -j", dev), 4);
+	expect_jqf("[.pi_failures, .io_errors, .bytes_scrubbed, .complete, .status, .exit_code] "
+		   "| @tsv", "3\t0\t%llu\ttrue\tpi-failure\t4", (unsigned long long)cap);
+	for (i = 0; i < 3; i++) {
+		snprintf(f, sizeof(f), ".failures[%d] | \"\\(.offset) \\(.interval) \\(.tag) "
+			 "\\(.expected) \\(.actual) \\(.found_by) \\(.error) \\(.note)\"", i);
+		if (values)
+			snprintf(want, sizeof(want), "%llu %llu guard %#x %#x device EILSEQ null",
+				 (unsigned long long)bad_blocks[i] * 512,
+				 (unsigned long long)bad_blocks[i], expected[i], actual[i]);
+		else
+			snprintf(want, sizeof(want), "%llu %llu null null null device EILSEQ "
+				 "refused by the device; tag and values unknown on this kernel",
+				 (unsigned long long)bad_blocks[i] * 512,
+				 (unsigned long long)bad_blocks[i]);
+		expect_jq(f, want);
+	}
+	expect_exit(run("scrub %s -d 16 -b 128K", dev), 4);
+	expect_in(OUT, "3 PI failures, 0 I/O errors:\n");
+	if (!values)
+		expect_in(OUT, "refused by the device; tag and values unknown on this kernel; "
+			  "found by device\n");
+	/* Repaired from the same data (--random depends on the offset only). */
+	for (i = 0; i < 3; i++) {
+		unsigned long long at = bad_blocks[i] * 512 / 4096 * 4096;
+
+		expect_exit(run("write %s -s %llu -l 4K --random 11 --pi", dev, at), 0);
+		expect_exit(run("scrub %s -r %llu:%llu -j", dev, at, at + 4096), 0);
+		expect_jq("[.pi_failures, .bytes_scrubbed, .status] | @tsv", "0\t4096\tok");
+	}
+	free(blk);
+}
+
+/* Exit status 3: scsi_debug's medium errors, narrowed down to each sector. */
+static void test_scrub_io_errors(void **state)
+{
+	char dev[64], f[160], want[128], *v;
+	unsigned long long start, count, i;
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
+	v = tl_sysfs_read("/sys/module/scsi_debug/parameters/medium_error_start");
+	assert_non_null(v);
+	start = strtoull(v, NULL, 0);
+	free(v);
+	v = tl_sysfs_read("/sys/module/scsi_debug/parameters/medium_error_count");
+	assert_non_null(v);
+	count = strtoull(v, NULL, 0);
+	free(v);
+	print_message("# medium errors at sectors %llu..%llu\n", start, start + count - 1);
+	assert_true(count > 0 && count < 100 && (start + count) * 512 < 16 * MiB);
+	expect_exit(run("write %s -l 16M --pi", dev), 0);
+	assert_int_equal(sh("echo 2 > /sys/bus/pseudo/drivers/scsi_debug/opts"), 0);
+	expect_exit(run("read %s -s %llu -l 64K", dev, start * 512 / 65536 * 65536), 3);
+	assert_int_equal(sh("echo 0 > /sys/bus/pseudo/drivers/scsi_debug/opts"), 0);
+	expect_exit(run("read %s -s %llu -l 64K", dev, start * 512 / 65536 * 65536), 0);
+	/* The scrub's report, back in OUT. */
+	assert_int_equal(sh("echo 2 > /sys/bus/pseudo/drivers/scsi_debug/opts"), 0);
+	expect_exit(run("scrub %s -j", dev), 3);
+	assert_int_equal(sh("echo 0 > /sys/bus/pseudo/drivers/scsi_debug/opts"), 0);
+	expect_jqf("[.pi_failures, .io_errors, .bytes_scrubbed, .complete, .status, .exit_code, "
+		   "(.failures | length)] | @tsv", "0\t%llu\t16777216\ttrue\tio-error\t3\t%llu",
+		   count, count);
+	for (i = 0; i < count; i++) {
+		snprintf(f, sizeof(f), ".failures[%llu] | \"\\(.offset) \\(.length) \\(.interval) "
+			 "\\(.tag) \\(.found_by)\"", i);
+		snprintf(want, sizeof(want), "%llu 512 null null null", (start + i) * 512);
+		expect_jq(f, want);
+	}
+	/* A medium error: ENODATA, or EIO where the kernel maps it so. */
+	expect_jq("[.failures[].error] | unique | .[0] | test(\"^(ENODATA|EIO)$\")", "true");
+	expect_jq("[.failures[].error] | unique | length", "1");
+}
+
+/* Bounded memory: a device larger than the address space allowed. */
+static void test_memory_cap(void **state)
+{
+	char dev[64];
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=64 dif=1 dix=1", dev, sizeof(dev)), 0);
+	expect_exit(sh("ulimit -v 40960; %s write %s -l 64M --random 5 --pi -j >" OUT
+		       " 2>" ERR, dioctl, dev), 0);
+	expect_jq("[.length, .status] | @tsv", "67108864\tok");
+	expect_exit(sh("ulimit -v 40960; %s scrub %s -j >" OUT " 2>" ERR, dioctl, dev), 0);
+	expect_jq("[.bytes_scrubbed, .pi_failures, .complete] | @tsv", "67108864\t0\ttrue");
+	expect_exit(sh("ulimit -v 40960; %s read %s -v -O - 2>" ERR " | cmp - %s >" OUT,
+		       dioctl, dev, dev), 0);
+	/* The cap bites: 64 requests of 1 MiB in flight do not fit in it. */
+	expect_exit(sh("ulimit -v 40960; %s scrub %s -d 64 -b 1M >" OUT " 2>" ERR,
+		       dioctl, dev), 3);
+	expect_in(ERR, "ENOMEM");
+}
+
+/* ---- progress ---- */
+
+static void test_progress(void **state)
+{
+	char dev[64], *s, *p;
+	int lines = 0;
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=32 dif=1 dix=1", dev, sizeof(dev)), 0);
+	/* A terminal: updates in place, with rate, ETA and failures. */
+	expect_exit(sh("script -qec '%s scrub %s --rate 20' /dev/null >" OUT " 2>" ERR,
+		       dioctl, dev), 0);
+	s = slurp(OUT);
+	print_message("# under a pty: %zu bytes, %d carriage returns\n", strlen(s),
+		      (int)(strchr(s, '\r') ? 1 : 0));
+	assert_non_null(strstr(s, "\rscrub "));
+	assert_non_null(strstr(s, " MB/s, ETA "));
+	assert_non_null(strstr(s, "32.0 MiB of 32.0 MiB (100%)"));
+	assert_non_null(strstr(s, "0 failures"));
+	/* More than one update at 20 MB/s over 32 MiB. */
+	p = strstr(s, "\rscrub ");
+	assert_non_null(strstr(p + 1, "\rscrub "));
+	free(s);
+	/* Piped: no updates, one final line. */
+	expect_exit(sh("%s scrub %s 2>" ERR " | cat >" OUT, dioctl, dev), 0);
+	s = slurp(ERR);
+	assert_null(strchr(s, '\r'));
+	assert_null(strstr(s, "ETA"));
+	for (p = s; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(lines, 1);
+	assert_int_equal(strncmp(s, "dioctl scrub ", 13), 0);
+	assert_non_null(strstr(s, ": 33554432 of 33554432 bytes in "));
+	free(s);
+	expect_in(OUT, "no failures\n");
+}
+
+/* SIGINT: the report so far, exit 130 when nothing failed. */
+static void test_sigint(void **state)
+{
+	char dev[64], *s;
+	unsigned long long done;
+	pid_t pid;
+	int st;
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=64 dif=1 dix=1", dev, sizeof(dev)), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		int o = open(OUT, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(ERR, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		execl(dioctl, "dioctl", "scrub", dev, "--rate", "4", "--json", (char *)NULL);
+		_exit(127);
+	}
+	sleep(3);
+	assert_int_equal(kill(pid, SIGINT), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	expect_exit(WEXITSTATUS(st), 130);
+	expect_jq("[.interrupted, .complete, .status, .exit_code, .pi_failures] | @tsv",
+		  "true\tfalse\tinterrupted\t130\t0");
+	s = jq(".bytes_scrubbed");
+	done = strtoull(s, NULL, 0);
+	free(s);
+	print_message("# interrupted after %llu bytes\n", done);
+	/* About 3 s at 4 MB/s: some, far from all. */
+	assert_true(done >= 1 * MiB && done <= 32 * MiB);
+	expect_in(ERR, ", interrupted\n");
+	/* The text report says so too. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		int o = open(OUT, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(ERR, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		execl(dioctl, "dioctl", "scrub", dev, "--rate", "4", (char *)NULL);
+		_exit(127);
+	}
+	sleep(2);
+	assert_int_equal(kill(pid, SIGINT), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(WEXITSTATUS(st), 130);
+	expect_in(OUT, "INTERRUPTED, the report so far");
+	expect_in(OUT, "no failures\n");
+}
+
+/* ---- read --output, write --input ---- */
+
+static void test_streams(void **state)
+{
+	const unsigned long long len = 3 * MiB + 512;
+	char dev[64];
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=32 dif=1 dix=1", dev, sizeof(dev)), 0);
+	assert_int_equal(sh("head -c %llu /dev/urandom >/tmp/dioctl.in", len), 0);
+	/* From a file, several requests in flight and a short last one. */
+	expect_exit(run("write %s -s 1M -i /tmp/dioctl.in -p -b 64K -d 4 -j", dev), 0);
+	expect_jqf("[.offset, .length, .requests, .request_size, .depth, .first_interval, "
+		   ".last_interval, .status] | @tsv", "1048576\t%llu\t49\t65536\t4\t2048\t%llu\tok",
+		   len, 2048 + len / 512 - 1);
+	expect_exit(run("read %s -s 1M -l %llu -v --output /tmp/dioctl.back -j", dev, len), 0);
+	expect_jqf("[.length, .verified, .status] | @tsv", "%llu\ttrue\tok", len);
+	assert_int_equal(sh("cmp /tmp/dioctl.in /tmp/dioctl.back"), 0);
+	/* From stdin until it ends, to stdout. */
+	expect_exit(sh("cat /tmp/dioctl.in | %s write %s -s 8M -i - --pi >" OUT " 2>" ERR,
+		       dioctl, dev), 0);
+	expect_in(OUT, "wrote 3146240 bytes at offset 8388608 to ");
+	expect_exit(sh("%s read %s -s 8M -l %llu -v -O - 2>" ERR " | cmp - /tmp/dioctl.in >" OUT,
+		       dioctl, dev, len), 0);
+	expect_in(ERR, "read 3146240 bytes at offset 8388608 from ");
+	/* The whole device to a pipe, by default from 0 to the end. */
+	expect_exit(sh("%s read %s -O - 2>" ERR " | wc -c >" OUT, dioctl, dev), 0);
+	expect_in(OUT, "33554432\n");
+	/* Input shorter than --length: an I/O error; not whole blocks: usage. */
+	expect_exit(run("write %s -l 4M -i /tmp/dioctl.in", dev), 3);
+	expect_in(ERR, "ended after");
+	expect_exit(sh("head -c 1000 /dev/zero | %s write %s -i - >" OUT " 2>" ERR,
+		       dioctl, dev), 1);
+	/* Old style: --batch splits the length into requests in flight together. */
+	expect_exit(run("write %s -s 0 -l 64K --random 42 --pi --app-tag 0xd1 --batch 4 --fua", dev), 0);
+	expect_in(OUT, "in 4 requests; PI generated for intervals 0..127, app tag 0x00d1\n");
+	expect_exit(run("read %s -s 0 -l 64K --verify --app-tag 0xd1", dev), 0);
+	expect_exit(run("read %s -s 0 -l 64K --verify --app-tag 0xd2", dev), 4);
+	expect_in(OUT, "verify FAILED: block 0 of this I/O (interval 0 of the disk): app tag "
+		  "expected 0xd2, actual 0xd1\n");
+	expect_in(ERR, "128 blocks failed verification");
+}
+
+/* ---- tag get / tag set ---- */
+
+static void test_tags(void **state)
+{
+	char dev[64], want[4096] = "", line[128], *before, *after;
+	int i;
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
+	expect_exit(run("write %s -l 1M --random 9 --pi --app-tag 0x1111", dev), 0);
+	expect_exit(run("tag get %s -L 99 -n 12 -j", dev), 0);
+	expect_jq("[.command, .lba, .count, .interval, (.tags | length)] | @tsv",
+		  "tag get\t99\t12\t512\t12");
+	before = jq("[.tags[].guard] | join(\",\")");
+	expect_jq("[.tags[].ref] | join(\",\")",
+		  "0x63,0x64,0x65,0x66,0x67,0x68,0x69,0x6a,0x6b,0x6c,0x6d,0x6e");
+
+	expect_exit(run("tag set %s --lba 100 --count 10 --app-tag 0xbeef", dev), 0);
+	expect_in(OUT, "set app tag 0xbeef on 10 blocks of");
+	expect_exit(run("tag get %s -L 99 -n 12 --json", dev), 0);
+	for (i = 0; i < 12; i++) {
+		snprintf(line, sizeof(line), "%s%s", i ? "," : "",
+			 i == 0 || i == 11 ? "0x1111" : "0xbeef");
+		strcat(want, line);
+	}
+	expect_jq("[.tags[].app] | join(\",\")", want);
+	after = jq("[.tags[].guard] | join(\",\")");
+	assert_string_equal(before, after);	/* data and guards unchanged */
+	free(before);
+	free(after);
+	expect_jq("[.tags[].lba] | map(tostring) | join(\",\")",
+		  "99,100,101,102,103,104,105,106,107,108,109,110");
+	/* Text form. */
+	expect_exit(run("tag get %s -L 100 -n 1", dev), 0);
+	expect_in(OUT, "lba 100  interval 100  guard 0x");
+	expect_in(OUT, "  app 0xbeef  ref 0x00000064\n");
+
+	/* Verification against the new tags: read, and a scrub with an app tag. */
+	expect_exit(run("read %s -s 51200 -l 5120 -v -a 0xbeef", dev), 0);
+	expect_exit(run("scrub %s -r 50688:56832 -a 0xbeef -j", dev), 4);
+	expect_jq(".failures[] | \"\\(.offset) \\(.interval) \\(.tag) \\(.expected) \\(.actual) "
+		  "\\(.found_by)\"",
+		  "50688 99 app 0xbeef 0x1111 dioctl\n56320 110 app 0xbeef 0x1111 dioctl");
+	/* Under a mask that ignores the differing bits. */
+	expect_exit(run("scrub %s -r 51200:56320 -a 0xb0e1 -m 0xf0f0 -j", dev), 0);
+	expect_jq("[.pi_failures, .app_tag, .app_mask] | @tsv", "0\t45281\t61680");
+	/* Past the end, and set without a tag: usage errors. */
+	expect_exit(run("tag get %s -L 32760 -n 9", dev), 1);
+	expect_exit(run("tag set %s -L 0 -n 1", dev), 1);
+}
+
+int main(void)
+{
+	const char *b = getenv("DIO_BUILD");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_version_and_help),
+		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test_teardown(test_unreachable, teardown),
+		cmocka_unit_test_teardown(test_not_supported, teardown),
+		cmocka_unit_test_teardown(test_json_features_query, teardown),
+		cmocka_unit_test_teardown(test_scrub_scsi_corruption, teardown),
+		cmocka_unit_test_teardown(test_scrub_nvme_corruption, teardown),
+		cmocka_unit_test_teardown(test_scrub_io_errors, teardown),
+		cmocka_unit_test_teardown(test_memory_cap, teardown),
+		cmocka_unit_test_teardown(test_progress, teardown),
+		cmocka_unit_test_teardown(test_sigint, teardown),
+		cmocka_unit_test_teardown(test_streams, teardown),
+		cmocka_unit_test_teardown(test_tags, teardown),
+	};
+
+	snprintf(dioctl, sizeof(dioctl), "%s/tools/dioctl", b ? b : "build");
+	if (access(dioctl, X_OK)) {
+		fprintf(stderr, "no dioctl at %s\n", dioctl);
+		return 1;
+	}
+	if (tl_dio_load())
+		return 1;
+	return cmocka_run_group_tests_name("dioctl", tests, NULL, NULL);
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * dioctl: what its source files share (dioctl.c: commands, options,
+ * read/write/tag; dioctl_scrub.c: scrub; dioctl_json.c: JSON output).
+ */
+#ifndef DIOCTL_TOOL_H
+#define DIOCTL_TOOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dioctl.h"
+
+#ifndef DIO_BATCH_VERSION
+#define DIO_BATCH_VERSION "unknown"
+#endif
+
+/* Exit status, documented in dioctl(1). */
+enum {
+	EXIT_OK		= 0,
+	EXIT_USAGE	= 1,	/* bad command line */
+	EXIT_OPEN	= 2,	/* module or device cannot be reached or opened */
+	EXIT_IO		= 3,	/* an I/O error (device, input or output file) */
+	EXIT_PI		= 4,	/* an integrity (PI) failure was found */
+	EXIT_NOTSUP	= 5,	/* module or device cannot do what was asked */
+	EXIT_INTR	= 130,	/* scrub interrupted (no failure found so far) */
+};
+
+/* "dioctl: WHAT: TEXT (ENAME)" on stderr (no errno part when @e is 0), exit @code. */
+void __attribute__((noreturn, format(printf, 3, 4)))
+die(int code, int e, const char *fmt, ...);
+/* die() with the exit status that errno @e stands for (EILSEQ: 4, ...). */
+#define die_errno(e, ...) die(exit_code_of(e), (e), __VA_ARGS__)
+int exit_code_of(int e);
+#define usage_error(...) die(EXIT_USAGE, 0, __VA_ARGS__)
+const char *err_text(int e);
+const char *err_name(int e);
+
+const char *tag_name(unsigned int t);
+const char *source_name(unsigned int s);	/* short: "device", ... */
+const char *source_text(unsigned int s);	/* long, for text reports */
+#define DIO_PI_SRC_DIOCTL 100			/* this tool's own verification */
+
+uint64_t parse_num(const char *s, const char *what);
+double now_s(void);
+
+struct dev {
+	const char		*path;
+	int			fd, ctx, h;
+	struct dio_query	q;
+	struct dio_pi_profile	p;
+	bool			has_pi;		/* @p is valid */
+	uint64_t		start;		/* partition start, bytes */
+};
+void get_features(struct dio_features *f);
+void dev_open(struct dev *d, const char *path, bool writable);
+void dev_close(struct dev *d);
+void *xalloc(size_t len);
+
+/* The options of every command (each takes its own subset). */
+struct opts {
+	const char	*cmd;
+	bool		json;
+	bool		write;
+	uint64_t	offset, length;
+	bool		have_offset, have_length;
+	bool		random, have_data;
+	uint64_t	seed;
+	unsigned char	pattern;
+	bool		pi, verify, raw, dump, fua;
+	int		app_tag;	/* -1: none */
+	unsigned int	app_mask;
+	unsigned int	batch, depth;
+	uint64_t	req_size;	/* 0: automatic */
+	const char	*input, *output;
+	uint64_t	range_start, range_end;
+	bool		have_range, range_to_end;
+	double		rate;		/* MB/s, 0: unlimited */
+	uint64_t	lba, count;
+	bool		have_lba, have_count;
+	unsigned int	max_report;
+};
+
+/*
+ * Size of the requests for @o on @d: a multiple of @unit within the
+ * device's and the module's limits (PI bytes included when @pi).
+ */
+uint64_t pick_req_size(const struct dev *d, const struct dio_features *f,
+		       const struct opts *o, uint64_t unit, bool pi);
+
+/*
+ * One failing block (or a failed request the module could not narrow
+ * down), for reports.  @offset is in bytes from the start of the device
+ * given (a partition's own start); @interval counts from the whole disk's.
+ */
+struct failure {
+	uint64_t	offset, length;
+	uint64_t	interval;	/* DIO_PI_INTERVAL_UNKNOWN: not located */
+	int		tag;		/* DIO_PI_TAG_*; NONE: not known */
+	uint64_t	expected, actual;
+	int		source;		/* DIO_PI_SRC_* or DIO_PI_SRC_DIOCTL */
+	int		err;		/* EILSEQ, or an I/O error's errno */
+};
+/* The failure @r (completed, result not its length) reports. */
+void failure_from_req(const struct dev *d, const struct dio_request *r,
+		      uint64_t off, uint64_t len, struct failure *f);
+void failure_json(const struct failure *f);
+
+int cmd_scrub(const char *path, const struct opts *o);
+
+/* JSON on stdout: one document, members added in order. */
+void j_begin(const char *key);		/* object; key NULL in arrays/top */
+void j_end(void);
+void j_abegin(const char *key);		/* array */
+void j_aend(void);
+void j_str(const char *key, const char *v);
+void j_u64(const char *key, uint64_t v);
+void j_i64(const char *key, int64_t v);
+void j_dbl(const char *key, double v);
+void j_bool(const char *key, bool v);
+void j_null(const char *key);
+void j_hex(const char *key, uint64_t v);	/* "0x..." string: exact for 64 bits */
+void j_done(void);			/* final newline */
+
+#endif
