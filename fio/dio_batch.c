@@ -74,6 +74,7 @@ struct dbf_file {
 	struct dbf_data *owner;		/* the job (context descriptor) that opened it */
 	int handle;
 	bool pi;			/* PI buffers travel with this file's I/O */
+	bool raw_passthrough;		/* nocheck=1 reads by dio_pi_read_raw() */
 	struct dio_query q;
 	struct dio_pi_profile p;
 	uint64_t start_iv;		/* partition start, in protection intervals */
@@ -502,9 +503,23 @@ static int dbf_open_file(struct thread_data *td, struct fio_file *f)
 		td_verror(td, EINVAL, "dio_batch pi_chk");
 		goto err_close;
 	}
-	if (o->nocheck && df->q.pi_caps & DIO_PI_CAP_INTEGRITY && !(df->q.pi_caps & DIO_PI_CAP_NOCHECK))
-		log_info("fio-dio_batch: %s: nocheck=1: this kernel's driver does not skip PI checks (no DIO_PI_CAP_NOCHECK): reads will fail with EOPNOTSUPP\n",
+	if (o->nocheck && df->q.pi_caps & DIO_PI_CAP_INTEGRITY && !(df->q.pi_caps & DIO_PI_CAP_NOCHECK)) {
+		/*
+		 * NVMe before Linux 6.14: the driver cannot skip its checks, the
+		 * drive can, by passthrough: reads go by dio_pi_read_raw(),
+		 * one at a time (synchronously), on the file's own descriptor.
+		 */
+		if (!df->pi && dio_pi_profile_from_query(&df->q, &df->p) < 0) {
+			e = errno;
+			log_err("fio-dio_batch: %s: PI profile '%s': %s\n", f->file_name,
+				df->q.profile, strerror(e));
+			td_verror(td, e, "dio_pi_profile_from_query");
+			goto err_close;
+		}
+		df->raw_passthrough = true;
+		log_info("fio-dio_batch: %s: nocheck=1: this kernel's driver does not skip PI checks (no DIO_PI_CAP_NOCHECK): reads go by NVMe passthrough (dio_pi_read_raw), synchronously\n",
 			 f->file_name);
+	}
 	df->owner = d;
 	FILE_SET_ENG_DATA(f, df);
 	return 0;
@@ -643,7 +658,7 @@ static int dbf_prep(struct thread_data *td, struct dbf_data *d, struct dbf_io *i
 	if (dbf_pi_buf(io, pilen))
 		return ENOMEM;
 	/* The module checks ref tags of type 1 only (type 3 has none to check). */
-	chk = d->chk & ~(df->q.pi_type == 1 ? 0 : DIO_PI_CHK_REFTAG);
+	chk = d->chk & ~(df->q.pi_type != 3 ? 0 : DIO_PI_CHK_REFTAG);
 	dio_req_set_pi(r, io->pi, pilen, chk | (o->nocheck ? DIO_PI_NOCHECK : 0),
 		       chk & DIO_PI_CHK_APPTAG ? o->apptag : 0,
 		       chk & DIO_PI_CHK_APPTAG ? o->apptag_mask : 0);
@@ -666,10 +681,36 @@ static void dbf_report(struct thread_data *td, struct io_u *io_u, const struct d
 		source_name(r->pi_err_source));
 }
 
+/*
+ * nocheck=1 where the kernel's driver cannot skip its checks (NVMe before
+ * 6.14): the drive skips them for a passthrough read.  Completed at once.
+ */
+static enum fio_q_status dbf_raw_read(struct dbf_file *df, struct dbf_io *io,
+				      struct io_u *io_u)
+{
+	ssize_t pilen = dio_pi_len(&df->p, io_u->xfer_buflen);
+
+	if (pilen < 0 || dbf_pi_buf(io, pilen)) {
+		io_u->error = pilen < 0 ? EINVAL : ENOMEM;
+		return FIO_Q_COMPLETED;
+	}
+	if (dio_pi_read_raw(io_u->file->fd, &df->p, io_u->xfer_buf, io_u->xfer_buflen,
+			    io->pi, io_u->offset) < 0) {
+		io_u->error = errno;
+		log_err("fio-dio_batch: %s: nocheck=1 by NVMe passthrough: %s%s\n",
+			io_u->file->file_name, strerror(errno),
+			errno == EACCES ? " (Linux 6.1 allows NVMe passthrough only with CAP_SYS_ADMIN)" : "");
+		return FIO_Q_COMPLETED;
+	}
+	io_u->resid = 0;
+	return FIO_Q_COMPLETED;
+}
+
 static enum fio_q_status dbf_queue(struct thread_data *td, struct io_u *io_u)
 {
 	struct dbf_data *d = td->io_ops_data;
 	struct dbf_io *io = io_u->engine_data;
+	struct dbf_file *df;
 	int e;
 
 	fio_ro_check(td, io_u);
@@ -678,6 +719,9 @@ static enum fio_q_status dbf_queue(struct thread_data *td, struct io_u *io_u)
 	/* A flush follows what was submitted before it, as libaio's fsync does. */
 	if (ddir_sync(io_u->ddir) && d->nr_queued)
 		return FIO_Q_BUSY;
+	df = FILE_ENG_DATA(io_u->file);
+	if (df && df->raw_passthrough && io_u->ddir == DDIR_READ)
+		return dbf_raw_read(df, io, io_u);
 	e = dbf_prep(td, d, io, io_u);
 	if (e) {
 		io_u->error = e;

@@ -37,10 +37,12 @@
 
 /* ---- failures ---- */
 
-void failure_from_req(const struct dev *d, const struct dio_request *r,
+void failure_from_req(const struct dev *d, const struct dio_request *req,
 		      uint64_t off, uint64_t len, struct failure *f)
 {
 	uint64_t iv = d->q.pi_interval;
+	struct dio_request x = *req, *r = &x;
+	int why = dev_explain(d, r);
 
 	memset(f, 0, sizeof(*f));
 	f->err = r->result < 0 ? (int)-r->result : EIO;
@@ -59,6 +61,7 @@ void failure_from_req(const struct dev *d, const struct dio_request *r,
 	f->tag = r->pi_err_tag;
 	f->expected = r->pi_err_expected;
 	f->actual = r->pi_err_actual;
+	f->explain_err = why;
 }
 
 static const char *failure_note(const struct failure *f)
@@ -68,7 +71,7 @@ static const char *failure_note(const struct failure *f)
 	if (f->interval == DIO_PI_INTERVAL_UNKNOWN)
 		return "refused by the device; no block of it failed when read again";
 	if (f->tag == DIO_PI_TAG_NONE)
-		return "refused by the device; tag and values unknown on this kernel";
+		return explain_text(f->explain_err);
 	return NULL;
 }
 

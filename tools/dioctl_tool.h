@@ -101,7 +101,17 @@ struct failure {
 	uint64_t	expected, actual;
 	int		source;		/* DIO_PI_SRC_* or DIO_PI_SRC_DIOCTL */
 	int		err;		/* EILSEQ, or an I/O error's errno */
+	int		explain_err;	/* tag NONE: why dio_pi_explain() failed */
 };
+/*
+ * A read the device refused without a tag (NVMe before Linux 6.14): the
+ * tag and values by dio_pi_explain() (NVMe passthrough) into @r.  Returns
+ * 0, or the errno that says why not (0 is also returned when @r needs no
+ * explaining).
+ */
+int dev_explain(const struct dev *d, struct dio_request *r);
+/* Why a refusal stays without its tag, as text, for dev_explain()'s @e. */
+const char *explain_text(int e);
 /* The failure @r (completed, result not its length) reports. */
 void failure_from_req(const struct dev *d, const struct dio_request *r,
 		      uint64_t off, uint64_t len, struct failure *f);
