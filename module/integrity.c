@@ -661,8 +661,13 @@ static int dio_pi_reread(struct dio_kreq *kreq, struct dio_locate_buf *lb,
 	struct bio *bio;
 	int ret;
 
+	/*
+	 * REQ_NOMERGE: a re-read merged with other I/O in flight (the same
+	 * process's next read, say) would fail for that I/O's bad block and
+	 * name an intact interval of this one.
+	 */
 	bio = bio_alloc_bioset(bdev, DIV_ROUND_UP(bytes, PAGE_SIZE),
-			       REQ_OP_READ, GFP_KERNEL, &dio_bio_set);
+			       REQ_OP_READ | REQ_NOMERGE, GFP_KERNEL, &dio_bio_set);
 	bio->bi_iter.bi_sector = (kreq->ureq.offset >> SECTOR_SHIFT) +
 				 (first << (ishift - SECTOR_SHIFT));
 	ret = -ENOMEM;
