@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # The guest suite on every kernel in KERNELS, then (DKMS_CHECK=1) the DKMS
-# check and (DEB_CHECK=1) the Debian packages' check, in two lanes at
-# once: the debug kernel (whose build, the first
-# time, and whose run are the longest) in one, the stock kernels and DKMS in
-# the other.  Guests spend much of their time waiting (delayed scsi_debug
+# check and (DEB_CHECK=1) the Debian packages' check, in CHECK_LANES lanes
+# (two on two cores) that take jobs from one queue.  Guests spend much of
+# their time waiting (delayed scsi_debug
 # commands, timeouts), so two share the machine's cores well.  Each lane's
 # output goes to build/results/lane-*.log and, line by line with the
 # flavour in front, to stdout.  Counts land in build/results/*.counts as
@@ -17,45 +16,64 @@ out=$top/build/results
 : "${CHECK_LANES:=$([ "$(nproc)" -ge 2 ] && echo 2 || echo 1)}"
 mkdir -p "$out"
 
-# run_lane NAME KERNEL... [dkms]: one after another, prefixed output.
-run_lane() {
-	local name=$1 k
-	shift
-	for k in "$@"; do
-		if [ "$k" = dkms ]; then
-			"$here/dkms-check.sh"
-		elif [ "$k" = deb ]; then
-			"$here/deb-check.sh"
-		else
-			"$here/check.sh" "$k"
-		fi 2>&1 | sed -u "s/^/[$k] /"
-	done | tee "$out/lane-$name.log"
+# The jobs, longest first: the debug kernel (built the first time), the
+# stock kernels, then the DKMS and package checks as one job (both use the
+# host's DKMS and /lib/modules, so never side by side).  Each lane takes
+# the next job from the queue when it is free, so the lanes stay busy
+# whatever a machine has cached: on a warm one the debug suite and 7.3 in
+# one lane, 6.1, 6.12 and the packages in the other.
+queue=$out/.jobs
+: >"$queue"
+for k in $KERNELS; do
+	if [ "$k" = debug ]; then echo "$k" >>"$queue"; fi
+done
+for k in $KERNELS; do
+	if [ "$k" != debug ]; then echo "$k" >>"$queue"; fi
+done
+pkgjob=
+[ "$DKMS_CHECK" = 1 ] && pkgjob=dkms
+[ "$DEB_CHECK" = 1 ] && pkgjob="${pkgjob:+$pkgjob }deb"
+[ -n "$pkgjob" ] && echo "$pkgjob" >>"$queue"
+mapfile -t jobs <"$queue"
+
+# next_job: the first line of the queue, taken out of it (empty: none left).
+next_job() {
+	# shellcheck disable=SC2016  # $1 is the inner shell's
+	flock "$queue.lock" sh -c 'head -n 1 "$1"; sed -i 1d "$1"' sh "$queue"
 }
 
-slow=() fast=()
-for k in $KERNELS; do
-	if [ "$k" = debug ] && [ "$CHECK_LANES" -ge 2 ]; then
-		slow+=("$k")
-	else
-		fast+=("$k")
-	fi
-done
-[ "$DKMS_CHECK" = 1 ] && fast+=(dkms)
-[ "$DEB_CHECK" = 1 ] && fast+=(deb)
+# lane NAME: jobs from the queue until it is empty, prefixed output.
+lane() {
+	local job k
+	while job=$(next_job) && [ -n "$job" ]; do
+		for k in $job; do
+			case $k in
+			dkms) "$here/dkms-check.sh" ;;
+			deb) "$here/deb-check.sh" ;;
+			*) "$here/check.sh" "$k" ;;
+			esac 2>&1 | sed -u "s/^/[$k] /"
+		done
+	done | tee "$out/lane-$1.log"
+}
 
-if [ ${#slow[@]} -gt 0 ]; then
-	run_lane slow "${slow[@]}" &
-	pid=$!
-fi
-[ ${#fast[@]} -gt 0 ] && run_lane fast "${fast[@]}"
-[ ${#slow[@]} -gt 0 ] && wait "$pid"
+pids=()
+for ((l = 1; l < CHECK_LANES; l++)); do
+	lane "$l" &
+	pids+=($!)
+done
+lane "$CHECK_LANES"
+for p in "${pids[@]}"; do
+	wait "$p"
+done
 
 # A suite that left no counts behind failed.
-for k in "${slow[@]}" "${fast[@]}"; do
-	[ "$k" = dkms ] || [ "$k" = deb ] || k=$k${TESTS:+-$(echo "$TESTS" | tr ' ' '_')}
-	if [ ! -s "$out/$k.counts" ]; then
-		echo "check-all: $k recorded no counts" >&2
-		echo "0 1" >"$out/$k.counts"
-	fi
+for job in "${jobs[@]}"; do
+	for k in $job; do
+		[ "$k" = dkms ] || [ "$k" = deb ] || k=$k${TESTS:+-$(echo "$TESTS" | tr ' ' '_')}
+		if [ ! -s "$out/$k.counts" ]; then
+			echo "check-all: $k recorded no counts" >&2
+			echo "0 1" >"$out/$k.counts"
+		fi
+	done
 done
 exit 0
