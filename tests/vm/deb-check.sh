@@ -151,7 +151,7 @@ check "udev rule and modules-load.d file are installed" rules_installed
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 lib_found() {
 	# (/lib is /usr/lib on a merged-/usr system: ldconfig names either)
-	inroot ldconfig -p | grep -Eq "libdioctl.so.1 .*=> (/usr)?/lib/$multiarch/libdioctl.so.1\$"
+	inroot ldconfig -p | grep -E "libdioctl.so.1 .*=> (/usr)?/lib/$multiarch/libdioctl.so.1\$" >/dev/null
 }
 check "the library is in the multiarch directory, found by ldconfig" lib_found
 # shellcheck disable=SC2016  # ${Version} is dpkg-query's
@@ -175,13 +175,13 @@ for src in "$top"/examples/*.c; do
 	check "example $name builds with pkg-config against the packages" \
 		inroot sh -c "cc -O2 -Wall -Wextra -Werror -o /opt/dio-examples/$name '$src' \$(pkg-config --cflags --libs libdioctl)"
 done
-links_packaged() { inroot ldd /opt/dio-examples/pi_roundtrip | grep -Eq "libdioctl.so.1 => (/usr)?/lib/$multiarch/"; }
+links_packaged() { inroot ldd /opt/dio-examples/pi_roundtrip | grep -E "libdioctl.so.1 => (/usr)?/lib/$multiarch/" >/dev/null; }
 check "the examples link the packaged libdioctl.so.1" links_packaged
 # A database user in the group (and in disk, for its disks), and one not.
 check "users: dbuser in dio_batch, outsider not" \
 	inroot sh -c "useradd -M -N -g users -G dio_batch,disk dbuser && useradd -M -N -g users -G disk outsider"
 # shellcheck disable=SC2016  # ${Version} is dpkg-query's
-version_right() { inroot dioctl --version | grep -qF "$(inroot dpkg-query -W -f='${Version}' dioctl)"; }
+version_right() { inroot dioctl --version | grep -F "$(inroot dpkg-query -W -f='${Version}' dioctl)" >/dev/null; }
 check "dioctl --version names the package's version" version_right
 
 # --- the guest, on that root ------------------------------------------------
