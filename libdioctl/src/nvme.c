@@ -80,24 +80,18 @@ static int nvme_status_errno(int status)
 	}
 }
 
-int dio_pi_read_raw(int fd, const struct dio_pi_profile *p, void *buf,
-		    size_t len, void *md, uint64_t offset)
+/*
+ * dio_pi_read_raw() at byte @disk_off of the namespace (a partition's start
+ * included), @len and @disk_off already checked against the profile.
+ */
+static int read_raw_at(int fd, const struct dio_pi_profile *p, void *buf,
+		       size_t len, void *md, uint64_t disk_off)
 {
 	struct nvme_passthru_cmd64 c;
-	uint64_t start, lba;
-	ssize_t mdlen;
 	size_t done, n;
+	uint64_t lba;
 	int nsid, ret;
 
-	mdlen = dio_pi_len(p, len);
-	if (mdlen < 0)
-		return -1;
-	if (!buf || (mdlen && !md) || (offset & (p->interval - 1))) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (dev_start(fd, &start) < 0)
-		return -1;
 	nsid = ioctl(fd, NVME_IOCTL_ID);
 	if (nsid < 0) {
 		/* Not an NVMe namespace: the block layer's raw read is the way. */
@@ -105,7 +99,7 @@ int dio_pi_read_raw(int fd, const struct dio_pi_profile *p, void *buf,
 			errno = ENOTTY;
 		return -1;
 	}
-	lba = (start + offset) / p->interval;
+	lba = disk_off / p->interval;
 	for (done = 0; done < len; done += n, lba += n / p->interval) {
 		n = len - done < RAW_CHUNK ? len - done : RAW_CHUNK;
 		memset(&c, 0, sizeof(c));
@@ -130,6 +124,24 @@ int dio_pi_read_raw(int fd, const struct dio_pi_profile *p, void *buf,
 	return 0;
 }
 
+int dio_pi_read_raw(int fd, const struct dio_pi_profile *p, void *buf,
+		    size_t len, void *md, uint64_t offset)
+{
+	ssize_t mdlen;
+	uint64_t start;
+
+	mdlen = dio_pi_len(p, len);
+	if (mdlen < 0)
+		return -1;
+	if (!buf || (mdlen && !md) || (offset & (p->interval - 1))) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (dev_start(fd, &start) < 0)
+		return -1;
+	return read_raw_at(fd, p, buf, len, md, start + offset);
+}
+
 int dio_pi_explain(int fd, const struct dio_pi_profile *p, struct dio_request *r)
 {
 	struct dio_pi_params a = { 0 };
@@ -148,11 +160,10 @@ int dio_pi_explain(int fd, const struct dio_pi_profile *p, struct dio_request *r
 		return -1;
 	/* pi_err_interval counts from the start of the disk. */
 	off = r->pi_err_interval * p->interval;
-	if (off < start) {
+	if (off < start || dio_pi_len(p, p->interval) < 0) {
 		errno = EINVAL;
 		return -1;
 	}
-	off -= start;
 	data = aligned_alloc(4096, p->interval < 4096 ? 4096 : p->interval);
 	md = calloc(1, p->md_size);
 	if (!data || !md) {
@@ -161,7 +172,7 @@ int dio_pi_explain(int fd, const struct dio_pi_profile *p, struct dio_request *r
 		errno = ENOMEM;
 		return -1;
 	}
-	ret = dio_pi_read_raw(fd, p, data, p->interval, md, off);
+	ret = read_raw_at(fd, p, data, p->interval, md, off);
 	if (ret == 0) {
 		/*
 		 * What the drive checked: the guard, the ref tag on types 1
