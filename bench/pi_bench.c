@@ -3,12 +3,18 @@
  * pi_bench: throughput of libdioctl's PI helpers, one thread.
  *
  * Prints GB/s (10^9 bytes of data per second) on a hot 4 KiB block and
- * streaming over a 64 MiB buffer for each guard implementation, then for
+ * streaming over a 64 MiB buffer for each guard implementation, every
+ * CRC64 path whatever the CPU's dispatch would pick (a path the CPU cannot
+ * execute is reported, not run), with ISA-L's own PCLMULQDQ and VPCLMULQDQ
+ * entry points beside them and the ratios ours / ISA-L; then
  * dio_pi_generate()/dio_pi_verify() on 1 MiB at 512- and 4096-byte
- * intervals.  A plain AVX2 read loop is the memory-bandwidth yardstick.
- * Each figure is the best of several timed trials; the whole run is
- * bounded to well under 20 seconds.  Not a test: it checks nothing but
- * that verification succeeds.
+ * intervals; then dio_pi_generate_copy() against memcpy() of the same
+ * 1 MiB.  A plain AVX2 read loop is the memory-bandwidth yardstick.
+ * Each figure is the best of several timed trials; the whole run takes
+ * about half a minute.  Every CRC path's result (plain and copying) is
+ * checked against slice-by-8 on the buffers it is timed on, and so is
+ * dio_pi_generate_copy() against memcpy() + dio_pi_generate(); a mismatch,
+ * or a failed verification, exits with status 1.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,8 +30,24 @@
 #define STREAM_LEN	(64UL << 20)
 #define GENVER_LEN	(1UL << 20)
 #define TRIALS		7
+#define COPY_IV		4096
+
+/*
+ * ISA-L's own kernels, behind its dispatched crc16_t10dif() and crc64_*()
+ * (exported by libisal.so, not declared in its headers): the 128-bit
+ * PCLMULQDQ ones (_01, _by4: fold by 4 or 8; crc64 _by8: fold by 8) and
+ * the AVX-512 VPCLMULQDQ ones (_by16_10).  crc64_jones_refl is a reflected
+ * 64-bit CRC like CRC-64/NVME, folded the same way with other constants.
+ */
+uint16_t crc16_t10dif_01(uint16_t crc, const unsigned char *buf, uint64_t len);
+uint16_t crc16_t10dif_by4(uint16_t crc, const unsigned char *buf, uint64_t len);
+uint16_t crc16_t10dif_by16_10(uint16_t crc, const unsigned char *buf, uint64_t len);
+uint64_t crc64_jones_refl_by8(uint64_t crc, const unsigned char *buf, uint64_t len);
+uint64_t crc64_ecma_refl_by8(uint64_t crc, const unsigned char *buf, uint64_t len);
+uint64_t crc64_jones_refl_by16_10(uint64_t crc, const unsigned char *buf, uint64_t len);
 
 typedef uint64_t (*sum_fn)(const void *buf, size_t len);
+typedef uint64_t (*crc64_copy_t)(uint64_t crc, void *dst, const void *src, size_t len);
 
 static volatile uint64_t sink;
 
@@ -42,9 +64,17 @@ static double now(void)
 static uint64_t f_crc16_isal(const void *b, size_t n) { return dio_pi_crc16_t10dif(0, b, n); }
 static uint64_t f_crc16_slice8(const void *b, size_t n) { return pi_crc16_slice8(0, b, n); }
 static uint64_t f_crc16_byte(const void *b, size_t n) { return pi_crc16_bytewise(0, b, n); }
-static uint64_t f_crc64_pclmul(const void *b, size_t n) { return pi_crc64_pclmul(0, b, n); }
+static uint64_t f_crc16_isal01(const void *b, size_t n) { return crc16_t10dif_01(0, b, n); }
+static uint64_t f_crc16_isalby4(const void *b, size_t n) { return crc16_t10dif_by4(0, b, n); }
+static uint64_t f_crc16_isal16(const void *b, size_t n) { return crc16_t10dif_by16_10(0, b, n); }
+static uint64_t f_crc64_public(const void *b, size_t n) { return dio_pi_crc64_nvme(0, b, n); }
 static uint64_t f_crc64_v512(const void *b, size_t n) { return pi_crc64_vpclmul512(0, b, n); }
+static uint64_t f_crc64_v256(const void *b, size_t n) { return pi_crc64_vpclmul256(0, b, n); }
+static uint64_t f_crc64_pclmul(const void *b, size_t n) { return pi_crc64_pclmul(0, b, n); }
 static uint64_t f_crc64_slice8(const void *b, size_t n) { return pi_crc64_slice8(0, b, n); }
+static uint64_t f_c64_jones8(const void *b, size_t n) { return crc64_jones_refl_by8(0, b, n); }
+static uint64_t f_c64_ecma8(const void *b, size_t n) { return crc64_ecma_refl_by8(0, b, n); }
+static uint64_t f_c64_jones16(const void *b, size_t n) { return crc64_jones_refl_by16_10(0, b, n); }
 static uint64_t f_ip_avx2(const void *b, size_t n) { return pi_ipsum_avx2(b, n); }
 static uint64_t f_ip_portable(const void *b, size_t n) { return pi_ipsum_portable(b, n); }
 static uint64_t f_ip_public(const void *b, size_t n) { return dio_pi_ip_checksum(b, n); }
@@ -98,41 +128,177 @@ static double measure(sum_fn fn, const void *buf, size_t len, double budget)
 	return len / best / 1e9;
 }
 
+/*
+ * Two functions timed turn about, in short trials (about a millisecond,
+ * less than a scheduler time slice) until the budget is spent, the best
+ * of each kept: on a machine shared with other work, both get the same
+ * chances at a quiet moment, and their ratio is what this run can say.
+ * Rates in GB/s into *ra and *rb.
+ */
+static void measure_pair(sum_fn fa, sum_fn fb, const void *buf, size_t len,
+			 double budget, double *ra, double *rb)
+{
+	double t0, t, best_a = 1e30, best_b = 1e30, start = now();
+	size_t reps = 1;
+
+	sink ^= fa(buf, len) ^ fb(buf, len);
+	for (;;) {
+		t0 = now();
+		for (size_t r = 0; r < reps; r++)
+			sink ^= fa(buf, len);
+		t = now() - t0;
+		if (t >= 1e-3)
+			break;
+		reps *= 2;
+	}
+	for (int i = 0; i < 2 * TRIALS || now() - start < budget; i++) {
+		t0 = now();
+		for (size_t r = 0; r < reps; r++)
+			sink ^= fa(buf, len);
+		t = (now() - t0) / reps;
+		if (t < best_a)
+			best_a = t;
+		t0 = now();
+		for (size_t r = 0; r < reps; r++)
+			sink ^= fb(buf, len);
+		t = (now() - t0) / reps;
+		if (t < best_b)
+			best_b = t;
+	}
+	*ra = len / best_a / 1e9;
+	*rb = len / best_b / 1e9;
+}
+
 struct row {
 	const char *name;
 	sum_fn fn;
 	int (*usable)(void);
+	int crc64;		/* one of our CRC64 paths: checked */
 };
 
+
 static int always(void) { return 1; }
+static int have_pclmul(void)
+{
+	return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+}
+/* What ISA-L 2.30's dispatch asks for its _by16_10 kernels. */
+static int isal_has_by16(void)
+{
+	return have_pclmul() && __builtin_cpu_supports("vpclmulqdq") &&
+	       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+	       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+	       __builtin_cpu_supports("avx512cd");
+}
+
+/* The ratios printed, ours / theirs, each measured turn about. */
+static const struct pair {
+	const char *a, *b;
+	sum_fn fa, fb;
+	int (*usable)(void);	/* both can run */
+} pairs[] = {
+	{ "crc64 pclmul fold8", "isal crc64_jones_refl_by8",
+	  f_crc64_pclmul, f_c64_jones8, have_pclmul },
+	{ "crc64 vpclmul256", "isal crc64_jones_refl_by8",
+	  f_crc64_v256, f_c64_jones8, pi_crc64_have_vpclmul256 },
+	{ "crc64 vpclmul256", "crc64 pclmul fold8",
+	  f_crc64_v256, f_crc64_pclmul, pi_crc64_have_vpclmul256 },
+	{ "crc64 vpclmul512", "isal crc64_jones_refl_by16_10",
+	  f_crc64_v512, f_c64_jones16, isal_has_by16 },
+};
+
+/* A CRC64 path must give slice-by-8's result, plain and copying. */
+static void check_crc64(const char *name, sum_fn fn, const void *buf, size_t len)
+{
+	const struct pi_crc64_path *p;
+	crc64_copy_t copy_fn = pi_crc64_copy;	/* the public one's twin */
+	uint64_t want = pi_crc64_slice8(0, buf, len);
+	uint8_t *copy;
+
+	if (fn(buf, len) != want) {
+		fprintf(stderr, "pi_bench: %s: wrong CRC over %zu bytes\n", name, len);
+		exit(1);
+	}
+	for (p = pi_crc64_paths; p->name; p++)
+		if (!strcmp(p->name, name))
+			copy_fn = p->copy;
+	copy = malloc(len);
+	if (!copy || copy_fn(0, copy, buf, len) != want || memcmp(copy, buf, len)) {
+		fprintf(stderr, "pi_bench: %s: wrong copy or CRC over %zu bytes\n", name, len);
+		exit(1);
+	}
+	free(copy);
+}
 
 static void guard_table(const uint8_t *stream)
 {
+	/* Our CRC64 paths carry the names pi_crc64_paths gives them. */
 	static const struct row rows[] = {
-		{ "memory read (AVX2)", f_read_avx2, pi_ipsum_have_avx2 },
-		{ "CRC16 T10-DIF ISA-L", f_crc16_isal, always },
-		{ "CRC16 T10-DIF slice-by-8", f_crc16_slice8, always },
-		{ "CRC16 T10-DIF byte table", f_crc16_byte, always },
-		{ "CRC64 NVMe AVX-512 VPCLMUL", f_crc64_v512, pi_crc64_have_vpclmul512 },
-		{ "CRC64 NVMe PCLMULQDQ", f_crc64_pclmul, pi_crc64_have_pclmul },
-		{ "CRC64 NVMe slice-by-8", f_crc64_slice8, always },
-		{ "IP checksum (public)", f_ip_public, always },
-		{ "IP checksum AVX2", f_ip_avx2, pi_ipsum_have_avx2 },
-		{ "IP checksum portable", f_ip_portable, always },
+		{ "memory read (AVX2)", f_read_avx2, pi_ipsum_have_avx2, 0 },
+		{ "CRC16 T10-DIF ISA-L", f_crc16_isal, always, 0 },
+		{ "isal crc16_t10dif_01", f_crc16_isal01, have_pclmul, 0 },
+		{ "isal crc16_t10dif_by4", f_crc16_isalby4, have_pclmul, 0 },
+		{ "isal crc16_t10dif_by16_10", f_crc16_isal16, isal_has_by16, 0 },
+		{ "CRC16 T10-DIF slice-by-8", f_crc16_slice8, always, 0 },
+		{ "CRC16 T10-DIF byte table", f_crc16_byte, always, 0 },
+		{ "CRC64 NVMe (public)", f_crc64_public, always, 1 },
+		{ "AVX-512 VPCLMULQDQ", f_crc64_v512, pi_crc64_have_vpclmul512, 1 },
+		{ "VPCLMULQDQ AVX2", f_crc64_v256, pi_crc64_have_vpclmul256, 1 },
+		{ "PCLMULQDQ fold8", f_crc64_pclmul, pi_crc64_have_pclmul, 1 },
+		{ "slice-by-8", f_crc64_slice8, always, 1 },
+		{ "isal crc64_jones_refl_by8", f_c64_jones8, have_pclmul, 0 },
+		{ "isal crc64_ecma_refl_by8", f_c64_ecma8, have_pclmul, 0 },
+		{ "isal crc64_jones_refl_by16_10", f_c64_jones16, isal_has_by16, 0 },
+		{ "IP checksum (public)", f_ip_public, always, 0 },
+		{ "IP checksum AVX2", f_ip_avx2, pi_ipsum_have_avx2, 0 },
+		{ "IP checksum portable", f_ip_portable, always, 0 },
 	};
+	enum { N = sizeof(rows) / sizeof(rows[0]) };
 	/* A hot block in the middle of the (already faulted-in) buffer. */
 	const uint8_t *hot = stream + 12345 * 64;
 
-	printf("%-28s %12s %14s\n", "guard", "hot 4 KiB", "stream 64 MiB");
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+	printf("CRC64 dispatch on this CPU: %s\n\n", pi_crc64_dispatch_name());
+	printf("%-30s %12s %14s\n", "guard", "hot 4 KiB", "stream 64 MiB");
+	for (size_t i = 0; i < N; i++) {
+		const char *name = rows[i].name;
+		char label[64];
+
+		if (rows[i].crc64 && rows[i].fn != f_crc64_public) {
+			snprintf(label, sizeof(label), "CRC64 %s", name);
+			name = label;
+		}
 		if (!rows[i].usable()) {
-			printf("%-28s %12s %14s\n", rows[i].name, "n/a", "n/a");
+			printf("%-30s not supported by this CPU\n", name);
 			continue;
 		}
-		printf("%-28s %9.2f GB/s", rows[i].name,
-		       measure(rows[i].fn, hot, HOT_LEN, 0.2));
+		if (rows[i].crc64) {
+			check_crc64(rows[i].name, rows[i].fn, hot, HOT_LEN);
+			check_crc64(rows[i].name, rows[i].fn, stream, STREAM_LEN);
+		}
+		printf("%-30s %9.2f GB/s", name, measure(rows[i].fn, hot, HOT_LEN, 0.2));
 		fflush(stdout);
 		printf(" %9.2f GB/s\n", measure(rows[i].fn, stream, STREAM_LEN, 0.5));
+	}
+}
+
+static void ratio_table(const uint8_t *stream)
+{
+	const uint8_t *hot = stream + 12345 * 64;
+
+	printf("\nours / ISA-L, timed turn about (hot 4 KiB, then stream 64 MiB):\n");
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		const struct pair *r = &pairs[i];
+		double a, b, sa, sb;
+
+		if (!r->usable()) {
+			printf("ratio %s / %s: not supported by this CPU\n", r->a, r->b);
+			continue;
+		}
+		measure_pair(r->fa, r->fb, hot, HOT_LEN, 0.6, &a, &b);
+		measure_pair(r->fa, r->fb, stream, STREAM_LEN, 1.5, &sa, &sb);
+		printf("ratio %s / %s: %.2f\n", r->a, r->b, a / b);
+		printf("  (%.2f vs %.2f GB/s; stream 64 MiB: %.2f vs %.2f GB/s, ratio %.2f)\n",
+		       a, b, sa, sb, sa / sb);
 	}
 }
 
@@ -186,6 +352,140 @@ static void genver_table(const uint8_t *data)
 	free(cur_pi);
 }
 
+/* ---- dio_pi_generate_copy() against memcpy() ---- */
+
+static uint8_t *copy_dst;
+static crc64_copy_t copy_path;
+
+static uint64_t f_memcpy(const void *b, size_t n)
+{
+	memcpy(copy_dst, b, n);
+	return copy_dst[n - 1];
+}
+
+static uint64_t f_generate_copy(const void *b, size_t n)
+{
+	return dio_pi_generate_copy(&cur, copy_dst, b, n, cur_pi,
+				    &(struct dio_pi_params){ .seed = 1000, .app_tag = 0x1234 });
+}
+
+/* memcpy, then dio_pi_generate() over the copy: two passes. */
+static uint64_t f_copy_then_generate(const void *b, size_t n)
+{
+	memcpy(copy_dst, b, n);
+	return dio_pi_generate(&cur, copy_dst, n, cur_pi,
+			       &(struct dio_pi_params){ .seed = 1000, .app_tag = 0x1234 });
+}
+
+static uint16_t (*copy16_path)(uint16_t crc, void *dst, const void *src, size_t len);
+
+/* One CRC16 path's copying function, interval by interval. */
+static uint64_t f_crc16_copy_path(const void *b, size_t n)
+{
+	uint64_t s = 0;
+
+	for (size_t i = 0; i < n; i += COPY_IV)
+		s ^= copy16_path(0, copy_dst + i, (const uint8_t *)b + i, COPY_IV);
+	return s;
+}
+
+/* One CRC64 path's copying function, interval by interval. */
+static uint64_t f_crc64_copy_path(const void *b, size_t n)
+{
+	uint64_t s = 0;
+
+	for (size_t i = 0; i < n; i += COPY_IV)
+		s ^= copy_path(0, copy_dst + i, (const uint8_t *)b + i, COPY_IV);
+	return s;
+}
+
+static void copy_table(const uint8_t *data)
+{
+	static const struct { int gt; const char *name; } g[] = {
+		{ DIO_GUARD_CRC16, "CRC16" }, { DIO_GUARD_CRC64, "CRC64" },
+		{ DIO_GUARD_IP, "IP" },
+	};
+	static const unsigned int iv[] = { 512, 4096 };
+	uint8_t *check_pi = malloc(GENVER_LEN / 512 * 16);
+	double mc, gc, cg;
+
+	copy_dst = aligned_alloc(4096, GENVER_LEN);
+	cur_pi = malloc(GENVER_LEN / 512 * 16);
+	if (!copy_dst || !cur_pi || !check_pi)
+		exit(1);
+	printf("\n%-28s %12s %14s %14s\n", "1 MiB copy, type 1", "memcpy",
+	       "generate_copy", "memcpy+generate");
+	for (size_t i = 0; i < 3; i++)
+		for (size_t j = 0; j < 2; j++) {
+			dio_pi_profile_init(&cur, g[i].gt, iv[j], 1);
+			/* Same bytes and tuples as memcpy + dio_pi_generate(). */
+			memset(copy_dst, 0, GENVER_LEN);
+			f_generate_copy(data, GENVER_LEN);
+			memcpy(check_pi, cur_pi, dio_pi_len(&cur, GENVER_LEN));
+			f_copy_then_generate(data, GENVER_LEN);
+			if (memcmp(copy_dst, data, GENVER_LEN) ||
+			    memcmp(check_pi, cur_pi, dio_pi_len(&cur, GENVER_LEN))) {
+				fprintf(stderr, "pi_bench: dio_pi_generate_copy differs\n");
+				exit(1);
+			}
+			measure_pair(f_memcpy, f_generate_copy, data, GENVER_LEN, 0.5, &mc, &gc);
+			cg = measure(f_copy_then_generate, data, GENVER_LEN, 0.25);
+			printf("%-5s interval %-13u %7.2f GB/s %9.2f GB/s %9.2f GB/s\n",
+			       g[i].name, iv[j], mc, gc, cg);
+			printf("ratio generate_copy %s %u / memcpy: %.2f\n", g[i].name, iv[j],
+			       gc / mc);
+		}
+	static const struct {
+		const char *name;
+		uint16_t (*fn)(uint16_t crc, void *dst, const void *src, size_t len);
+		int (*supported)(void);
+	} c16[] = {
+		{ "AVX-512 VPCLMULQDQ", pi_crc16_copy_vpclmul512, pi_crc16_have_vpclmul512 },
+		{ "VPCLMULQDQ AVX2", pi_crc16_copy_vpclmul256, pi_crc16_have_vpclmul256 },
+		{ "ISA-L crc16_t10dif_copy", pi_crc16_copy_isal, always },
+	};
+
+	printf("\nCRC16 copying paths, %u-byte pieces of 1 MiB (vs memcpy, turn about):\n",
+	       COPY_IV);
+	for (size_t i = 0; i < sizeof(c16) / sizeof(c16[0]); i++) {
+		if (!c16[i].supported()) {
+			printf("%-28s not supported by this CPU\n", c16[i].name);
+			continue;
+		}
+		copy16_path = c16[i].fn;
+		memset(copy_dst, 0, GENVER_LEN);
+		if (copy16_path(0, copy_dst, data, GENVER_LEN) != pi_crc16_slice8(0, data, GENVER_LEN) ||
+		    memcmp(copy_dst, data, GENVER_LEN)) {
+			fprintf(stderr, "pi_bench: CRC16 copy %s: wrong\n", c16[i].name);
+			exit(1);
+		}
+		measure_pair(f_memcpy, f_crc16_copy_path, data, GENVER_LEN, 0.4, &mc, &gc);
+		printf("%-28s %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n", c16[i].name, gc, mc,
+		       gc / mc);
+	}
+	printf("\nCRC64 copying paths, %u-byte pieces of 1 MiB (vs memcpy, turn about):\n",
+	       COPY_IV);
+	for (const struct pi_crc64_path *p = pi_crc64_paths; p->name; p++) {
+		if (p->supported && !p->supported()) {
+			printf("%-28s not supported by this CPU\n", p->name);
+			continue;
+		}
+		copy_path = p->copy;
+		memset(copy_dst, 0, GENVER_LEN);
+		if (copy_path(0, copy_dst, data, GENVER_LEN) != pi_crc64_slice8(0, data, GENVER_LEN) ||
+		    memcmp(copy_dst, data, GENVER_LEN)) {
+			fprintf(stderr, "pi_bench: CRC64 copy %s: wrong\n", p->name);
+			exit(1);
+		}
+		measure_pair(f_memcpy, f_crc64_copy_path, data, GENVER_LEN, 0.4, &mc, &gc);
+		printf("%-28s %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n", p->name, gc, mc,
+		       gc / mc);
+	}
+	free(check_pi);
+	free(cur_pi);
+	free(copy_dst);
+}
+
 int main(void)
 {
 	uint8_t *buf = aligned_alloc(4096, STREAM_LEN);
@@ -197,7 +497,9 @@ int main(void)
 		memcpy(buf + i, &(uint64_t){ i * 0x9e3779b97f4a7c15ULL }, 8);
 	printf("pi_bench: one thread, best of %d trials, GB/s = 1e9 bytes/s\n\n", TRIALS);
 	guard_table(buf);
+	ratio_table(buf);
 	genver_table(buf);
+	copy_table(buf);
 	printf("\ntotal %.1f s\n", now() - start);
 	free(buf);
 	return 0;

@@ -232,7 +232,7 @@ DIO_PUBLIC uint16_t dio_pi_crc16_t10dif(uint16_t crc, const void *buf, size_t le
  * CRC-64/NVME: polynomial 0xAD93D23594C93659 reflected, initial value and
  * final XOR all ones, in the convention of the kernel's crc64_rocksoft():
  * incremental, crc(crc(0, a), b) == crc(0, a || b).  Uses AVX-512
- * VPCLMULQDQ or PCLMULQDQ when the CPU has them.
+ * VPCLMULQDQ, VPCLMULQDQ with AVX2, or PCLMULQDQ when the CPU has them.
  *
  * Returns: the CRC, as stored big-endian in the tuple's guard.
  *
@@ -303,6 +303,32 @@ DIO_PUBLIC int dio_pi_generate(const struct dio_pi_profile *p, const void *data,
 DIO_PUBLIC int dio_pi_generate_iov(const struct dio_pi_profile *p,
 				   const struct iovec *iov, int iovcnt, void *pi,
 				   const struct dio_pi_params *a);
+
+/**
+ * dio_pi_generate_copy:
+ * @p: the device's profile
+ * @dst: where the data is copied to (the I/O buffer), @len bytes
+ * @src: the data, @len bytes; must not overlap @dst
+ * @len: a multiple of @p->interval (0 is allowed)
+ * @pi: the PI buffer, dio_pi_len(@p, @len) bytes
+ * @a: as for dio_pi_generate()
+ *
+ * memcpy(@dst, @src, @len) and dio_pi_generate(@p, @dst, @len, @pi, @a)
+ * in one pass over the data: each interval's guard is computed from the
+ * bytes as they are copied, so that an application that stages its data
+ * into an I/O buffer anyway gets the tuples for little more than the cost
+ * of the copy.  The result is exactly that of the two calls; @dst and
+ * @src may have any alignment.
+ *
+ * Returns: 0, or -1 with errno EINVAL as dio_pi_generate(), also when @dst
+ * is NULL with @len non-zero.  Nothing is written on failure (neither
+ * @dst nor @pi).
+ *
+ * Since: 0.2
+ */
+DIO_PUBLIC int dio_pi_generate_copy(const struct dio_pi_profile *p, void *dst,
+				    const void *src, size_t len, void *pi,
+				    const struct dio_pi_params *a);
 
 /**
  * dio_pi_verify:

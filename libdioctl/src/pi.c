@@ -370,6 +370,72 @@ int dio_pi_generate(const struct dio_pi_profile *p, const void *data, size_t len
 	return dio_pi_generate_iov(p, &iov, 1, pi, a);
 }
 
+/* ---- generation while copying ---- */
+
+/*
+ * Guard of n bytes at src, copied to dst in the same pass: each guard's
+ * loop stores what it loads (pi_crc16.c, pi_crc64.c, pi_ipcsum.c).
+ */
+static inline uint64_t guard_copy(int gt, uint8_t *dst, const uint8_t *src, size_t n)
+{
+	switch (gt) {
+	case DIO_GUARD_CRC16:
+		return pi_crc16_copy(0, dst, src, n);
+	case DIO_GUARD_CRC64:
+		return pi_crc64_copy(0, dst, src, n);
+	default:
+		return pi_ipsum_to_guard(pi_ipsum_copy(dst, src, n));
+	}
+}
+
+static inline __attribute__((always_inline)) void
+generate_copy_loop(int gt, const struct dio_pi_profile *p, uint8_t *dst,
+		   const uint8_t *src, uint64_t n, uint8_t *pi, uint64_t seed,
+		   uint16_t app_tag)
+{
+	int wide = gt == DIO_GUARD_CRC64;
+	uint64_t mask = wide ? REF_MASK48 : REF_MASK32;
+	struct tuple t = { .app = app_tag };
+
+	pi += p->pi_offset;
+	for (uint64_t i = 0; i < n; i++, pi += p->md_size) {
+		t.guard = guard_copy(gt, dst, src, p->interval);
+		dst += p->interval;
+		src += p->interval;
+		t.ref = p->pi_type == 3 ? 0 : (seed + i) & mask;
+		tuple_put(wide, pi, &t);
+	}
+}
+
+int dio_pi_generate_copy(const struct dio_pi_profile *p, void *dst, const void *src,
+			 size_t len, void *pi, const struct dio_pi_params *a)
+{
+	struct iovec iov = { .iov_base = (void *)src, .iov_len = len };
+	uint64_t n;
+	size_t total;
+
+	if (check_args(p, a, &iov, 1, pi, &total))
+		return -1;
+	if (len && !dst) {
+		errno = EINVAL;
+		return -1;
+	}
+	n = total >> interval_shift(p);
+	if (!n)
+		return 0;
+	switch (p->guard_type) {
+	case DIO_GUARD_CRC16:
+		generate_copy_loop(DIO_GUARD_CRC16, p, dst, src, n, pi, a->seed, a->app_tag);
+		break;
+	case DIO_GUARD_CRC64:
+		generate_copy_loop(DIO_GUARD_CRC64, p, dst, src, n, pi, a->seed, a->app_tag);
+		break;
+	default:
+		generate_copy_loop(DIO_GUARD_IP, p, dst, src, n, pi, a->seed, a->app_tag);
+	}
+	return 0;
+}
+
 /* ---- verification ---- */
 
 struct verify_args {

@@ -9,6 +9,7 @@
  * the baselines the benchmark measures.
  */
 #include <string.h>
+#include <immintrin.h>
 #include <isa-l/crc.h>
 
 #include "dioctl_pi.h"
@@ -62,4 +63,256 @@ uint16_t pi_crc16_slice8(uint16_t crc, const void *buf, size_t len)
 		      crc16_tab[3][p[4]] ^ crc16_tab[2][p[5]] ^
 		      crc16_tab[1][p[6]] ^ crc16_tab[0][p[7]];
 	return pi_crc16_bytewise(crc, p, len);
+}
+
+/*
+ * ---- CRC and copy ----
+ *
+ * ISA-L 2.30's crc16_t10dif_copy() has 128-bit PCLMULQDQ kernels only
+ * (fold by 4): about 9 GB/s, a fifth of memcpy on a CPU with VPCLMULQDQ.
+ * There, the folding below, on 512- or 256-bit registers, computes the CRC
+ * with the copy in the same loop; elsewhere ISA-L's stitched version.
+ *
+ * Folding, MSB first.  A 16-byte block, its bytes reversed (PSHUFB), is a
+ * 128-bit value V = H*x^64 + L whose bit i is the coefficient of x^i
+ * (the first byte's top bit the highest).  Followed by D more bits of
+ * message it contributes V*x^D == H*(x^(D+64) mod P) + L*(x^D mod P):
+ * two carry-less products of a 64-bit half by a constant of degree < 16,
+ * at most 79 bits, XORed into the block D bits later.  No bit offset here
+ * (nothing is reflected), and no Barrett at the end: folding keeps the
+ * message's residue mod P, so once one block X is left, the CRC of the
+ * bytes of X followed by the unfolded tail is the CRC of the message
+ * (initial value 0, no final XOR).  X is first folded to at most 80 bits
+ * (H * (x^64 mod P) + L), whose 10 bytes the tables finish.
+ *
+ * k16[d / 128] = { x^d mod P, x^(d+64) mod P }, computed at load time
+ * from P for every d = 0..2048 in steps of 128; used: d = 128 (the next
+ * block), 256..512 (lanes onto the last), 1024 (lanes 128 bytes apart) and
+ * 2048 (256 bytes apart); k16[0].hi = x^64 mod P for the last step.
+ */
+static uint64_t k16[17][2] __attribute__((aligned(16)));
+static uint16_t (*crc16_copy_impl)(uint16_t crc, void *dst, const void *src,
+				   size_t len) = pi_crc16_copy_isal;
+static int have_vpclmul256, have_vpclmul512;
+
+/* x^n mod P in normal form, P = x^16 + 0x8BB7. */
+static uint64_t xpow_mod16(unsigned int n)
+{
+	uint32_t r = 1;
+
+	while (n--) {
+		r <<= 1;
+		if (r & 0x10000)
+			r ^= 0x10000 | CRC16_POLY;
+	}
+	return r;
+}
+
+__attribute__((constructor))
+static void crc16_init_copy(void)
+{
+	for (unsigned int d = 0; d <= 2048; d += 128) {
+		k16[d / 128][0] = xpow_mod16(d);
+		k16[d / 128][1] = xpow_mod16(d + 64);
+	}
+	__builtin_cpu_init();
+	have_vpclmul256 = __builtin_cpu_supports("pclmul") &&
+			  __builtin_cpu_supports("vpclmulqdq") &&
+			  __builtin_cpu_supports("avx2");
+	have_vpclmul512 = have_vpclmul256 && __builtin_cpu_supports("avx512f") &&
+			  __builtin_cpu_supports("avx512bw");
+	if (have_vpclmul512)
+		crc16_copy_impl = pi_crc16_copy_vpclmul512;
+	else if (have_vpclmul256)
+		crc16_copy_impl = pi_crc16_copy_vpclmul256;
+}
+
+int pi_crc16_have_vpclmul256(void)
+{
+	return have_vpclmul256;
+}
+
+int pi_crc16_have_vpclmul512(void)
+{
+	return have_vpclmul512;
+}
+
+uint16_t pi_crc16_copy(uint16_t crc, void *dst, const void *src, size_t len)
+{
+	return crc16_copy_impl(crc, dst, src, len);
+}
+
+uint16_t pi_crc16_copy_isal(uint16_t crc, void *dst, const void *src, size_t len)
+{
+	/* ISA-L's prototype lacks the const; it only reads src. */
+	return crc16_t10dif_copy(crc, dst, (uint8_t *)src, len);
+}
+
+#define VPCLMUL256 __attribute__((target("vpclmulqdq,pclmul,avx2,sse4.1")))
+#define VPCLMUL512 __attribute__((target("vpclmulqdq,pclmul,avx512f,avx512bw,avx2,sse4.1")))
+#define INLINE inline __attribute__((always_inline))
+
+VPCLMUL256 static INLINE __m128i k16load(unsigned int d)
+{
+	return _mm_load_si128((const __m128i *)k16[d / 128]);
+}
+
+/* Reverses the bytes of each 128-bit lane. */
+#define BSWAP128_BYTES	15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0
+
+VPCLMUL256 static INLINE __m128i fold128(__m128i x, __m128i k, __m128i data)
+{
+	return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00),
+					   _mm_clmulepi64_si128(x, k, 0x11)), data);
+}
+
+/* The CRC of (the last block x, reversed, then src[i..len)), from crc 0. */
+VPCLMUL256 static INLINE uint16_t crc16_finish(__m128i x, uint8_t *dst, const uint8_t *src,
+					       size_t i, size_t len)
+{
+	const __m128i rev = _mm_setr_epi8(BSWAP128_BYTES);
+	uint8_t b[16];
+	uint16_t crc;
+
+	for (; len - i >= 16; i += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(src + i));
+
+		_mm_storeu_si128((__m128i *)(dst + i), v);
+		x = fold128(x, k16load(128), _mm_shuffle_epi8(v, rev));
+	}
+	/* H * (x^64 mod P) + L: at most 80 bits, the last 10 bytes. */
+	x = _mm_xor_si128(_mm_clmulepi64_si128(x, k16load(0), 0x11),
+			  _mm_and_si128(x, _mm_set_epi64x(0, -1)));
+	_mm_storeu_si128((__m128i *)b, _mm_shuffle_epi8(x, rev));
+	crc = pi_crc16_slice8(0, b + 6, 10);
+	memcpy(dst + i, src + i, len - i);
+	return pi_crc16_slice8(crc, src + i, len - i);
+}
+
+VPCLMUL256 static INLINE __m256i fold256(__m256i x, __m256i k, __m256i data)
+{
+	return _mm256_xor_si256(_mm256_xor_si256(_mm256_clmulepi64_epi128(x, k, 0x00),
+						 _mm256_clmulepi64_epi128(x, k, 0x11)),
+				data);
+}
+
+VPCLMUL256 static INLINE __m256i k16load256(unsigned int d)
+{
+	return _mm256_broadcastsi128_si256(k16load(d));
+}
+
+/* Loads 32 bytes, stores them at dst, returns them lane-reversed. */
+VPCLMUL256 static INLINE __m256i ldc256(uint8_t *dst, const uint8_t *src, size_t i)
+{
+	const __m256i rev = _mm256_setr_epi8(BSWAP128_BYTES, BSWAP128_BYTES);
+	__m256i v = _mm256_loadu_si256((const __m256i *)(src + i));
+
+	_mm256_storeu_si256((__m256i *)(dst + i), v);
+	return _mm256_shuffle_epi8(v, rev);
+}
+
+/*
+ * 256-bit registers: four of them, 128 bytes a round (D = 1024), then
+ * 4 -> 1 register and 2 -> 1 lane.
+ */
+VPCLMUL256 uint16_t pi_crc16_copy_vpclmul256(uint16_t crc, void *dstv, const void *srcv,
+					     size_t len)
+{
+	uint8_t *dst = dstv;
+	const uint8_t *src = srcv;
+	__m256i y0, y1, y2, y3, k;
+	__m128i x;
+	size_t i;
+
+	if (len < 128)
+		return pi_crc16_copy_isal(crc, dst, src, len);
+	/* The initial CRC enters as the XOR of the first two bytes. */
+	y0 = _mm256_xor_si256(ldc256(dst, src, 0),
+			      _mm256_zextsi128_si256(_mm_slli_si128(_mm_cvtsi32_si128(crc), 14)));
+	y1 = ldc256(dst, src, 32);
+	y2 = ldc256(dst, src, 64);
+	y3 = ldc256(dst, src, 96);
+	k = k16load256(1024);
+	for (i = 128; len - i >= 128; i += 128) {
+		y0 = fold256(y0, k, ldc256(dst, src, i));
+		y1 = fold256(y1, k, ldc256(dst, src, i + 32));
+		y2 = fold256(y2, k, ldc256(dst, src, i + 64));
+		y3 = fold256(y3, k, ldc256(dst, src, i + 96));
+	}
+	k = k16load256(512);
+	y2 = fold256(y0, k, y2);
+	y3 = fold256(y1, k, y3);
+	y3 = fold256(y2, k16load256(256), y3);
+	x = fold128(_mm256_castsi256_si128(y3), k16load(128), _mm256_extracti128_si256(y3, 1));
+	_mm256_zeroupper();	/* see pi_crc64.c */
+	return crc16_finish(x, dst, src, i, len);
+}
+
+VPCLMUL512 static INLINE __m512i fold512(__m512i x, __m512i k, __m512i data)
+{
+	return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00),
+					 _mm512_clmulepi64_epi128(x, k, 0x11),
+					 data, 0x96);
+}
+
+VPCLMUL512 static INLINE __m512i k16load512(unsigned int d)
+{
+	return _mm512_broadcast_i32x4(k16load(d));
+}
+
+VPCLMUL512 static INLINE __m512i ldc512(uint8_t *dst, const uint8_t *src, size_t i)
+{
+	const __m512i rev = _mm512_broadcast_i32x4(_mm_setr_epi8(BSWAP128_BYTES));
+	__m512i v = _mm512_loadu_si512((const void *)(src + i));
+
+	_mm512_storeu_si512((void *)(dst + i), v);
+	return _mm512_shuffle_epi8(v, rev);
+}
+
+/*
+ * AVX-512: four registers, 256 bytes a round (D = 2048), then 4 -> 1
+ * register, 64-byte rounds, 4 -> 1 lane.
+ */
+VPCLMUL512 uint16_t pi_crc16_copy_vpclmul512(uint16_t crc, void *dstv, const void *srcv,
+					     size_t len)
+{
+	uint8_t *dst = dstv;
+	const uint8_t *src = srcv;
+	__m512i z0, z1, z2, z3, k, kl;
+	__m256i y;
+	__m128i x;
+	size_t i = 64;
+
+	if (len < 64)
+		return pi_crc16_copy_isal(crc, dst, src, len);
+	z0 = _mm512_xor_si512(ldc512(dst, src, 0),
+			      _mm512_zextsi128_si512(_mm_slli_si128(_mm_cvtsi32_si128(crc), 14)));
+	if (len >= 256) {
+		z1 = ldc512(dst, src, 64);
+		z2 = ldc512(dst, src, 128);
+		z3 = ldc512(dst, src, 192);
+		k = k16load512(2048);
+		for (i = 256; len - i >= 256; i += 256) {
+			z0 = fold512(z0, k, ldc512(dst, src, i));
+			z1 = fold512(z1, k, ldc512(dst, src, i + 64));
+			z2 = fold512(z2, k, ldc512(dst, src, i + 128));
+			z3 = fold512(z3, k, ldc512(dst, src, i + 192));
+		}
+		k = k16load512(1024);
+		z2 = fold512(z0, k, z2);
+		z3 = fold512(z1, k, z3);
+		z0 = fold512(z2, k16load512(512), z3);
+	}
+	k = k16load512(512);
+	for (; len - i >= 64; i += 64)
+		z0 = fold512(z0, k, ldc512(dst, src, i));
+	/* Lanes 0..2 are 3..1 blocks before lane 3. */
+	kl = _mm512_inserti32x4(_mm512_castsi128_si512(k16load(384)), k16load(256), 1);
+	kl = _mm512_inserti32x4(kl, k16load(128), 2);
+	kl = _mm512_inserti32x4(kl, _mm_setzero_si128(), 3);
+	z0 = fold512(z0, kl, _mm512_maskz_mov_epi64(0xc0, z0));
+	y = _mm256_xor_si256(_mm512_castsi512_si256(z0), _mm512_extracti64x4_epi64(z0, 1));
+	x = _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
+	_mm256_zeroupper();
+	return crc16_finish(x, dst, src, i, len);
 }

@@ -14,19 +14,62 @@
 uint16_t pi_crc16_bytewise(uint16_t crc, const void *buf, size_t len);
 uint16_t pi_crc16_slice8(uint16_t crc, const void *buf, size_t len);
 
-/* CRC-64/NVME, same convention as dio_pi_crc64_nvme(). */
+/*
+ * CRC-16/T10-DIF of src while copying it to dst; the buffers must not
+ * overlap.  pi_crc16_copy() is the best for the CPU: folding on 512- or
+ * 256-bit VPCLMULQDQ registers (only where pi_crc16_have_*()), else
+ * ISA-L's crc16_t10dif_copy() (pi_crc16_copy_isal()).
+ */
+uint16_t pi_crc16_copy(uint16_t crc, void *dst, const void *src, size_t len);
+uint16_t pi_crc16_copy_isal(uint16_t crc, void *dst, const void *src, size_t len);
+uint16_t pi_crc16_copy_vpclmul256(uint16_t crc, void *dst, const void *src, size_t len);
+int pi_crc16_have_vpclmul256(void);
+uint16_t pi_crc16_copy_vpclmul512(uint16_t crc, void *dst, const void *src, size_t len);
+int pi_crc16_have_vpclmul512(void);
+
+/*
+ * CRC-64/NVME, same convention as dio_pi_crc64_nvme(), one function per
+ * path.  The _copy_ ones also copy len bytes from src to dst (which must
+ * not overlap) in the same pass, and return the CRC of them.  A path
+ * other than slice-by-8 only where its pi_crc64_have_*() says so.
+ */
 uint64_t pi_crc64_slice8(uint64_t crc, const void *buf, size_t len);
-/* Only where pi_crc64_have_pclmul(): PCLMULQDQ folding. */
+uint64_t pi_crc64_copy_slice8(uint64_t crc, void *dst, const void *src, size_t len);
+/* PCLMULQDQ folding, 128-bit registers. */
 uint64_t pi_crc64_pclmul(uint64_t crc, const void *buf, size_t len);
+uint64_t pi_crc64_copy_pclmul(uint64_t crc, void *dst, const void *src, size_t len);
 int pi_crc64_have_pclmul(void);
-/* Only where pi_crc64_have_vpclmul512(): AVX-512 VPCLMULQDQ folding. */
+/* VPCLMULQDQ folding on 256-bit registers, AVX2 (no AVX-512). */
+uint64_t pi_crc64_vpclmul256(uint64_t crc, const void *buf, size_t len);
+uint64_t pi_crc64_copy_vpclmul256(uint64_t crc, void *dst, const void *src, size_t len);
+int pi_crc64_have_vpclmul256(void);
+/* AVX-512 VPCLMULQDQ folding. */
 uint64_t pi_crc64_vpclmul512(uint64_t crc, const void *buf, size_t len);
+uint64_t pi_crc64_copy_vpclmul512(uint64_t crc, void *dst, const void *src, size_t len);
 int pi_crc64_have_vpclmul512(void);
+/* The dispatched copying one (dio_pi_crc64_nvme() is the plain one). */
+uint64_t pi_crc64_copy(uint64_t crc, void *dst, const void *src, size_t len);
+/* The name of the path the dispatch chose for this CPU. */
+const char *pi_crc64_dispatch_name(void);
+
+/* Every path, best first, ended by a NULL name. */
+struct pi_crc64_path {
+	const char *name;	/* for people */
+	const char *id;		/* short, for scripts */
+	uint64_t (*crc)(uint64_t crc, const void *buf, size_t len);
+	uint64_t (*copy)(uint64_t crc, void *dst, const void *src, size_t len);
+	int (*supported)(void);	/* NULL: everywhere */
+};
+extern const struct pi_crc64_path pi_crc64_paths[];
+
 /*
  * The folding constants, [d / 128][0..1] for a fold forward by d bits
- * (d = 128..1024 in steps of 128, and 2048): rev64(x^(d+63) mod P), rev64(x^(d-1) mod P).
+ * (d = 128..1024 in steps of 128, and 2048): rev64(x^(d+63) mod P),
+ * rev64(x^(d-1) mod P); and the Barrett constant rev64(mu'), where
+ * floor(x^128 / P) = x^64 + mu'.
  */
 const uint64_t *pi_crc64_fold_consts(void);
+uint64_t pi_crc64_barrett_mu(void);
 
 /*
  * Internet checksum pieces.  pi_ipsum_*() return the one's complement sum of
@@ -39,6 +82,8 @@ uint32_t pi_ipsum_avx2(const void *buf, size_t len);
 int pi_ipsum_have_avx2(void);
 /* The dispatched one. */
 uint32_t pi_ipsum(const void *buf, size_t len);
+/* The same, of src while copying it to dst (no overlap), in one pass. */
+uint32_t pi_ipsum_copy(void *dst, const void *src, size_t len);
 
 /* One's complement addition of two folded 16-bit sums. */
 static inline uint32_t pi_ipsum_add(uint32_t a, uint32_t b)

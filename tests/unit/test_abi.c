@@ -211,7 +211,14 @@ static void test_symbol_versions(void **state)
 		if (!dlvsym(so, v1_0[i], "LIBDIOCTL_1.0"))
 			fail_msg("%s@LIBDIOCTL_1.0 missing", v1_0[i]);
 	}
+	/* LIBDIOCTL_1.1 (libdioctl 0.2): there, and only there. */
+	if (!dlvsym(so, "dio_pi_generate_copy", "LIBDIOCTL_1.1"))
+		fail_msg("dio_pi_generate_copy@LIBDIOCTL_1.1 missing");
+	assert_null(dlvsym(so, "dio_pi_generate_copy", "LIBDIOCTL_1.0"));
 	/* Internal helpers are not exported. */
+	assert_null(dlsym(so, "pi_crc64_copy"));
+	assert_null(dlsym(so, "pi_crc64_vpclmul256"));
+	assert_null(dlsym(so, "pi_crc64_paths"));
 	assert_null(dlsym(so, "dio_pi_crc16_portable"));
 	dlclose(so);
 }

@@ -200,10 +200,9 @@ static void test_crc64_vectors(void **state)
 		fill_pattern(b, sizeof(b), pat);
 		assert_int_equal(dio_pi_crc64_nvme(0, b, sizeof(b)), want[pat]);
 		assert_int_equal(pi_crc64_slice8(0, b, sizeof(b)), want[pat]);
-		if (pi_crc64_have_pclmul())
-			assert_int_equal(pi_crc64_pclmul(0, b, sizeof(b)), want[pat]);
-		if (pi_crc64_have_vpclmul512())
-			assert_int_equal(pi_crc64_vpclmul512(0, b, sizeof(b)), want[pat]);
+		for (const struct pi_crc64_path *cp = pi_crc64_paths; cp->name; cp++)
+			if (!cp->supported || cp->supported())
+				assert_int_equal(cp->crc(0, b, sizeof(b)), want[pat]);
 	}
 }
 
@@ -236,6 +235,15 @@ static void test_crc64_fold_constants(void **state)
 		assert_int_equal(k[d / 128 * 2], rev64(xpow_mod(d + 63)));
 		assert_int_equal(k[d / 128 * 2 + 1], rev64(xpow_mod(d - 1)));
 	}
+	/* The library computes them at load time: these are the values. */
+	assert_int_equal(k[2], 0xeadc41fd2ba3d420ULL);
+	assert_int_equal(k[3], 0x21e9761e252621acULL);
+	assert_int_equal(k[16], 0xa1ca681e733f9c40ULL);
+	assert_int_equal(k[17], 0x5f852fb61e8d92dcULL);
+	assert_int_equal(k[32], 0x37ccd3e14069cabcULL);
+	assert_int_equal(k[33], 0xa043808c0f782663ULL);
+	/* rev64(mu'), floor(x^128 / P) = x^64 + mu'. */
+	assert_int_equal(pi_crc64_barrett_mu(), 0x13f67d194d77cfbbULL);
 }
 
 static void test_ip_vectors(void **state)
@@ -287,36 +295,48 @@ static void test_crc16_fast_vs_portable(void **state)
 	free(b);
 }
 
+static int path_ok(const struct pi_crc64_path *cp)
+{
+	if (cp->supported && !cp->supported()) {
+		fprintf(stderr, "# CRC64 %s: not supported by this CPU, not tested\n", cp->name);
+		return 0;
+	}
+	return 1;
+}
+
 static void test_crc64_fast_vs_portable(void **state)
 {
 	uint8_t *b = malloc(BIG + 64);
-	int pclmul = pi_crc64_have_pclmul(), v512 = pi_crc64_have_vpclmul512();
 
-	if (!pclmul)
-		fprintf(stderr, "# no PCLMULQDQ: fast path not tested\n");
-	if (!v512)
-		fprintf(stderr, "# no AVX-512 VPCLMULQDQ: that path not tested\n");
 	assert_non_null(b);
 	fill_random(b, BIG + 64);
-	/* Past 2 * 256 + 64 + 3 * 16 + 15: every loop of the AVX-512 path. */
-	for (size_t len = 0; len <= 700; len++) {
-		for (size_t off = 0; off < 16; off++) {
-			uint64_t want = ref_crc64(b + off, len);
-			uint64_t seed = rnd();
+	/* The dispatch picks the best path this CPU has. */
+	assert_string_equal(pi_crc64_dispatch_name(),
+			    pi_crc64_have_vpclmul512() ? "AVX-512 VPCLMULQDQ" :
+			    pi_crc64_have_vpclmul256() ? "VPCLMULQDQ AVX2" :
+			    pi_crc64_have_pclmul() ? "PCLMULQDQ" : "slice-by-8");
+	for (const struct pi_crc64_path *cp = pi_crc64_paths; cp->name; cp++) {
+		if (!path_ok(cp))
+			continue;
+		/* Past 2 * 256 + 128 + 64 + 3 * 16 + 15: every loop of every path. */
+		for (size_t len = 0; len <= 700; len++) {
+			for (size_t off = 0; off < 16; off++) {
+				uint64_t want = ref_crc64(b + off, len);
+				uint64_t seed = rnd();
 
-			assert_int_equal(pi_crc64_slice8(0, b + off, len), want);
-			assert_int_equal(dio_pi_crc64_nvme(0, b + off, len), want);
-			/* A non-zero starting CRC exercises the initial XOR. */
-			if (pclmul) {
-				assert_int_equal(pi_crc64_pclmul(0, b + off, len), want);
-				assert_int_equal(pi_crc64_pclmul(seed, b + off, len),
+				assert_int_equal(cp->crc(0, b + off, len), want);
+				/* A non-zero starting CRC exercises the initial XOR. */
+				assert_int_equal(cp->crc(seed, b + off, len),
 						 pi_crc64_slice8(seed, b + off, len));
 			}
-			if (v512) {
-				assert_int_equal(pi_crc64_vpclmul512(0, b + off, len), want);
-				assert_int_equal(pi_crc64_vpclmul512(seed, b + off, len),
-						 pi_crc64_slice8(seed, b + off, len));
-			}
+		}
+		for (int i = 0; i < 40; i++) {
+			size_t off = rnd() % 64, len = rnd() % BIG, cut = len ? rnd() % len : 0;
+			uint64_t want = pi_crc64_slice8(0, b + off, len);
+
+			assert_int_equal(cp->crc(0, b + off, len), want);
+			assert_int_equal(cp->crc(cp->crc(0, b + off, cut), b + off + cut,
+						 len - cut), want);
 		}
 	}
 	for (int i = 0; i < 40; i++) {
@@ -324,16 +344,75 @@ static void test_crc64_fast_vs_portable(void **state)
 		uint64_t want = pi_crc64_slice8(0, b + off, len);
 
 		assert_int_equal(dio_pi_crc64_nvme(0, b + off, len), want);
-		if (pclmul)
-			assert_int_equal(pi_crc64_pclmul(0, b + off, len), want);
-		if (v512)
-			assert_int_equal(pi_crc64_vpclmul512(0, b + off, len), want);
 		assert_int_equal(dio_pi_crc64_nvme(dio_pi_crc64_nvme(0, b + off, cut),
 						   b + off + cut, len - cut), want);
 		assert_int_equal(pi_crc64_slice8(pi_crc64_slice8(0, b + off, cut),
 						 b + off + cut, len - cut), want);
 	}
 	free(b);
+}
+
+/*
+ * The copying CRCs: the same CRC, the exact bytes copied, nothing
+ * written before or after the destination, at odd lengths and any
+ * alignment of either buffer.
+ */
+static void test_copy_paths(void **state)
+{
+	enum { MAXLEN = 5000 };
+	uint8_t *src = malloc(MAXLEN + 64), *dst = malloc(MAXLEN + 128);
+
+	assert_non_null(src);
+	assert_non_null(dst);
+	fill_random(src, MAXLEN + 64);
+	for (const struct pi_crc64_path *cp = pi_crc64_paths; cp->name; cp++) {
+		if (!path_ok(cp))
+			continue;
+		for (size_t len = 0; len <= MAXLEN; len = len < 700 ? len + 1 : len * 5 / 4) {
+			size_t so = rnd() % 64, dof = 1 + rnd() % 63;
+			uint64_t seed = len & 1 ? rnd() : 0;
+
+			memset(dst, 0x5a, MAXLEN + 128);
+			assert_int_equal(cp->copy(seed, dst + dof, src + so, len),
+					 pi_crc64_slice8(seed, src + so, len));
+			assert_memory_equal(dst + dof, src + so, len);
+			assert_int_equal(dst[dof - 1], 0x5a);
+			assert_int_equal(dst[dof + len], 0x5a);
+		}
+	}
+	/* The dispatched one is one of them. */
+	memset(dst, 0, MAXLEN);
+	assert_int_equal(pi_crc64_copy(0, dst + 3, src + 1, 4096), ref_crc64(src + 1, 4096));
+	assert_memory_equal(dst + 3, src + 1, 4096);
+	/* And CRC16's: each path, then the dispatched one. */
+	for (int path = 0; path < 4; path++) {
+		uint16_t (*fn)(uint16_t, void *, const void *, size_t) =
+			path == 0 ? pi_crc16_copy_isal :
+			path == 1 ? pi_crc16_copy_vpclmul256 :
+			path == 2 ? pi_crc16_copy_vpclmul512 : pi_crc16_copy;
+
+		if ((path == 1 && !pi_crc16_have_vpclmul256()) ||
+		    (path == 2 && !pi_crc16_have_vpclmul512())) {
+			fprintf(stderr, "# CRC16 copy path %d: not supported by this CPU\n", path);
+			continue;
+		}
+		for (size_t len = 0; len <= MAXLEN; len = len < 700 ? len + 1 : len * 5 / 4) {
+			size_t so = rnd() % 64, dof = 1 + rnd() % 63;
+			uint16_t seed = len & 1 ? rnd() : 0;
+
+			memset(dst, 0x5a, MAXLEN + 128);
+			assert_int_equal(fn(seed, dst + dof, src + so, len),
+					 pi_crc16_slice8(seed, src + so, len));
+			if (!seed)
+				assert_int_equal(fn(0, dst + dof, src + so, len),
+						 ref_crc16(src + so, len));
+			assert_memory_equal(dst + dof, src + so, len);
+			assert_int_equal(dst[dof - 1], 0x5a);
+			assert_int_equal(dst[dof + len], 0x5a);
+		}
+	}
+	free(src);
+	free(dst);
 }
 
 static void test_ip_fast_vs_reference(void **state)
@@ -449,6 +528,65 @@ static void test_generate_all_profiles(void **state)
 									.chk_flags = DIO_PI_CHK_ALL },
 					       NULL), 0);
 		bufs_free(&b);
+	}
+}
+
+/*
+ * dio_pi_generate_copy() is memcpy() + dio_pi_generate() over the copy:
+ * the same bytes, the same PI buffer (other metadata bytes kept), for
+ * every profile, odd alignments of both buffers, metadata beyond the PI.
+ */
+static void test_generate_copy(void **state)
+{
+	struct dio_pi_profile p;
+
+	FOR_EACH_PROFILE(p) {
+		for (int md = 0; md < 2; md++) {
+			size_t n = 1 + rnd() % 7, len = n * p.interval;
+			size_t so = rnd() % 64, dof = rnd() % 64, pi_len;
+			uint8_t *src = malloc(len + 64), *dst = malloc(len + 128);
+			uint8_t *want = malloc(len), *pi, *pi_want;
+			struct dio_pi_params a = { .seed = rnd(), .app_tag = rnd() };
+
+			if (md) {		/* 8 bytes of opaque metadata before the tuple */
+				p.md_size = p.tuple_size + 16;
+				p.pi_offset = 8;
+			}
+			pi_len = dio_pi_len(&p, len);
+			pi = malloc(pi_len + 1);
+			pi_want = malloc(pi_len);
+			assert_non_null(src);
+			assert_non_null(dst);
+			assert_non_null(want);
+			assert_non_null(pi);
+			assert_non_null(pi_want);
+			fill_random(src, len + 64);
+			fill_random(pi, pi_len);
+			memcpy(pi_want, pi, pi_len);
+			pi[pi_len] = 0xa5;
+			memset(dst, 0x5a, len + 128);
+
+			memcpy(want, src + so, len);
+			assert_int_equal(dio_pi_generate(&p, want, len, pi_want, &a), 0);
+			assert_int_equal(dio_pi_generate_copy(&p, dst + dof, src + so, len, pi, &a), 0);
+			assert_memory_equal(dst + dof, src + so, len);
+			assert_memory_equal(pi, pi_want, pi_len);
+			assert_int_equal(pi[pi_len], 0xa5);
+			if (dof)
+				assert_int_equal(dst[dof - 1], 0x5a);
+			assert_int_equal(dst[dof + len], 0x5a);
+			/* And it verifies. */
+			assert_int_equal(dio_pi_verify(&p, dst + dof, len, pi,
+						       &(struct dio_pi_params){
+							.seed = a.seed, .app_tag = a.app_tag,
+							.app_mask = 0xffff,
+							.chk_flags = DIO_PI_CHK_ALL }, NULL), 0);
+			free(src);
+			free(dst);
+			free(want);
+			free(pi);
+			free(pi_want);
+		}
 	}
 }
 
@@ -1115,6 +1253,43 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(dio_pi_len(&bad, SIZE_MAX & ~(size_t)511), -1);
 	assert_int_equal(errno, EOVERFLOW);
 
+	/* dio_pi_generate_copy(): dio_pi_generate()'s errors, and a NULL dst. */
+	{
+		uint8_t dst[1024], pi0[32];
+		struct dio_pi_params prm = { 0 };
+
+		memset(dst, 0x77, sizeof(dst));
+		memset(pi, 0x66, sizeof(pi));
+		memcpy(pi0, pi, sizeof(pi));
+		ASSERT_EINVAL(dio_pi_generate_copy(&p, dst, data, 1000, pi, &prm));
+		ASSERT_EINVAL(dio_pi_generate_copy(&p, dst, data, 511, pi, &prm));
+		ASSERT_EINVAL(dio_pi_generate_copy(&p, dst, NULL, 512, pi, &prm));
+		ASSERT_EINVAL(dio_pi_generate_copy(&p, NULL, data, 512, pi, &prm));
+		ASSERT_EINVAL(dio_pi_generate_copy(&p, dst, data, 512, NULL, &prm));
+		ASSERT_EINVAL(dio_pi_generate_copy(&p, dst, data, 512, pi, NULL));
+		ASSERT_EINVAL(dio_pi_generate_copy(NULL, dst, data, 512, pi, &prm));
+		bad = p;
+		bad.pi_type = 0;
+		ASSERT_EINVAL(dio_pi_generate_copy(&bad, dst, data, 512, pi, &prm));
+		bad = p;
+		bad.md_size = 16;
+		bad.pi_offset = 9;
+		ASSERT_EINVAL(dio_pi_generate_copy(&bad, dst, data, 512, pi, &prm));
+		prm.flags = 1;
+		ASSERT_EINVAL(dio_pi_generate_copy(&p, dst, data, 512, pi, &prm));
+		prm = (struct dio_pi_params){ .reserved0 = 1 };
+		ASSERT_EINVAL(dio_pi_generate_copy(&p, dst, data, 512, pi, &prm));
+		prm = (struct dio_pi_params){ .reserved[2] = 1 };
+		ASSERT_EINVAL(dio_pi_generate_copy(&p, dst, data, 512, pi, &prm));
+		/* Nothing written on failure. */
+		for (size_t i = 0; i < sizeof(dst); i++)
+			assert_int_equal(dst[i], 0x77);
+		assert_memory_equal(pi, pi0, sizeof(pi));
+		/* Empty is fine, even with NULL buffers. */
+		assert_int_equal(dio_pi_generate_copy(&p, NULL, NULL, 0, NULL,
+						      &(struct dio_pi_params){ 0 }), 0);
+	}
+
 	/* Empty is fine, even with NULL buffers. */
 	assert_int_equal(dio_pi_generate(&p, NULL, 0, NULL, &(struct dio_pi_params){ 0 }), 0);
 	assert_int_equal(dio_pi_verify(&p, NULL, 0, NULL,
@@ -1231,8 +1406,10 @@ int main(void)
 		cmocka_unit_test(test_ip_vectors),
 		cmocka_unit_test(test_crc16_fast_vs_portable),
 		cmocka_unit_test(test_crc64_fast_vs_portable),
+		cmocka_unit_test(test_copy_paths),
 		cmocka_unit_test(test_ip_fast_vs_reference),
 		cmocka_unit_test(test_generate_all_profiles),
+		cmocka_unit_test(test_generate_copy),
 		cmocka_unit_test(test_ip_guard_matches_kernel_bytes),
 		cmocka_unit_test(test_iov_equals_contiguous),
 		cmocka_unit_test(test_corruptions_reported_exactly),
