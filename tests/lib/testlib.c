@@ -584,7 +584,8 @@ int tl_debug_kernel(void)
 		fprintf(stderr, "DIO_FLAVOUR is not set (tests/vm/check.sh sets it)\n");
 		return -1;
 	}
-	return !strcmp(fl, "debug");
+	/* Both sanitizer kernels are slow: time budgets follow "debug". */
+	return !strcmp(fl, "debug") || !strcmp(fl, "kcsan");
 }
 
 int tl_kernel_at_least(int maj, int min)

@@ -120,7 +120,10 @@ uint64_t tl_mix(uint64_t x);
 /* Content unique to @tag at every 8 bytes (len / 8 words of tl_mix()). */
 void tl_fill(void *buf, size_t len, uint64_t tag);
 
-/* 1 on the debug kernel, 0 on another; -1 when $DIO_FLAVOUR is not set. */
+/*
+ * 1 on a sanitizer kernel built from source (flavours debug and kcsan: slow,
+ * smaller time budgets), 0 on a stock one; -1 when $DIO_FLAVOUR is not set.
+ */
 int tl_debug_kernel(void);
 
 /* Is the running kernel at least MAJ.MIN? */

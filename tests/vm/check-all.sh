@@ -16,8 +16,8 @@ out=$top/build/results
 : "${CHECK_LANES:=$([ "$(nproc)" -ge 2 ] && echo 2 || echo 1)}"
 mkdir -p "$out"
 
-# The jobs, longest first: the debug kernel (built the first time), the
-# stock kernels, then the DKMS and package checks as one job (both use the
+# The jobs, longest first: the kernels built from source (debug, kcsan: each
+# built the first time), the stock kernels, then the DKMS and package checks as one job (both use the
 # host's DKMS and /lib/modules, so never side by side).  Each lane takes
 # the next job from the queue when it is free, so the lanes stay busy
 # whatever a machine has cached: on a warm one the debug suite and 7.3 in
@@ -25,10 +25,10 @@ mkdir -p "$out"
 queue=$out/.jobs
 : >"$queue"
 for k in $KERNELS; do
-	if [ "$k" = debug ]; then echo "$k" >>"$queue"; fi
+	case $k in debug | kcsan) echo "$k" >>"$queue" ;; esac
 done
 for k in $KERNELS; do
-	if [ "$k" != debug ]; then echo "$k" >>"$queue"; fi
+	case $k in debug | kcsan) ;; *) echo "$k" >>"$queue" ;; esac
 done
 pkgjob=
 [ "$DKMS_CHECK" = 1 ] && pkgjob=dkms

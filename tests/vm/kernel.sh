@@ -15,10 +15,13 @@
 #          point into the chroot (the guest sees the host's root, so the same
 #          paths work there) and modules are built inside it.  KCHROOT is the
 #          chroot; the path of KDIR inside it is ${KDIR#$KCHROOT}
-#   debug  Debian's linux-source-6.1 built with tests/vm/debug.config (KASAN,
-#          kmemleak, lockdep, fault injection) in $DIO_CACHE/debug; KDIR is
-#          its O= build directory.  Rebuilt when the source package version or
-#          the fragment changes (about 15 min on 2 cores)
+#   debug  Debian's linux-source-6.1 built with tests/vm/guest.config and
+#          tests/vm/debug.config (KASAN, kmemleak, lockdep, fault injection,
+#          gcov and KCOV for the module) in $DIO_CACHE/debug; KDIR is its O=
+#          build directory.  Rebuilt when the source package version or a
+#          fragment changes (20 to 45 min on 2 cores)
+#   kcsan  the same source with guest.config and tests/vm/kcsan.config
+#          (KCSAN, UBSAN, KCOV for the module) in $DIO_CACHE/kcsan
 # Modules of kernels other than the host's own live outside /lib/modules:
 # in the guest load them with `modprobe -d "${MODDIR%/lib/modules/*}" ...`.
 # Progress goes to stderr; env prints only the assignments on stdout.
@@ -28,8 +31,11 @@ top=$(cd "$here/../.." && pwd)
 cache=${DIO_CACHE:-/var/cache/dio_batch}
 jobs=${DIO_JOBS:-3}
 root73=$cache/trixie
-debugdir=$cache/debug
-fragment=$here/debug.config
+# The flavours built from linux-source-6.1: their cache directory, fragments
+# and release-name suffix.
+srcdir_of() { echo "$cache/$1"; }
+fragments_of() { echo "$here/guest.config $here/$1.config"; }
+suffix_of() { case "$1" in debug) echo dbg ;; *) echo "$1" ;; esac; }
 
 log() { echo "kernel: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -216,7 +222,7 @@ prepare_73() {
 	KVER=$(newest_installed "$root73" 7.3) || die "7.3: $pkg did not install a complete kernel in $root73"
 }
 
-# --- debug: Debian's 6.1 source with tests/vm/debug.config --------------------
+# --- debug, kcsan: Debian's 6.1 source with tests/vm/guest.config + FLAVOUR.config
 debug_src() { # unpack linux-source-6.1 under $cache/src if missing or stale
 	local srcver=$1 dir=$cache/src/linux-source-6.1 stamp=$cache/src/linux-source-6.1.pkgver have upstream tmp
 	upstream=${srcver%-*}
@@ -237,8 +243,11 @@ debug_src() { # unpack linux-source-6.1 under $cache/src if missing or stale
 	fi
 	echo "$srcver" >"$stamp"
 }
-debug_key() { # cache key: source package version + sha256 of the fragment
-	printf '%s\n%s\n' "$1" "$(sha256sum <"$fragment" | cut -d' ' -f1)" | sha256sum | cut -c1-12
+built_key() { # FLAVOUR SRCVER: cache key = source version + sha256 of the fragments
+	local f
+	# shellcheck disable=SC2002,SC2046 # two fragment files (paths without spaces), one hash
+	f=$(cat $(fragments_of "$1") | sha256sum | cut -d' ' -f1)
+	printf '%s\n%s\n%s\n' "$1" "$2" "$f" | sha256sum | cut -c1-12
 }
 verify_config() { # CONFIG FRAGMENT...: every line of the fragments took?
 	local cfg=$1 l s bad=0
@@ -248,57 +257,61 @@ verify_config() { # CONFIG FRAGMENT...: every line of the fragments took?
 		CONFIG_*=*)
 			grep -qxF -- "$l" "$cfg" && continue
 			s=${l%%=*}
-			log "debug: '$l' did not take; .config has: $(grep -E "^(# )?${s}[= ]" "$cfg" || echo '(nothing)')"
+			log "'$l' did not take; .config has: $(grep -E "^(# )?${s}[= ]" "$cfg" || echo '(nothing)')"
 			bad=1
 			;;
 		"# CONFIG_"*" is not set")
 			s=${l#\# } s=${s%% *}
 			grep -q "^$s=" "$cfg" || continue
-			log "debug: '$l' did not take; .config has: $(grep "^$s=" "$cfg")"
+			log "'$l' did not take; .config has: $(grep "^$s=" "$cfg")"
 			bad=1
 			;;
 		esac
 	done < <(cat "$@")
-	[ $bad = 0 ] || die "debug: the config fragment did not apply (see above): $cfg"
+	[ $bad = 0 ] || die "the config fragments did not apply (see above): $cfg"
 }
-prepare_debug() {
-	local srcver key src b=$debugdir/build t0 kver
+prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
+	local fl=$1 srcver key src d b t0 kver frags
+	d=$(srcdir_of "$fl") b=$(srcdir_of "$fl")/build frags=$(fragments_of "$fl")
 	need_pkgs linux-source-6.1 make gcc bc bison flex libelf-dev libssl-dev cpio kmod xz-utils
 	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
-	key=$(debug_key "$srcver")
-	if [ -f "$debugdir/stamp" ] && [ "$(cut -d' ' -f1 "$debugdir/stamp")" = "$key" ] &&
-		[ -s "$debugdir/vmlinuz" ] && [ -s "$debugdir/mods/lib/modules/$(cut -d' ' -f2 "$debugdir/stamp")/modules.dep" ]; then
-		log "debug: $(cut -d' ' -f2 "$debugdir/stamp") up to date (linux-source-6.1 $srcver, key $key)"
+	key=$(built_key "$fl" "$srcver")
+	if [ -f "$d/stamp" ] && [ "$(cut -d' ' -f1 "$d/stamp")" = "$key" ] &&
+		[ -s "$d/vmlinuz" ] && [ -s "$d/mods/lib/modules/$(cut -d' ' -f2 "$d/stamp")/modules.dep" ]; then
+		log "$fl: $(cut -d' ' -f2 "$d/stamp") up to date (linux-source-6.1 $srcver, key $key)"
 		return 0
 	fi
 	mkdir -p "$cache/src" "$b"
 	debug_src "$srcver"
 	src=$cache/src/linux-source-6.1
 	t0=$SECONDS
-	log "debug: configuring linux-source-6.1 $srcver in $b (key $key)"
-	rm -f "$debugdir/stamp" "$b/.config"
+	log "$fl: configuring linux-source-6.1 $srcver in $b (key $key)"
+	rm -f "$d/stamp" "$b/.config"
 	{
 		make -C "$src" O="$b" defconfig
 		make -C "$src" O="$b" kvm_guest.config
 		# A release name per cache key, so initramfs caches keyed on KVER follow.
-		printf 'CONFIG_LOCALVERSION="-dbg-%s"\n# CONFIG_LOCALVERSION_AUTO is not set\n' "${key:0:8}" >"$b/dio-local.config"
-		(cd "$b" && "$src/scripts/kconfig/merge_config.sh" -m -O "$b" "$b/.config" "$fragment" "$b/dio-local.config")
+		printf 'CONFIG_LOCALVERSION="-%s-%s"\n# CONFIG_LOCALVERSION_AUTO is not set\n' \
+			"$(suffix_of "$fl")" "${key:0:8}" >"$b/dio-local.config"
+		# shellcheck disable=SC2086 # $frags is a list of paths without spaces
+		(cd "$b" && "$src/scripts/kconfig/merge_config.sh" -m -O "$b" "$b/.config" $frags "$b/dio-local.config")
 		make -C "$src" O="$b" olddefconfig
-	} >"$debugdir/config.log" 2>&1 || { tail -n 30 "$debugdir/config.log" >&2; die "debug: configuration failed"; }
-	verify_config "$b/.config" "$fragment" "$b/dio-local.config"
-	log "debug: building bzImage and modules with -j$jobs (log: $debugdir/build.log)"
-	nice make -C "$src" O="$b" -j"$jobs" bzImage modules >"$debugdir/build.log" 2>&1 ||
-		{ grep -E 'error|Error' "$debugdir/build.log" | tail -n 20 >&2; die "debug: build failed (log: $debugdir/build.log)"; }
+	} >"$d/config.log" 2>&1 || { tail -n 30 "$d/config.log" >&2; die "$fl: configuration failed"; }
+	# shellcheck disable=SC2086
+	verify_config "$b/.config" $frags "$b/dio-local.config"
+	log "$fl: building bzImage and modules with -j$jobs (log: $d/build.log)"
+	nice make -C "$src" O="$b" -j"$jobs" bzImage modules >"$d/build.log" 2>&1 ||
+		{ grep -E 'error|Error' "$d/build.log" | tail -n 20 >&2; die "$fl: build failed (log: $d/build.log)"; }
 	kver=$(make -s -C "$src" O="$b" kernelrelease)
-	rm -rf "$debugdir/mods.new"
-	make -C "$src" O="$b" modules_install INSTALL_MOD_PATH="$debugdir/mods.new" >>"$debugdir/build.log" 2>&1 ||
-		die "debug: modules_install failed (log: $debugdir/build.log)"
-	rm -rf "$debugdir/mods"
-	mv "$debugdir/mods.new" "$debugdir/mods"
-	cp "$b/arch/x86/boot/bzImage" "$debugdir/vmlinuz.new"
-	mv "$debugdir/vmlinuz.new" "$debugdir/vmlinuz"
-	echo "$key $kver $srcver" >"$debugdir/stamp"
-	log "debug: built $kver in $((SECONDS - t0)) s"
+	rm -rf "$d/mods.new"
+	make -C "$src" O="$b" modules_install INSTALL_MOD_PATH="$d/mods.new" >>"$d/build.log" 2>&1 ||
+		die "$fl: modules_install failed (log: $d/build.log)"
+	rm -rf "$d/mods"
+	mv "$d/mods.new" "$d/mods"
+	cp "$b/arch/x86/boot/bzImage" "$d/vmlinuz.new"
+	mv "$d/vmlinuz.new" "$d/vmlinuz"
+	echo "$key $kver $srcver" >"$d/stamp"
+	log "$fl: built $kver in $((SECONDS - t0)) s"
 }
 
 # --- env ---------------------------------------------------------------------
@@ -319,29 +332,30 @@ env_of() {
 		VMLINUZ=$(vmlinuz_of "$root73" "$KVER") MODDIR=$root73/usr/lib/modules/$KVER
 		KDIR=$root73/usr/src/linux-headers-$KVER KCHROOT=$root73
 		;;
-	debug)
-		local key kver
-		installed linux-source-6.1 || need_prepare debug "linux-source-6.1 not installed"
-		key=$(debug_key "$(dpkg-query -W -f='${Version}' linux-source-6.1)")
-		read -r _ kver _ 2>/dev/null <"$debugdir/stamp" || need_prepare debug "not built"
-		[ "$(cut -d' ' -f1 "$debugdir/stamp")" = "$key" ] || need_prepare debug "stale: source package or debug.config changed"
-		KVER=$kver VMLINUZ=$debugdir/vmlinuz MODDIR=$debugdir/mods/lib/modules/$kver KDIR=$debugdir/build
+	debug | kcsan)
+		local key kver d
+		d=$(srcdir_of "$1")
+		installed linux-source-6.1 || need_prepare "$1" "linux-source-6.1 not installed"
+		key=$(built_key "$1" "$(dpkg-query -W -f='${Version}' linux-source-6.1)")
+		read -r _ kver _ 2>/dev/null <"$d/stamp" || need_prepare "$1" "not built"
+		[ "$(cut -d' ' -f1 "$d/stamp")" = "$key" ] || need_prepare "$1" "stale: source package or $1.config/guest.config changed"
+		KVER=$kver VMLINUZ=$d/vmlinuz MODDIR=$d/mods/lib/modules/$kver KDIR=$d/build
 		# debug.config keeps kmemleak on from boot: nothing to add here.
 		KCMDLINE_EXTRA=
 		;;
 	*)
-		echo "kernel: unknown flavour '$1' (6.1, 6.12, 7.3, debug)" >&2
+		echo "kernel: unknown flavour '$1' (6.1, 6.12, 7.3, debug, kcsan)" >&2
 		exit 2
 		;;
 	esac
 }
 
 main() {
-	local cmd=${1:-} flavour=${2:-} out w
+	local cmd=${1:-} flavour=${2:-} out w cov
 	case "$cmd" in
 	prepare)
 		[ "$(id -u)" = 0 ] || die "prepare needs root (apt, chroot)"
-		case "$flavour" in 6.1 | 6.12 | 7.3 | debug) ;; *) env_of "$flavour" ;; esac
+		case "$flavour" in 6.1 | 6.12 | 7.3 | debug | kcsan) ;; *) env_of "$flavour" ;; esac
 		mkdir -p "$cache"
 		exec 9>"$cache/.prepare-$flavour.lock"
 		flock 9
@@ -349,7 +363,7 @@ main() {
 		6.1) prepare_61 ;;
 		6.12) prepare_612 ;;
 		7.3) prepare_73 ;;
-		debug) prepare_debug ;;
+		debug | kcsan) prepare_built "$flavour" ;;
 		esac
 		env_of "$flavour"
 		log "flavour $flavour ready: $KVER"
@@ -363,6 +377,8 @@ main() {
 	build-module)
 		[ -n "${3:-}" ] || die "usage: kernel.sh build-module FLAVOUR OUTDIR"
 		env_of "$flavour"
+		# The source-built flavours have gcov and KCOV for the module.
+		case "$flavour" in debug | kcsan) cov=DIO_BATCH_COVERAGE=1 ;; *) cov= ;; esac
 		out=$(mkdir -p "$3" && cd "$3" && pwd)
 		# Build a copy, so builds for several kernels never share objects.
 		rm -rf "$out/src"
@@ -372,12 +388,12 @@ main() {
 		find "$out/src" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' -o -name '.*.cmd' \
 			-o -name Module.symvers -o -name modules.order -o -name '*.a' \) -delete
 		if [ -z "$KCHROOT" ]; then
-			make -s -C "$KDIR" M="$out/src/module" modules >&2
+			make -s -C "$KDIR" M="$out/src/module" $cov modules >&2
 		else
 			# The kernel's compiler lives in the chroot: build there, copy back.
 			w=$(mktemp -d "$KCHROOT/var/tmp/dio-build.XXXXXX")
 			cp -r "$out/src" "$w/"
-			chroot73 make -s -C "${KDIR#"$KCHROOT"}" M="${w#"$KCHROOT"}/src/module" modules >&2 ||
+			chroot73 make -s -C "${KDIR#"$KCHROOT"}" M="${w#"$KCHROOT"}/src/module" $cov modules >&2 ||
 				{ rm -rf "$w"; die "build-module: build in $KCHROOT failed"; }
 			rm -rf "$out/src"
 			cp -r "$w/src" "$out/"

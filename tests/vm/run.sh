@@ -14,7 +14,7 @@ flavour=$1 res=$(cd "$2" && pwd)
 # The whole suite under TCG: about 2 to 4 minutes on a stock kernel, 8 to
 # 12 on the debug one (KASAN, lockdep, kmemleak); the limit leaves room for
 # a loaded machine.
-if [ "$flavour" = debug ]; then : "${VM_TIMEOUT:=1800}"; else : "${VM_TIMEOUT:=1200}"; fi
+case "$flavour" in debug | kcsan) : "${VM_TIMEOUT:=1800}" ;; *) : "${VM_TIMEOUT:=1200}" ;; esac
 : "${VM_MEM:=2048}" "${VM_SMP:=2}"
 
 eval "$("$here/kernel.sh" env "$flavour")"
