@@ -1,6 +1,7 @@
 #!/bin/sh
 # Sum the counts every suite of this run recorded, one line per suite with
-# the kernel release it ran on (NAME.kver, written by tests/vm/check.sh);
+# the kernel release it ran on (NAME.kver, written by tests/vm/check.sh),
+# and the module coverage of the debug run (debug.coverage);
 # the last line, "N passed, N failed", is the one CI reads.  Exit 1 when
 # anything failed or nothing ran.
 dir=${1:-build/results}
@@ -14,6 +15,8 @@ for c in "$dir"/*.counts; do
 	printf '  %-10s %-24s %4d passed, %d failed\n' "$name" "${kver:--}" "$p" "$f"
 	pass=$((pass + p)) fail=$((fail + f))
 done
+# The debug run's module coverage (tests/vm/coverage.py), when it ran.
+[ -s "$dir/debug.coverage" ] && sed 's/^/  /' "$dir/debug.coverage"
 [ $((pass + fail)) = 0 ] && fail=1
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -23,21 +23,30 @@ if [ -z "$bad" ]; then
 fi
 pass=0 fail=0
 export DIO_KO DIO_MODDIR DIO_BUILD
-# The programs that test user-space tools through the module (dioctl, the
-# fio engine, the examples) run on the stock kernels; the debug kernel's
-# run, the longest, keeps to the module's own tests (the same module paths,
-# under KASAN, lockdep and kmemleak).
+# Which programs run where.  The programs that test user-space tools
+# through the module (dioctl, the fio engine, the examples) run on the stock
+# kernels; the debug kernel's run, the longest, keeps to the module's own
+# tests (the same module paths, under KASAN, lockdep and kmemleak).  The
+# coverage-guided fuzzer needs KCOV: the debug and kcsan kernels only.  The
+# kcsan kernel (KCSAN, UBSAN) runs the programs with the most concurrency.
 tool_tests=" dioctl examples fio "
+kcov_tests=" kfuzz "
+kcsan_tests=" stress fuzz kfuzz io_faults "
 tests=${TESTS:-$(for b in "$DIO_BUILD"/tests/guest/t_*; do
 	[ -f "$b" ] || continue
 	t=${b##*/t_}
-	case "${DIO_FLAVOUR:-}:$tool_tests" in
-	debug:*" $t "*) continue ;;
+	case "${DIO_FLAVOUR:-}" in
+	debug) case "$tool_tests" in *" $t "*) continue ;; esac ;;
+	kcsan) case "$kcsan_tests" in *" $t "*) ;; *) continue ;; esac ;;
+	*) case "$kcov_tests" in *" $t "*) continue ;; esac ;;
 	esac
 	echo "$t"
 done)}
-[ "${DIO_FLAVOUR:-}" = debug ] && [ -z "${TESTS:-}" ] &&
-	echo "debug kernel: the tool programs ($tool_tests) run on the stock kernels only"
+[ -z "${TESTS:-}" ] && case "${DIO_FLAVOUR:-}" in
+debug) echo "debug kernel: the tool programs ($tool_tests) run on the stock kernels only" ;;
+kcsan) echo "kcsan kernel: runs$kcsan_tests only" ;;
+*) echo "stock kernel: the KCOV programs ($kcov_tests) run on the debug and kcsan kernels only" ;;
+esac
 
 record() { # name ok|fail
 	if [ "$2" = ok ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1"; fi
@@ -134,6 +143,23 @@ if [ "${DIO_FLAVOUR:-}" = debug ] || [ -e "$kml" ]; then
 	else
 		record "kmemleak clean" ok
 	fi
+fi
+# Coverage: on a kernel with gcov (the debug flavour; the module is built
+# with DIO_BATCH_COVERAGE=1) the module's counters, which gcov keeps across
+# its unloads, go to $RESULTS/gcov for the host's report (tests/vm/coverage.py).
+gcov=/sys/kernel/debug/gcov
+if [ -d "$gcov" ]; then
+	mkdir -p "$RESULTS/gcov"
+	n=0
+	find "$gcov" -path '*/src/module/*.gcda' >"$RESULTS/gcov.list"
+	while read -r f; do
+		cat "$f" >"$RESULTS/gcov/${f##*/}" && n=$((n + 1))
+	done <"$RESULTS/gcov.list"
+	echo "gcov: $n counter files of the module copied"
+	if [ "$n" -gt 0 ]; then record "gcov counters saved" ok; else record "gcov counters saved" fail; fi
+elif [ "${DIO_FLAVOUR:-}" = debug ]; then
+	echo "gcov: $gcov is missing on the debug kernel"
+	record "gcov counters saved" fail
 fi
 log_clean teardown
 echo "$pass $fail" >"$RESULTS/counts"

@@ -12,6 +12,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 flavour=$1
 B=$top/build
+# Lines and branches of module/*.c a whole debug run must execute (percent).
+: "${COVERAGE_TARGET:=95,85}"
 # A subset run gets its own directory, so runs can go side by side.
 tag=$flavour${TESTS:+-$(echo "$TESTS" | tr ' ' '_')}
 res=$B/vm/$tag
@@ -39,9 +41,20 @@ if grep -iE 'warning' "$res/build.log" >&2; then
 	fail_setup "module build for $KVER has warnings"
 fi
 
+# The fuzzers' knobs (DIO_FUZZ_*, DIO_KFUZZ_*) and TEST_TIMEOUT reach the
+# guest.  KFUZZ_CORPUS (a host directory, tests/vm/fuzz.sh): the coverage-
+# guided fuzzer's corpus goes in through the results share and comes back.
+passenv=$(env | grep -E '^(DIO_FUZZ_|DIO_KFUZZ_|TEST_TIMEOUT=)' | sed -e "s/'/'\\\\''/g" -e "s/=\(.*\)/='\1'/" -e 's/^/export /')
+if [ -n "${KFUZZ_CORPUS:-}" ]; then
+	mkdir -p "$KFUZZ_CORPUS" "$res/corpus"
+	cp -r "$KFUZZ_CORPUS/." "$res/corpus/"
+	passenv="$passenv
+export DIO_KFUZZ_CORPUS=/tmp/results/corpus"
+fi
 cat >"$res/guest.sh" <<EOS
 export DIO_BUILD='$B' DIO_KO='$res/ko/dio_batch.ko' DIO_MODDIR='$MODDIR'
 export RESULTS=/tmp/results TESTS='${TESTS:-}' DIO_FLAVOUR='$flavour'
+$passenv
 echo "guest: \$(uname -r)"
 exec sh '$top/tests/guest/run-suite.sh'
 EOS
@@ -50,6 +63,10 @@ start=$(date +%s)
 "$here/run.sh" "$flavour" "$res"
 rc=$?
 echo "check[$flavour]: guest ran $(( $(date +%s) - start ))s, status $rc" >&2
+if [ -n "${KFUZZ_CORPUS:-}" ] && [ -d "$res/corpus" ]; then
+	cp -r "$res/corpus/." "$KFUZZ_CORPUS/"
+	echo "check[$flavour]: corpus: $(find "$KFUZZ_CORPUS" -type f | wc -l) entries in $KFUZZ_CORPUS" >&2
+fi
 [ -f "$res/guest.log" ] && cat "$res/guest.log"
 
 if [ -s "$res/counts" ]; then
@@ -74,6 +91,19 @@ for log in "$res/console.log" "$res/dmesg.txt"; do
 		f=$((f + 1))
 	fi
 done
+# Module coverage (the debug flavour: gcov): reported for every run; a run
+# of the whole suite must meet the target (tests/vm/coverage.py).
+if [ "$flavour" = debug ] && [ -d "$res/gcov" ]; then
+	cov_args=(--html "$B/coverage" --json "$B/results/coverage.json")
+	[ -z "${TESTS:-}" ] && cov_args+=(--target "$COVERAGE_TARGET")
+	if python3 "$here/coverage.py" "$res" "${cov_args[@]}" | tee "$res/coverage.txt"; then
+		[ -z "${TESTS:-}" ] && p=$((p + 1))
+	else
+		echo "check[$flavour]: FAILED: module coverage (see above)" >&2
+		f=$((f + 1))
+	fi
+	grep '^coverage: module' "$res/coverage.txt" >"$B/results/$tag.coverage"
+fi
 echo "$p $f" >"$counts"
 echo "check[$flavour]: $p passed, $f failed"
 [ "$f" = 0 ]
