@@ -215,7 +215,7 @@ static struct file *dio_fd_to_file(int fd, dev_t *dev)
 	if (!file)
 		return ERR_PTR(-EBADF);
 	if (!(file->f_mode & (FMODE_READ | FMODE_WRITE))) {
-		fput(file);			/* O_PATH */
+		fput(file);			/* open mode 3: ioctls only */
 		return ERR_PTR(-EBADF);
 	}
 	if (!S_ISBLK(file_inode(file)->i_mode)) {

@@ -508,6 +508,15 @@ static void test_open_bad_descriptors(void **state)
 	assert_int_equal(sys_dio_open(ctx, fd, 0), -1);
 	assert_int_equal(errno, EBADF);
 	close(fd);
+	/*
+	 * Open mode 3 (O_ACCMODE: for ioctls only, as fdformat opens): a
+	 * block device descriptor that may neither read nor write.
+	 */
+	fd = open(disk, O_ACCMODE);
+	assert_true(fd >= 0);
+	assert_int_equal(sys_dio_open(ctx, fd, 0), -1);
+	assert_int_equal(errno, EBADF);
+	close(fd);
 	/* A context descriptor is not a block device either. */
 	assert_int_equal(sys_dio_open(ctx, ctx, 0), -1);
 	assert_int_equal(errno, ENOTBLK);

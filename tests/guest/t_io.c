@@ -1360,6 +1360,54 @@ static void test_efault(void **state)
  * A request whose struct cannot take its result any more (read-only
  * after SUBMIT): -EFAULT, and it does not block the completions behind it.
  */
+/*
+ * PI buffers the module cannot use: one it cannot read (a write with the
+ * caller's PI) or write back (a read that returns PI) fails the request
+ * with EFAULT at SUBMIT, before anything reaches the device; an iovec
+ * request's PI length must be that of its data, and not 0 or above the
+ * 64 KiB a request may bounce.
+ */
+static void test_pi_buffer_faults(void **state)
+{
+	unsigned int n = 4096 / d.q.pi_interval, md = d.q.pi_md_size;
+	uint8_t *buf = tl_xalloc(4096, 0), *pi = tl_xalloc(128 * 1024, 0);
+	uint8_t *bad = noaccess_page();
+	struct iovec iov = { .iov_base = buf, .iov_len = 4096 };
+	struct dio_request r;
+
+	(void)state;
+	assert_true(n >= 1 && md >= 8);
+	dio_req_prep_write(&r, d.h, buf, 4096, 0);
+	r.flags |= DIO_REQ_PI;
+	r.pi_buf = (uintptr_t)bad;
+	r.pi_len = n * md;
+	assert_int_equal(submit1(&r), -EFAULT);
+	dio_req_prep_read(&r, d.h, buf, 4096, 0);
+	r.flags |= DIO_REQ_PI;
+	r.pi_buf = (uintptr_t)bad;
+	r.pi_len = n * md;
+	assert_int_equal(submit1(&r), -EFAULT);
+
+	dio_req_prep_readv(&r, d.h, &iov, 1, 0);
+	r.flags |= DIO_REQ_PI;
+	r.pi_buf = (uintptr_t)pi;
+	r.pi_len = 0;
+	assert_int_equal(submit1(&r), -EINVAL);
+	r.pi_len = 64 * 1024 + md;
+	assert_int_equal(submit1(&r), -EINVAL);
+	r.pi_len = (n + 1) * md;
+	assert_int_equal(submit1(&r), -EINVAL);
+	/* The right length works, and nothing of the refused ones stayed. */
+	r.pi_len = n * md;
+	assert_int_equal(submit1(&r), 1);
+	assert_int_equal(tl_dio_wait(d.ctx, (struct dio_request *[]){ &r }, 1, NULL), 1);
+	assert_int_equal(r.result, 4096);
+	assert_int_equal(tl_slab_active("dio_kreq"), 0);
+	free(buf);
+	free(pi);
+	munmap(bad, 4096);
+}
+
 static void test_result_unwritable(void **state)
 {
 	struct dio_request *r = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
@@ -1674,6 +1722,7 @@ int main(void)
 		TD("past_end_sd512", test_past_end, setup_sd512),
 		T(test_nr_bounds, setup_sd512),
 		T(test_efault, setup_sd512),
+		TD("pi_buffer_faults_sd512", test_pi_buffer_faults, setup_sd512),
 		T(test_result_unwritable, setup_sd512),
 		T(test_bad_in_middle, setup_sd512),
 		T(test_ebusy, setup_sd512),
@@ -1697,6 +1746,7 @@ int main(void)
 		TD("iovec_nvme2", test_iovec, setup_nvme2),
 		TD("past_end_nvme2", test_past_end, setup_nvme2),
 		TD("query_alignment_nvme2", test_query_alignment, setup_nvme2),
+		TD("pi_buffer_faults_nvme2", test_pi_buffer_faults, setup_nvme2),
 		T(test_all_freed_and_unload, NULL),
 	};
 
