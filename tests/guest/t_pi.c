@@ -1286,6 +1286,294 @@ static void test_partition(void **state)
 	assert_int_equal(tl_scsi_debug_unload(), 0);
 }
 
+/*
+ * The devices the three tests below run on: a 512-byte scsi_debug DIF
+ * disk and NVMe nsid 2 (CRC64, 4096-byte intervals).  @i picks one;
+ * returns its path in @dev.
+ */
+#define EDGE_DEVS	2
+
+static void edge_dev(int i, char *dev, size_t len)
+{
+	if (i == 0)
+		assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, len), 0);
+	else
+		assert_int_equal(tl_nvme_dev(2, dev, len), 0);
+}
+
+static void edge_dev_done(int i)
+{
+	if (i == 0)
+		assert_int_equal(tl_scsi_debug_unload(), 0);
+}
+
+/*
+ * A protection interval never straddles a page or an iovec segment: the
+ * module raises the DMA alignment it asks of buffers to the interval
+ * (QUERY's dma_alignment), and every segment is whole logical blocks, so
+ * a read whose intervals would cross a page is refused before any I/O
+ * (EINVAL).  The layouts it accepts that come nearest (a buffer one
+ * interval into a page, so that intervals end on page boundaries; an
+ * iovec of one-interval segments, each ending its page) verify in the
+ * module, intact data and a bad app tag at the interval after a page
+ * boundary alike.
+ */
+static void test_pi_interval_layouts(void **state)
+{
+	for (int i = 0; i < EDGE_DEVS; i++) {
+		const uint64_t off = 20 * LEN;
+		unsigned char *pg, *pi;
+		struct iovec iov[4];
+		struct dio_request r;
+		unsigned int iv;
+		uint64_t seed;
+		char dev[64];
+		struct dev d;
+		size_t n, k, pos;
+
+		edge_dev(i, dev, sizeof(dev));
+		dev_open(&d, dev);
+		iv = d.q.pi_interval;
+		seed = seed_of(&d, off);
+		print_message("# %s: %s, dma_alignment %u\n", dev, d.q.profile,
+			      d.q.dma_alignment);
+		assert_int_equal(d.q.dma_alignment, iv);
+		/* Intervals of the write: app tag 0x1234, 0x12ab at k. */
+		n = 4;
+		k = 4096 / iv;	/* the first interval of the second page */
+		assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+						 &(struct dio_pi_params){ .seed = seed, .app_tag = 0x1234 }), 0);
+		tuple_set_app(&d, tuple(&d, d.pi, k), 0x12ab);
+		write_pi(&d, off, 0, 0, &r);
+		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(r.result, LEN);
+
+		pg = tl_xalloc(16 * 4096, 0);
+		pi = tl_xalloc(4096, 0);
+		/* Half an interval (or 512 bytes) into a page: refused. */
+		dio_req_prep_read(&r, d.h, pg + (iv < 4096 ? iv / 2 : 512), 4 * iv, off);
+		dio_req_set_pi(&r, pi, 4 * d.q.pi_md_size, DIO_PI_CHK_GUARD, 0, 0);
+		assert_int_equal(run(&d, &r), -EINVAL);
+		dio_req_prep_read(&r, d.h, pg + (iv < 4096 ? iv / 2 : 512), 4 * iv, off);
+		assert_int_equal(run(&d, &r), -EINVAL);
+		/* An interval split over two segments: refused. */
+		iov[0].iov_base = pg + 4096 - iv / 2;
+		iov[0].iov_len = iv / 2;
+		iov[1].iov_base = pg + 3 * 4096;
+		iov[1].iov_len = iv / 2;
+		dio_req_prep_readv(&r, d.h, iov, 2, off);
+		assert_int_equal(run(&d, &r), -EINVAL);
+		dio_req_prep_readv(&r, d.h, iov, 2, off);
+		dio_req_set_pi(&r, pi, d.q.pi_md_size, DIO_PI_CHK_GUARD, 0, 0);
+		assert_int_equal(run(&d, &r), -EINVAL);
+
+		/*
+		 * The nearest accepted: intervals 1..n+k at one interval's
+		 * distance below a page boundary (512-byte intervals) or page
+		 * by page (4096), checked by the module: intact, every check.
+		 */
+		n = k + 4;
+		memset(pg, 0, 16 * 4096);
+		memset(pi, 0xee, 4096);
+		dio_req_prep_read(&r, d.h, pg + (iv < 4096 ? 4096 - iv : 0), n * iv, off);
+		dio_req_set_pi(&r, pi, n * d.q.pi_md_size,
+			       DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG | DIO_PI_CHK_APPTAG, 0x1234, 0xff00);
+		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(r.result, n * iv);
+		assert_memory_equal(pg + (iv < 4096 ? 4096 - iv : 0), d.data, n * iv);
+		assert_memory_equal(pi, d.pi, n * d.q.pi_md_size);
+		/* ... and the app tag of interval k, after a page boundary. */
+		dio_req_prep_read(&r, d.h, pg + (iv < 4096 ? 4096 - iv : 0), n * iv, off);
+		dio_req_set_pi(&r, pi, n * d.q.pi_md_size,
+			       DIO_PI_CHK_GUARD | DIO_PI_CHK_APPTAG, 0x1234, 0xffff);
+		assert_int_equal(run(&d, &r), 0);
+		assert_pi_err("app tag after a page boundary", &r, app_src(&d), seed + k,
+			      DIO_PI_TAG_APP, 0x1234, 0x12ab);
+
+		/*
+		 * An iovec of one-interval segments, each ending its page
+		 * (k + 1 of them: the bad interval is in the last), without
+		 * a PI buffer: the module checks the app tag it is asked to.
+		 */
+		memset(pg, 0, 16 * 4096);
+		{
+			struct iovec *v = calloc(k + 1, sizeof(*v));
+
+			assert_non_null(v);
+			for (pos = 0; pos <= k; pos++) {
+				v[pos].iov_base = pg + pos * 4096 + 4096 - iv;
+				v[pos].iov_len = iv;
+			}
+			dio_req_prep_readv(&r, d.h, v, k + 1, off);
+			r.pi_flags = DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG | DIO_PI_CHK_APPTAG;
+			r.app_tag = 0x1234;
+			r.app_tag_mask = 0xff00;
+			assert_int_equal(run(&d, &r), 0);
+			assert_int_equal(r.result, (k + 1) * iv);
+			for (pos = 0; pos <= k; pos++)
+				assert_memory_equal(v[pos].iov_base, d.data + pos * iv, iv);
+			dio_req_prep_readv(&r, d.h, v, k + 1, off);
+			r.pi_flags = DIO_PI_CHK_GUARD | DIO_PI_CHK_APPTAG;
+			r.app_tag = 0x1234;
+			r.app_tag_mask = 0xffff;
+			assert_int_equal(run(&d, &r), 0);
+			assert_pi_err("app tag, iovec", &r, app_src(&d), seed + k,
+				      DIO_PI_TAG_APP, 0x1234, 0x12ab);
+			free(v);
+		}
+		free(pg);
+		free(pi);
+		dev_close(&d);
+		edge_dev_done(i);
+	}
+}
+
+/*
+ * A read's PI buffer that cannot be written when the read is reported:
+ * the data arrived, but the PI the caller asked for did not, so the
+ * result is -EFAULT (the report itself succeeds).  Unmapped before WAIT;
+ * read-only before COLLECT, which leaves it untouched.  Writable again,
+ * the same read succeeds.
+ */
+static void test_pi_report_efault(void **state)
+{
+	for (int i = 0; i < EDGE_DEVS; i++) {
+		const uint64_t off = 24 * LEN;
+		size_t maplen;
+		struct dio_request r, *rp = &r, *got = NULL;
+		unsigned char *pi;
+		char dev[64];
+		struct dev d;
+
+		edge_dev(i, dev, sizeof(dev));
+		dev_open(&d, dev);
+		maplen = (d.pilen + 4095) & ~(size_t)4095;
+		assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+						 &(struct dio_pi_params){ .seed = seed_of(&d, off) }), 0);
+		write_pi(&d, off, 0, 0, &r);
+		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(r.result, LEN);
+
+		/* Unmapped after SUBMIT, before WAIT. */
+		pi = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		assert_true(pi != MAP_FAILED);
+		memset(d.back, 0, LEN);
+		dio_req_prep_read(&r, d.h, d.back, LEN, off);
+		dio_req_set_pi(&r, pi, d.pilen, 0, 0, 0);
+		assert_int_equal(tl_dio_submit(d.ctx, &rp, 1), 1);
+		assert_int_equal(munmap(pi, maplen), 0);
+		assert_int_equal(tl_dio_wait(d.ctx, &rp, 1, NULL), 1);
+		assert_int_equal(r.result, -EFAULT);
+		assert_memory_equal(d.back, d.data, LEN);
+
+		/* Read-only after SUBMIT, before COLLECT. */
+		pi = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		assert_true(pi != MAP_FAILED);
+		memset(pi, 0xee, maplen);
+		memset(d.back, 0, LEN);
+		dio_req_prep_read(&r, d.h, d.back, LEN, off);
+		dio_req_set_pi(&r, pi, d.pilen, DIO_PI_CHK_GUARD, 0, 0);
+		assert_int_equal(tl_dio_submit(d.ctx, &rp, 1), 1);
+		assert_int_equal(mprotect(pi, maplen, PROT_READ), 0);
+		assert_int_equal(tl_dio_collect(d.ctx, &got, 1, 1, NULL), 1);
+		assert_ptr_equal(got, &r);
+		assert_int_equal(r.result, -EFAULT);
+		assert_memory_equal(d.back, d.data, LEN);
+		/*
+		 * Nothing of the device's PI: SUBMIT's fault-in (the kernel's
+		 * fault_in_writeable()) stored a 0 in the first byte, and the
+		 * rest is as it was.
+		 */
+		assert_true(pi[0] == 0 || pi[0] == 0xee);
+		for (size_t b = 1; b < maplen; b++)
+			if (pi[b] != 0xee)
+				fail_msg("PI buffer byte %zu: %#x, want 0xee", b, pi[b]);
+
+		/* Writable: the same read, and its PI. */
+		assert_int_equal(mprotect(pi, maplen, PROT_READ | PROT_WRITE), 0);
+		memset(d.back, 0, LEN);
+		dio_req_prep_read(&r, d.h, d.back, LEN, off);
+		dio_req_set_pi(&r, pi, d.pilen, DIO_PI_CHK_GUARD, 0, 0);
+		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(r.result, LEN);
+		assert_memory_equal(d.back, d.data, LEN);
+		assert_memory_equal(pi, d.pi, d.pilen);
+		assert_int_equal(munmap(pi, maplen), 0);
+		dev_close(&d);
+		edge_dev_done(i);
+	}
+}
+
+/*
+ * A write refused before submission (DIO_PI_VERIFY_USER, a bad guard)
+ * whose struct dio_request is in a read-only page: the module reads it,
+ * but cannot write its report back, so SUBMIT fails with EFAULT instead
+ * of EILSEQ; the struct is untouched, nothing is in flight (WAIT:
+ * ENOENT), nothing was written.  Writable again, the same request gets
+ * its EILSEQ report.
+ */
+static void test_pi_refuse_efault(void **state)
+{
+	for (int i = 0; i < EDGE_DEVS; i++) {
+		const uint64_t off = 28 * LEN;
+		struct dio_request r, copy, *rq, *rp;
+		struct timespec ts = { 0, 0 };
+		unsigned char *orig, *t;
+		char dev[64];
+		struct dev d;
+		uint64_t seed;
+		unsigned int iv;
+
+		edge_dev(i, dev, sizeof(dev));
+		dev_open(&d, dev);
+		iv = d.q.pi_interval;
+		seed = seed_of(&d, off);
+		assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+						 &(struct dio_pi_params){ .seed = seed }), 0);
+		write_pi(&d, off, 0, 0, &r);
+		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(r.result, LEN);
+		orig = tl_xalloc(LEN, 0);
+		memcpy(orig, d.data, LEN);
+
+		/* Other data, its PI with a wrong guard in interval 3. */
+		for (size_t b = 0; b < LEN; b++)
+			d.data[b] ^= 0xa5;
+		assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
+						 &(struct dio_pi_params){ .seed = seed }), 0);
+		t = tuple(&d, d.pi, 3);
+		t[0] ^= 0x01;
+
+		rq = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		assert_true(rq != MAP_FAILED);
+		write_pi(&d, off, 0, DIO_PI_VERIFY_USER, rq);
+		rq->result = 0x5a5a;
+		memcpy(&copy, rq, sizeof(copy));
+		assert_int_equal(mprotect(rq, 4096, PROT_READ), 0);
+		rp = rq;
+		assert_int_equal(tl_dio_submit(d.ctx, &rp, 1), -EFAULT);
+		assert_memory_equal(rq, &copy, sizeof(copy));
+		assert_int_equal(tl_dio_wait(d.ctx, &rp, 1, &ts), -ENOENT);
+
+		/* Nothing reached the disk. */
+		memset(d.back, 0, LEN);
+		dio_req_prep_read(&r, d.h, d.back, LEN, off);
+		r.pi_flags = DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG;
+		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(r.result, LEN);
+		assert_memory_equal(d.back, orig, LEN);
+
+		/* Writable: the report, as assert_refused() knows it. */
+		assert_int_equal(mprotect(rq, 4096, PROT_READ | PROT_WRITE), 0);
+		assert_refused("verify user, guard (writable again)", &d, rq, seed + 3,
+			       DIO_PI_TAG_GUARD, guard_of(&d, d.data + 3 * iv), tuple_guard(&d, t));
+		assert_int_equal(munmap(rq, 4096), 0);
+		free(orig);
+		dev_close(&d);
+		edge_dev_done(i);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1301,6 +1589,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_scsi_debug_error_injection, teardown),
 		cmocka_unit_test_teardown(test_no_pi_device_refuses_pi, teardown),
 		cmocka_unit_test_teardown(test_partition, teardown),
+		cmocka_unit_test_teardown(test_pi_interval_layouts, teardown),
+		cmocka_unit_test_teardown(test_pi_report_efault, teardown),
+		cmocka_unit_test_teardown(test_pi_refuse_efault, teardown),
 	};
 
 	srand(42);
