@@ -15,7 +15,11 @@ Prints a line per file and a total line:
     coverage: module lines 95.1% (1900/1998), branches 85.3% (900/1055)
 Only lines of module/*.c count: code inlined from kernel headers is the
 kernel's.  A branch is one outcome of a conditional jump gcov reports on a
-line of those files (both outcomes of an `if` are two branches).
+line of those files (both outcomes of an `if` are two branches).  Branches
+on a line with an assertion (WARN_ON*, WARN*, BUG_ON, lockdep_assert*:
+the side that fires must never be taken) are counted apart and printed
+apart; the branch percentage and the target leave them out, the line
+after the total shows the figure with them.
 
 With --target, exits 1 when lines or branches are below the percentages.
 With --html, writes an lcov/genhtml report there (lcov on the host).
@@ -23,6 +27,7 @@ With --json, writes the per-file counts and the lines never executed.
 """
 import argparse
 import glob
+import re
 import gzip
 import json
 import os
@@ -53,9 +58,10 @@ def collect(objdir):
     for doc in gcov_json(objdir):
         for f in doc["files"]:
             name = os.path.basename(f["file"])
-            if os.path.dirname(os.path.abspath(os.path.join(objdir, f["file"]))) != \
-                    os.path.abspath(objdir) or not name.endswith(".c") or \
-                    name.endswith(".mod.c"):
+            # module/*.c, wherever the tree was when it was built.
+            if os.path.basename(os.path.dirname(f["file"])) != "module" or \
+                    not name.endswith(".c") or name.endswith(".mod.c") or \
+                    not os.path.exists(os.path.join(objdir, name)):
                 continue
             ent = files.setdefault(name, {"lines": {}, "branches": {}})
             for ln in f["lines"]:
@@ -69,6 +75,9 @@ def collect(objdir):
     return files
 
 
+ASSERTION = re.compile(r"\b(WARN_ON_ONCE|WARN_ON|WARN_ONCE|WARN|BUG_ON|lockdep_assert\w*)\s*\(")
+
+
 def pct(a, b):
     return 100.0 * a / b if b else 100.0
 
@@ -80,7 +89,7 @@ def main():
     ap.add_argument("--html")
     ap.add_argument("--json")
     a = ap.parse_args()
-    objdir = os.path.join(a.resdir, "ko", "src", "module")
+    objdir = os.path.abspath(os.path.join(a.resdir, "ko", "src", "module"))
     gcovdir = os.path.join(a.resdir, "gcov")
     copied = glob.glob(os.path.join(gcovdir, "*.gcda"))
     if not copied:
@@ -89,14 +98,22 @@ def main():
         shutil.copy(g, objdir)
     files = collect(objdir)
     tot = [0, 0, 0, 0]
+    asrt = [0, 0]
     report = {}
     print(f"{'file':<14} {'lines':>18} {'branches':>18}")
     for name in sorted(files):
         ent = files[name]
+        with open(os.path.join(objdir, name)) as fh:
+            src = fh.read().split("\n")
         lh = sum(1 for c in ent["lines"].values() if c)
         lf = len(ent["lines"])
-        bh = sum(1 for br in ent["branches"].values() for c in br if c)
-        bf = sum(len(br) for br in ent["branches"].values())
+        bh = bf = 0
+        for n, br in ent["branches"].items():
+            hit = sum(1 for c in br if c)
+            if n <= len(src) and ASSERTION.search(src[n - 1]):
+                asrt = [asrt[0] + hit, asrt[1] + len(br)]
+            else:
+                bh, bf = bh + hit, bf + len(br)
         tot = [tot[0] + lh, tot[1] + lf, tot[2] + bh, tot[3] + bf]
         print(f"{name:<14} {pct(lh, lf):6.1f}% {lh:4}/{lf:<5} {pct(bh, bf):6.1f}% {bh:4}/{bf:<5}")
         report[name] = {
@@ -105,13 +122,17 @@ def main():
             "branches_missed": sorted(n for n, br in ent["branches"].items()
                                       if any(c == 0 for c in br)),
         }
+    if not tot[1]:
+        sys.exit(f"coverage: gcov found no line of module/*.c in {objdir}")
     lp, bp = pct(tot[0], tot[1]), pct(tot[2], tot[3])
     print(f"coverage: module lines {lp:.1f}% ({tot[0]}/{tot[1]}), "
           f"branches {bp:.1f}% ({tot[2]}/{tot[3]})")
+    print(f"coverage: assertion branches (WARN_ON, lockdep_assert_held, ...) {asrt[0]}/{asrt[1]} "
+          f"taken; with them branches are {pct(tot[2] + asrt[0], tot[3] + asrt[1]):.1f}%")
     if a.json:
         with open(a.json, "w") as fh:
             json.dump({"lines": [tot[0], tot[1]], "branches": [tot[2], tot[3]],
-                       "files": report}, fh, indent=1)
+                       "assertion_branches": asrt, "files": report}, fh, indent=1)
     if a.html:
         info = os.path.join(a.resdir, "coverage.info")
         r = subprocess.run(["lcov", "--quiet", "--capture", "--rc", "lcov_branch_coverage=1",
