@@ -309,7 +309,8 @@ static inline int dio_bio_integrity_add_page(struct bio *bio,
 static inline int dio_bioset_integrity_create(struct bio_set *bs, int size)
 {
 #ifdef HAVE_BIOSET_INTEGRITY_CREATE
-	return bioset_integrity_create(bs, size);
+	/* 6.1 returns -1, not an errno, when its pools cannot be allocated. */
+	return bioset_integrity_create(bs, size) ? -ENOMEM : 0;
 #else
 	return 0;
 #endif

@@ -11,10 +11,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 flavour=$1 res=$(cd "$2" && pwd)
-# The whole suite under TCG: about 2 to 4 minutes on a stock kernel, 8 to
-# 12 on the debug one (KASAN, lockdep, kmemleak); the limit leaves room for
-# a loaded machine.
-case "$flavour" in debug | kcsan) : "${VM_TIMEOUT:=1800}" ;; *) : "${VM_TIMEOUT:=1200}" ;; esac
+# The whole suite under TCG: about 12 minutes on a stock kernel, 20 to 30
+# on the debug one (KASAN, lockdep, kmemleak, the fuzzers, the module-load
+# sweep); the limit leaves room for a loaded machine.
+case "$flavour" in debug | kcsan) : "${VM_TIMEOUT:=3000}" ;; *) : "${VM_TIMEOUT:=1200}" ;; esac
 : "${VM_MEM:=2048}" "${VM_SMP:=2}"
 
 eval "$("$here/kernel.sh" env "$flavour")"
