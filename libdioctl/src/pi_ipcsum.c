@@ -119,9 +119,12 @@ uint32_t pi_ipsum_portable(const void *buf, size_t len)
  * AVX2: split every 64-bit lane into its two 32-bit halves and add them to
  * 64-bit accumulators; four accumulators for 64 bytes a round.  The lanes
  * are summed in registers: the fixed cost matters at 512-byte intervals.
+ * With @dst (dio_pi_generate_copy()), each register loaded is also stored
+ * there: the copy and the sum in one pass.  Always inlined, so that each
+ * caller below gets its own loop, the plain one without the test of @dst.
  */
-__attribute__((target("avx2")))
-static uint64_t ipsum_chunk_avx2(const uint8_t *p, size_t len)
+__attribute__((target("avx2"), always_inline))
+static inline uint64_t ipsum_chunk_avx2_to(uint8_t *dst, const uint8_t *p, size_t len)
 {
 	const __m256i lo32 = _mm256_set1_epi64x(0xffffffff);
 	__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
@@ -131,6 +134,11 @@ static uint64_t ipsum_chunk_avx2(const uint8_t *p, size_t len)
 		__m256i v0 = _mm256_loadu_si256((const __m256i *)p);
 		__m256i v1 = _mm256_loadu_si256((const __m256i *)(p + 32));
 
+		if (dst) {
+			_mm256_storeu_si256((__m256i *)dst, v0);
+			_mm256_storeu_si256((__m256i *)(dst + 32), v1);
+			dst += 64;
+		}
 		a0 = _mm256_add_epi64(a0, _mm256_and_si256(v0, lo32));
 		a1 = _mm256_add_epi64(a1, _mm256_srli_epi64(v0, 32));
 		a2 = _mm256_add_epi64(a2, _mm256_and_si256(v1, lo32));
@@ -140,7 +148,21 @@ static uint64_t ipsum_chunk_avx2(const uint8_t *p, size_t len)
 	a0 = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
 	h = _mm_add_epi64(_mm256_castsi256_si128(a0), _mm256_extracti128_si256(a0, 1));
 	h = _mm_add_epi64(h, _mm_unpackhi_epi64(h, h));
+	if (dst && len)
+		memcpy(dst, p, len);
 	return (uint64_t)_mm_cvtsi128_si64(h) + (len ? ipsum_chunk_portable(p, len) : 0);
+}
+
+__attribute__((target("avx2")))
+static uint64_t ipsum_chunk_avx2(const uint8_t *p, size_t len)
+{
+	return ipsum_chunk_avx2_to(NULL, p, len);
+}
+
+__attribute__((target("avx2")))
+static uint64_t ipsum_copy_chunk_avx2(uint8_t *dst, const uint8_t *p, size_t len)
+{
+	return ipsum_chunk_avx2_to(dst, p, len);
 }
 
 __attribute__((target("avx2")))
@@ -152,36 +174,6 @@ uint32_t pi_ipsum_avx2(const void *buf, size_t len)
 	for (; len > IPSUM_CHUNK; p += IPSUM_CHUNK, len -= IPSUM_CHUNK)
 		sum = pi_ipsum_add(sum, fold64(ipsum_chunk_avx2(p, IPSUM_CHUNK)));
 	return pi_ipsum_add(sum, fold64(ipsum_chunk_avx2(p, len)));
-}
-
-/*
- * The same sum of src while copying it to dst, in one pass: the AVX2 loop
- * with a store of each register it loads (dio_pi_generate_copy()).
- */
-__attribute__((target("avx2")))
-static uint64_t ipsum_copy_chunk_avx2(uint8_t *dst, const uint8_t *p, size_t len)
-{
-	const __m256i lo32 = _mm256_set1_epi64x(0xffffffff);
-	__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-	__m128i h;
-
-	for (; len >= 64; p += 64, dst += 64, len -= 64) {
-		__m256i v0 = _mm256_loadu_si256((const __m256i *)p);
-		__m256i v1 = _mm256_loadu_si256((const __m256i *)(p + 32));
-
-		_mm256_storeu_si256((__m256i *)dst, v0);
-		_mm256_storeu_si256((__m256i *)(dst + 32), v1);
-		a0 = _mm256_add_epi64(a0, _mm256_and_si256(v0, lo32));
-		a1 = _mm256_add_epi64(a1, _mm256_srli_epi64(v0, 32));
-		a2 = _mm256_add_epi64(a2, _mm256_and_si256(v1, lo32));
-		a3 = _mm256_add_epi64(a3, _mm256_srli_epi64(v1, 32));
-	}
-	a0 = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
-	h = _mm_add_epi64(_mm256_castsi256_si128(a0), _mm256_extracti128_si256(a0, 1));
-	h = _mm_add_epi64(h, _mm_unpackhi_epi64(h, h));
-	if (len)
-		memcpy(dst, p, len);
-	return (uint64_t)_mm_cvtsi128_si64(h) + (len ? ipsum_chunk_portable(p, len) : 0);
 }
 
 uint32_t pi_ipsum_copy(void *dst, const void *src, size_t len)
