@@ -3,9 +3,17 @@
 # the kernel release it ran on (NAME.kver, written by tests/vm/check.sh),
 # and the module coverage of the debug run (debug.coverage);
 # the last line, "N passed, N failed", is the one CI reads.  Exit 1 when
-# anything failed or nothing ran.
+# anything failed or nothing ran.  Above the table, the failures the lanes
+# printed (TAP "not ok" lines and the runners' "FAILED:" lines), so that
+# the tail of a CI log names what failed.
 dir=${1:-build/results}
 pass=0 fail=0
+failures=$(cat "$dir"/lane-*.log "$dir"/*.out 2>/dev/null |
+	grep -E '(^|[] ])not ok [0-9]|FAILED' | grep -v -E '# (TODO|SKIP)' | head -n 40)
+if [ -n "$failures" ]; then
+	echo "failures:"
+	printf '%s\n' "$failures" | sed 's/^/  /'
+fi
 for c in "$dir"/*.counts; do
 	[ -f "$c" ] || continue
 	name=$(basename "$c" .counts)
