@@ -144,9 +144,10 @@ static inline struct dio_bio *dio_bio(struct bio *bio)
 
 struct dio_kreq {
 	struct list_head	node;		/* dio_file.done */
-	struct work_struct	work;		/* completion, in process context */
+	struct work_struct	work;		/* completion that may sleep */
 	struct dio_file		*df;
 	struct dio_handle	*h;
+	/* Both held until the request is freed (reported or reaped). */
 	struct file		*file;		/* checked at submission; notified */
 	struct dio_user		*user;		/* charged @pinned, or NULL */
 	unsigned long		pinned;
@@ -215,6 +216,7 @@ void dio_io_module_exit(void);
 int dio_pi_check_request(struct dio_handle *h, const struct dio_request *r);
 int dio_pi_prepare(struct dio_kreq *kreq);
 int dio_pi_attach(struct dio_kreq *kreq, struct bio *bio);
+bool dio_pi_needs_process(struct dio_kreq *kreq);
 void dio_pi_complete(struct dio_kreq *kreq);
 void dio_pi_report(struct dio_kreq *kreq);
 void dio_pi_free(struct dio_kreq *kreq);

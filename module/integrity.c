@@ -798,11 +798,32 @@ out_free_buf:
 }
 
 /**
+ * dio_pi_needs_process - must a completed request's PI work sleep?
+ * @kreq: the request; all its bios completed, its error is final
+ *
+ * Return: true when dio_pi_complete() has more to do than free the PI
+ * buffer: a read whose PI the module verifies, or a refusal to locate.
+ * Then the request completes in process context.
+ */
+bool dio_pi_needs_process(struct dio_kreq *kreq)
+{
+	const struct dio_request *r = &kreq->ureq;
+
+	if (!kreq->bi.pi_size || r->opcode == DIO_OP_FLUSH)
+		return false;
+	if (kreq->error == -EILSEQ)
+		return true;
+	return !kreq->error && dio_pi_is_read(r) && kreq->pi &&
+	       dio_pi_read_checks(kreq);
+}
+
+/**
  * dio_pi_complete - verify a completed request's PI, before its pages go
  * @kreq: the request; its result is set, its bios still hold the pages
  *
- * Runs in the completion work, never in the memory of whoever reports the
- * request.  Sets the result to -EILSEQ and fills pi_err_* when the module's
+ * Runs in process context when dio_pi_needs_process() says so, otherwise
+ * in any context (it then only frees); never in the memory of whoever
+ * reports the request.  Sets the result to -EILSEQ and fills pi_err_* when the module's
  * verification fails; for a request the device refused, finds the failing
  * interval (or reports DIO_PI_INTERVAL_UNKNOWN).  Frees the PI buffer
  * unless the report must copy it out (a read with DIO_REQ_PI).

@@ -9,22 +9,28 @@
  * the caller's user (user.c), pins them straight into bios (as
  * block/fops.c's __blkdev_direct_IO does) and submits the whole batch under
  * one plug.  A request larger than one bio becomes several bios that share
- * a count; the last to complete queues the request's completion work.
+ * a count.  A read's pages are marked dirty at submission, as block/fops.c
+ * does.
  *
- * The completion work, in process context, verifies a read's PI on the
- * pages the bios hold (or finds the interval the device refused), releases
- * the pages (dirtying them after reads) and the charge, sends the fsnotify
- * event pread or pwrite would, and queues the request on its descriptor's
- * done list, keeping only what the report needs (result, PI failure, a
- * read's PI).  Pins therefore end with the I/O, reported or not.
+ * The last bio to complete completes the request where it runs, as
+ * block/fops.c's blkdev_bio_end_io() does: it releases the pages and the
+ * charge and queues the request on its descriptor's done list, keeping
+ * only what the report needs (result, a read's PI).  Pins therefore end
+ * with the I/O, reported or not.  Only a request with work that may sleep
+ * goes through a work item in process context instead: a read whose PI
+ * the module verifies on the pages the bios hold, a refusal whose
+ * interval it must find, or a read with a page that lost its dirty bit
+ * while the I/O ran (dirtying it again takes the page lock).
  *
  * A descriptor belongs to the memory of the process that created it: only
  * that process may SUBMIT, WAIT and COLLECT (-EXDEV for another), so
  * results are written only into the memory of the process that submitted.
  * WAIT and COLLECT claim done requests, copy a read's PI out, write the
  * results into the caller's struct dio_request and free the kernel's
- * state.  A descriptor closed with requests in flight reaps them from a
- * work item.
+ * state, sending the fsnotify event pread or pwrite would from the
+ * submitter's process (io_uring sends it from the submitter's task too).
+ * A descriptor closed with requests in flight reaps them from a work item
+ * (the events are sent then).
  *
  * The request table of a descriptor is keyed by the request's user address
  * divided by the smallest request size: requests that do not overlap never
@@ -37,6 +43,7 @@
 #include <linux/fsnotify.h>
 #include <linux/hrtimer.h>
 #include <linux/log2.h>
+#include <linux/pagemap.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -84,15 +91,89 @@ static void dio_kreq_complete(struct dio_kreq *kreq)
 	 */
 	if (unlikely(df->released) && queue_work(dio_wq, &df->reap_work))
 		kref_get(&df->ref);
-	wake_up(&df->wait);
+	/* No waiter, no wake-up: its lock is not taken for nothing. */
+	if (wq_has_sleeper(&df->wait))
+		wake_up(&df->wait);
 	xa_unlock_irqrestore(&df->reqs, flags);
+}
+
+/* Are all the pages of @bio still dirty (a read's, dirtied at submission)? */
+static bool dio_bio_pages_dirty(struct bio *bio)
+{
+	struct folio_iter fi;
+
+	bio_for_each_folio_all(fi, bio)
+		if (!folio_test_dirty(fi.folio))
+			return false;
+	return true;
+}
+
+/* Mark a read's pages dirty before the device writes them. */
+static void dio_bio_set_pages_dirty(struct bio *bio)
+{
+	struct folio_iter fi;
+
+	bio_for_each_folio_all(fi, bio) {
+		if (folio_test_dirty(fi.folio))
+			continue;
+		folio_lock(fi.folio);
+		folio_mark_dirty(fi.folio);
+		folio_unlock(fi.folio);
+	}
+}
+
+/* Release the pages (dirtying those that need it after a read) and bios. */
+static void dio_kreq_release_pages(struct dio_kreq *kreq)
+{
+	bool read = kreq->opcode == DIO_OP_READ;
+	struct bio *bio;
+
+	while ((bio = kreq->bios)) {
+		kreq->bios = bio->bi_next;
+		bio->bi_next = NULL;
+		bio_release_pages(bio, read && !dio_bio_pages_dirty(bio));
+		bio_put(bio);
+	}
+	dio_user_uncharge(kreq->user, kreq->pinned);
+	kreq->pinned = 0;
+}
+
+/*
+ * Complete a request whose bios all completed, in any context: the result,
+ * what is left of its PI, its pages and charge; then it can be reported.
+ */
+static void dio_kreq_finish(struct dio_kreq *kreq)
+{
+	kreq->out.result = kreq->error ? kreq->error : (s64)kreq->bytes;
+	dio_pi_complete(kreq);
+	dio_kreq_release_pages(kreq);
+	dio_kreq_complete(kreq);
+}
+
+/* Must the completion sleep (see the comment at the top)? */
+static bool dio_kreq_needs_process(struct dio_kreq *kreq)
+{
+	struct bio *bio;
+
+	if (dio_pi_needs_process(kreq))
+		return true;
+	if (kreq->opcode != DIO_OP_READ)
+		return false;
+	for (bio = kreq->bios; bio; bio = bio->bi_next)
+		if (!dio_bio_pages_dirty(bio))
+			return true;
+	return false;
 }
 
 /* Drop one count of @kreq: a bio's, or the submission's own. */
 static void dio_kreq_put(struct dio_kreq *kreq)
 {
-	if (atomic_dec_and_test(&kreq->remaining))
+	if (!atomic_dec_and_test(&kreq->remaining))
+		return;
+	if (dio_kreq_needs_process(kreq))
 		queue_work(dio_wq, &kreq->work);
+	else
+		dio_kreq_finish(kreq);
 }
 
 static void dio_bio_end_io(struct bio *bio)
@@ -112,35 +193,22 @@ static void dio_bio_end_io(struct bio *bio)
 
 /* ---- completion work (process context) ---- */
 
-/* Release the pages (dirtying them after a read) and the bios. */
-static void dio_kreq_release_pages(struct dio_kreq *kreq)
+/* The completion of a request with work that may sleep. */
+static void dio_kreq_work(struct work_struct *work)
 {
-	bool dirty = kreq->opcode == DIO_OP_READ;
-	struct bio *bio;
-
-	while ((bio = kreq->bios)) {
-		kreq->bios = bio->bi_next;
-		bio->bi_next = NULL;
-		bio_release_pages(bio, dirty);
-		bio_put(bio);
-	}
-	dio_user_uncharge(kreq->user, kreq->pinned);
-	dio_user_put(kreq->user);
-	kreq->user = NULL;
+	dio_kreq_finish(container_of(work, struct dio_kreq, work));
 }
 
 /*
- * Everything of a completed request that does not need its submitter:
- * the result, PI verification and location, the pages, the charge, the
- * fsnotify event and the file reference.  Then it can be reported.
+ * Free a request that left the table; its pages are released.  Process
+ * context: the submitter's when it is reported, the reaper's otherwise.
+ * A request that moved data sends the fsnotify event pread or pwrite
+ * would.
  */
-static void dio_kreq_work(struct work_struct *work)
+static void dio_kreq_free(struct dio_kreq *kreq)
 {
-	struct dio_kreq *kreq = container_of(work, struct dio_kreq, work);
+	struct dio_file *df = kreq->df;
 
-	kreq->out.result = kreq->error ? kreq->error : (s64)kreq->bytes;
-	dio_pi_complete(kreq);
-	dio_kreq_release_pages(kreq);
 	if (kreq->file) {
 		if (kreq->out.result > 0) {
 			if (kreq->opcode == DIO_OP_READ)
@@ -149,16 +217,8 @@ static void dio_kreq_work(struct work_struct *work)
 				fsnotify_modify(kreq->file);
 		}
 		fput(kreq->file);
-		kreq->file = NULL;
 	}
-	dio_kreq_complete(kreq);
-}
-
-/* Free a request that left the table; its pages are released. */
-static void dio_kreq_free(struct dio_kreq *kreq)
-{
-	struct dio_file *df = kreq->df;
-
+	dio_user_put(kreq->user);
 	dio_pi_free(kreq);
 	dio_handle_put(kreq->h);
 	kmem_cache_free(dio_kreq_cache, kreq);
@@ -419,6 +479,8 @@ static int dio_kreq_submit_bios(struct dio_kreq *kreq, struct iov_iter *iter)
 		pos += bio->bi_iter.bi_size;
 		if (op_is_write(opf))
 			task_io_account_write(bio->bi_iter.bi_size);
+		else
+			dio_bio_set_pages_dirty(bio);
 		dio_bio_submit(kreq, bio);
 		submitted = true;
 	}

@@ -1955,6 +1955,26 @@ static void test_fsnotify_events(void **state)
 	m = inotify_events(in);
 	if (m != IN_ACCESS)
 		fail_msg("after a read: events %#x, want IN_ACCESS (%#x)", m, IN_ACCESS);
+	/*
+	 * The event is sent when the request is reported, from the
+	 * submitter: a write done but not reported has raised nothing yet,
+	 * and closing the descriptor that never reports it raises it then.
+	 */
+	dio_req_prep_write(&r, h, b, BLK, OFF_NOTIFY);
+	assert_int_equal(sys_dio_submit(ctx, &rp, 1), 1);
+	{
+		struct pollfd p = { .fd = ctx, .events = POLLIN };
+
+		assert_int_equal(poll(&p, 1, 10000), 1);
+	}
+	m = inotify_events(in);
+	if (m)
+		fail_msg("a write done, not reported: events %#x, want none", m);
+	unkeep_close(ctx);
+	m = inotify_events(in);
+	if (m != IN_MODIFY)
+		fail_msg("after closing with a write unreported: events %#x, want IN_MODIFY (%#x)",
+			 m, IN_MODIFY);
 	/* A write refused at SUBMIT (read-only handle): no event. */
 	other = keep(sys_dio_init(0, DIO_PRIVATE));
 	hro = want_ok(sys_dio_open(other, ro, DIO_OPEN_NOCLAIM), "OPEN O_RDONLY");
