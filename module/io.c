@@ -646,6 +646,28 @@ out_free_kreq:
 	return ret;
 }
 
+/* Pointers SUBMIT reads from the caller's array in one copy. */
+#define DIO_SUBMIT_CHUNK	32U
+/* Not a request's address (misaligned): a pointer that could not be read. */
+#define DIO_UADDR_FAULT		((u64)-1)
+
+/*
+ * Read @nr request pointers into @out; those that cannot be read (the
+ * first one that faults and all after it) become DIO_UADDR_FAULT.
+ */
+static void dio_get_uaddrs(u64 *out, const u64 __user *uptr, unsigned int nr)
+{
+	unsigned int i;
+
+	if (!copy_from_user(out, uptr, nr * sizeof(*out)))
+		return;
+	for (i = 0; i < nr; i++)
+		if (get_user(out[i], &uptr[i]))
+			break;
+	for (; i < nr; i++)
+		out[i] = DIO_UADDR_FAULT;
+}
+
 /**
  * dio_submit_ioctl - DIO_IOC_SUBMIT
  * @df: the calling descriptor
@@ -665,13 +687,13 @@ out_free_kreq:
  */
 long dio_submit_ioctl(struct dio_file *df, void __user *arg)
 {
+	u64 uaddrs[DIO_SUBMIT_CHUNK];
 	struct dio_user *user;
 	struct dio_submit s;
 	struct blk_plug plug;
 	u64 __user *ureqs;
-	unsigned int i;
-	u64 uaddr;
-	int ret;
+	unsigned int i, n;
+	int ret = 0;
 
 	if (!dio_file_is_mine(df))
 		return -EXDEV;
@@ -686,15 +708,19 @@ long dio_submit_ioctl(struct dio_file *df, void __user *arg)
 		return PTR_ERR(user);
 
 	blk_start_plug(&plug);
-	for (i = 0; i < s.nr; i++) {
-		if (get_user(uaddr, &ureqs[i])) {
+	for (i = 0; i < s.nr && !ret; i++) {
+		/* The pointers a chunk at a time; a fault: the good ones. */
+		n = i % DIO_SUBMIT_CHUNK;
+		if (!n)
+			dio_get_uaddrs(uaddrs, &ureqs[i],
+				       min(s.nr - i, DIO_SUBMIT_CHUNK));
+		if (uaddrs[n] == DIO_UADDR_FAULT)
 			ret = -EFAULT;
-			break;
-		}
-		ret = dio_submit_one(df, user, uaddr);
-		if (ret)
-			break;
+		else
+			ret = dio_submit_one(df, user, uaddrs[n]);
 	}
+	if (ret)
+		i--;
 	blk_finish_plug(&plug);
 	dio_user_put(user);
 	return i ? i : ret;

@@ -29,6 +29,13 @@ int dio_copy_arg(void *karg, size_t ksize, size_t min_size,
 	u32 usize;
 	int ret;
 
+	/*
+	 * The common case, a caller built against this header, in one copy.
+	 * Anything else (a fault past a smaller struct included) is read
+	 * again below, size first, and what this copy read is overwritten.
+	 */
+	if (!copy_from_user(karg, uarg, ksize) && *(u32 *)karg == ksize)
+		return 0;
 	if (get_user(usize, (const u32 __user *)uarg))
 		return -EFAULT;
 	if (usize < min_size)

@@ -1269,6 +1269,34 @@ static void *noaccess_page(void)
 	return p;
 }
 
+/*
+ * SUBMIT of 40 requests whose pointer array runs into an unreadable page
+ * after @good pointers (SUBMIT reads the array 32 pointers at a time):
+ * the @good before it are queued, and SUBMIT says so.
+ */
+static void array_into_fault(int good)
+{
+	struct dio_request *r = tl_xalloc(40 * sizeof(*r), 0), **rp, *got[40];
+	uint8_t *buf = tl_xalloc(40 * 4096, 0), *two;
+
+	two = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(two != MAP_FAILED);
+	assert_int_equal(mprotect(two + 4096, 4096, PROT_NONE), 0);
+	rp = (struct dio_request **)(two + 4096) - good;
+	for (int i = 0; i < good; i++) {
+		dio_req_prep_read(&r[i], d.h, buf + i * 4096, 4096, i * 4096);
+		rp[i] = &r[i];
+	}
+	assert_int_equal(tl_dio_submit(d.ctx, rp, 40), good);
+	assert_int_equal(tl_dio_collect(d.ctx, got, good, 40, NULL), good);
+	for (int i = 0; i < good; i++)
+		assert_int_equal(r[i].result, 4096);
+	munmap(two, 8192);
+	free(buf);
+	free(r);
+}
+
 static void test_efault(void **state)
 {
 	struct dio_submit s = { .size = sizeof(s), .nr = 1 };
@@ -1354,6 +1382,10 @@ static void test_efault(void **state)
 	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_WAIT, &w), -ENOENT);
 	munmap(bad, 4096);
 	free(buf);
+	/* A request array that runs into a page it cannot read. */
+	array_into_fault(35);
+	array_into_fault(32);
+	array_into_fault(1);
 }
 
 /*
