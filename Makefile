@@ -58,7 +58,7 @@ EXAMPLE_BINS	:= $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c)
 MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] tools/*.1)))
 TEST_LIBS	:= $(LIB_INTERNAL_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
 
-.PHONY: all module userspace lib tools tests bench examples man bench-guest deps check check-debug \
+.PHONY: all module userspace lib tools tests bench examples man bench-guest bench-counts deps check check-debug \
 	check-unit check-static check-dkms check-deb check-kcsan fuzz dkms-install deb demo install uninstall clean FORCE
 .DELETE_ON_ERROR:
 # The test helpers are kept between builds (make would delete them as
@@ -256,6 +256,14 @@ bench-guest:
 	@scripts/deps.sh --check || scripts/deps.sh
 	@$(MAKE) --no-print-directory userspace
 	@bench/run-guest.sh
+
+# Kernel events per I/O (system calls, user copies, allocations, locks,
+# GUP, wake-ups, work items, PI guards) of io_bench's engines in a 6.1
+# guest, exact counts by kprobes and ftrace (bench/README.md).
+bench-counts:
+	@scripts/deps.sh --check || scripts/deps.sh
+	@$(MAKE) --no-print-directory userspace
+	@bench/counts.sh
 
 demo:
 	@scripts/deps.sh --check || scripts/deps.sh
