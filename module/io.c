@@ -233,13 +233,24 @@ static void dio_kreq_claim(struct dio_file *df, struct dio_kreq *kreq)
 	kreq->claimed = true;
 }
 
-/* Put a claimed request back, when it could not be reported. */
-static void dio_kreq_unclaim(struct dio_file *df, struct dio_kreq *kreq)
+/*
+ * Put claimed requests that could not be reported back at the head of the
+ * done list, in their order.
+ */
+static void dio_kreq_unclaim_list(struct dio_file *df, struct list_head *list)
 {
+	struct dio_kreq *kreq;
+	unsigned int n = 0;
+
+	if (list_empty(list))
+		return;
 	xa_lock_irq(&df->reqs);
-	kreq->claimed = false;
-	list_add(&kreq->node, &df->done);
-	df->nr_done++;
+	list_for_each_entry(kreq, list, node) {
+		kreq->claimed = false;
+		n++;
+	}
+	list_splice_init(list, &df->done);
+	df->nr_done += n;
 	xa_unlock_irq(&df->reqs);
 	wake_up(&df->wait);
 }
@@ -782,27 +793,53 @@ static bool dio_req_ready(struct dio_file *df, u64 uaddr,
 }
 
 /*
- * Report a claimed request: its result into its struct dio_request, then
- * free it.  Return: 0 or -EFAULT.  When the struct cannot be written, the
- * result is lost and the request freed all the same (it would otherwise
- * stay first on the done list for ever).
+ * Write a claimed request's result into its struct dio_request (and a
+ * read's PI into the caller's PI buffer).  Return: 0 or -EFAULT.
  */
-static int dio_kreq_report(struct dio_file *df, struct dio_kreq *kreq)
+static int dio_kreq_write_result(struct dio_kreq *kreq)
 {
 	size_t off = offsetof(struct dio_request, result);
 	size_t end = offsetof(struct dio_request, pad3);
 	void __user *u = u64_to_user_ptr(kreq->uaddr);
 	struct dio_request out;
-	int ret = 0;
 
 	dio_pi_report(kreq);
 	/* Through the stack, as in dio_submit_one(). */
 	memcpy((void *)&out + off, (const void *)&kreq->out + off, end - off);
 	if (copy_to_user(u + off, (const void *)&out + off, end - off))
-		ret = -EFAULT;
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * Report a claimed request, then free it.  Return: 0 or -EFAULT.  When
+ * the struct cannot be written, the result is lost and the request freed
+ * all the same (it would otherwise stay first on the done list for ever).
+ */
+static int dio_kreq_report(struct dio_file *df, struct dio_kreq *kreq)
+{
+	int ret = dio_kreq_write_result(kreq);
+
 	dio_kreq_remove(df, kreq);
 	dio_kreq_free(kreq);
 	return ret;
+}
+
+/* Take reported requests out of the table in one round trip, and free them. */
+static void dio_kreq_remove_list(struct dio_file *df, struct list_head *list)
+{
+	struct dio_kreq *kreq, *next;
+
+	if (list_empty(list))
+		return;
+	xa_lock_irq(&df->reqs);
+	list_for_each_entry(kreq, list, node) {
+		__xa_erase(&df->reqs, dio_req_key(kreq->uaddr));
+		df->nr_reqs--;
+	}
+	xa_unlock_irq(&df->reqs);
+	list_for_each_entry_safe(kreq, next, list, node)
+		dio_kreq_free(kreq);
 }
 
 static int dio_wait_result(unsigned int n, int err)
@@ -869,16 +906,59 @@ long dio_wait_ioctl(struct dio_file *df, void __user *arg)
 	return dio_wait_result(i, ret);
 }
 
-static struct dio_kreq *dio_kreq_claim_first(struct dio_file *df)
+/* Done requests COLLECT claims in one round trip of the lock. */
+#define DIO_COLLECT_CHUNK	64U
+
+/* Claim up to @max done requests, oldest first, onto @list. */
+static unsigned int dio_kreq_claim_list(struct dio_file *df,
+					struct list_head *list,
+					unsigned int max)
 {
 	struct dio_kreq *kreq;
+	unsigned int n;
 
 	xa_lock_irq(&df->reqs);
-	kreq = list_first_entry_or_null(&df->done, struct dio_kreq, node);
-	if (kreq)
+	for (n = 0; n < max; n++) {
+		kreq = list_first_entry_or_null(&df->done, struct dio_kreq,
+						node);
+		if (!kreq)
+			break;
 		dio_kreq_claim(df, kreq);
+		list_add_tail(&kreq->node, list);
+	}
 	xa_unlock_irq(&df->reqs);
-	return kreq;
+	return n;
+}
+
+/*
+ * Report the claimed requests of @claimed into @out from *@n on: each
+ * one's address first (a bad array loses nothing: the rest go back to the
+ * done list), then its result.  The reported ones leave the table in one
+ * round trip and are freed.  Return: 0 or -EFAULT.
+ */
+static int dio_collect_list(struct dio_file *df, struct list_head *claimed,
+			    u64 __user *out, unsigned int *n)
+{
+	struct dio_kreq *kreq;
+	LIST_HEAD(reported);
+	int ret = 0;
+
+	while ((kreq = list_first_entry_or_null(claimed, struct dio_kreq,
+						node))) {
+		if (put_user(kreq->uaddr, &out[*n])) {
+			ret = -EFAULT;
+			break;
+		}
+		list_move_tail(&kreq->node, &reported);
+		/* A struct that cannot take its result: lost, as in WAIT. */
+		ret = dio_kreq_write_result(kreq);
+		if (ret)
+			break;
+		(*n)++;
+	}
+	dio_kreq_unclaim_list(df, claimed);
+	dio_kreq_remove_list(df, &reported);
+	return ret;
 }
 
 /**
@@ -893,12 +973,12 @@ static struct dio_kreq *dio_kreq_claim_first(struct dio_file *df)
  */
 long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 {
-	struct dio_kreq *kreq;
+	LIST_HEAD(claimed);
 	u64 __user *out;
 	struct dio_wait w;
 	unsigned int n = 0;
 	ktime_t deadline;
-	int ret;
+	int ret, err;
 
 	if (!dio_file_is_mine(df))
 		return -EXDEV;
@@ -921,16 +1001,13 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 		ret = wait_event_interruptible_hrtimeout(df->wait,
 							 READ_ONCE(df->nr_done) >= w.min_nr - n,
 							 dio_remaining(deadline));
-		while (n < w.nr && (kreq = dio_kreq_claim_first(df))) {
-			/* Where to report it first: a bad array loses nothing. */
-			if (put_user(kreq->uaddr, &out[n])) {
-				dio_kreq_unclaim(df, kreq);
-				return dio_wait_result(n, -EFAULT);
-			}
-			ret = dio_kreq_report(df, kreq);
-			if (ret)
-				return dio_wait_result(n, ret);
-			n++;
+		while (n < w.nr &&
+		       dio_kreq_claim_list(df, &claimed,
+					   min(w.nr - n, DIO_COLLECT_CHUNK))) {
+			err = dio_collect_list(df, &claimed, out, &n);
+			if (err)
+				return dio_wait_result(n, err);
+			ret = 0;
 		}
 	} while (!ret && n < w.min_nr);
 	return dio_wait_result(n, ret);

@@ -1297,6 +1297,46 @@ static void array_into_fault(int good)
 	free(r);
 }
 
+/*
+ * COLLECT of 40 done requests into an array that runs into an unreadable
+ * page after @good slots: the @good are reported (-EFAULT when none), and
+ * the rest stay queued for the next COLLECT, nothing lost.
+ */
+static void collect_into_fault(int good)
+{
+	struct dio_request *r = tl_xalloc(40 * sizeof(*r), 0), *rp[40], *got[40], **outp;
+	uint8_t *buf = tl_xalloc(40 * 4096, 0), *two;
+	struct dio_wait w = { .size = sizeof(w), .nr = 40, .min_nr = 40,
+			      .timeout_ns = DIO_WAIT_FOREVER };
+	int seen = 0;
+
+	two = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(two != MAP_FAILED);
+	assert_int_equal(mprotect(two + 4096, 4096, PROT_NONE), 0);
+	outp = (struct dio_request **)(two + 4096) - good;
+	for (int i = 0; i < 40; i++) {
+		dio_req_prep_read(&r[i], d.h, buf + i * 4096, 4096, i * 4096);
+		r[i].result = SENTINEL;
+		rp[i] = &r[i];
+	}
+	assert_int_equal(tl_dio_submit(d.ctx, rp, 40), 40);
+	/* min_nr 40: all are done before the first is claimed. */
+	w.reqs = (uintptr_t)outp;
+	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_COLLECT, &w), good ? good : -EFAULT);
+	for (int i = 0; i < good; i++)
+		assert_int_equal(outp[i]->result, 4096);
+	for (int i = 0; i < 40; i++)
+		seen += r[i].result == 4096;
+	assert_int_equal(seen, good);
+	assert_int_equal(tl_dio_collect(d.ctx, got, 40 - good, 40, &ts_zero), 40 - good);
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(r[i].result, 4096);
+	munmap(two, 8192);
+	free(buf);
+	free(r);
+}
+
 static void test_efault(void **state)
 {
 	struct dio_submit s = { .size = sizeof(s), .nr = 1 };
@@ -1386,6 +1426,9 @@ static void test_efault(void **state)
 	array_into_fault(35);
 	array_into_fault(32);
 	array_into_fault(1);
+	collect_into_fault(39);
+	collect_into_fault(1);
+	collect_into_fault(0);
 }
 
 /*
