@@ -122,8 +122,12 @@ static void dio_bio_set_pages_dirty(struct bio *bio)
 	}
 }
 
-/* Release the pages (dirtying those that need it after a read) and bios. */
-static void dio_kreq_release_pages(struct dio_kreq *kreq)
+/*
+ * Release the pages and the bios.  @may_sleep: in process context, where
+ * a read's pages that lost their dirty bit are dirtied again; otherwise
+ * dio_kreq_needs_process() found them all dirty.
+ */
+static void dio_kreq_release_pages(struct dio_kreq *kreq, bool may_sleep)
 {
 	bool read = kreq->opcode == DIO_OP_READ;
 	struct bio *bio;
@@ -131,7 +135,8 @@ static void dio_kreq_release_pages(struct dio_kreq *kreq)
 	while ((bio = kreq->bios)) {
 		kreq->bios = bio->bi_next;
 		bio->bi_next = NULL;
-		bio_release_pages(bio, read && !dio_bio_pages_dirty(bio));
+		bio_release_pages(bio, may_sleep && read &&
+				  !dio_bio_pages_dirty(bio));
 		bio_put(bio);
 	}
 	dio_user_uncharge(kreq->user, kreq->pinned);
@@ -139,14 +144,15 @@ static void dio_kreq_release_pages(struct dio_kreq *kreq)
 }
 
 /*
- * Complete a request whose bios all completed, in any context: the result,
- * what is left of its PI, its pages and charge; then it can be reported.
+ * Complete a request whose bios all completed: the result, what is left
+ * of its PI, its pages and charge; then it can be reported.  @may_sleep
+ * as for dio_kreq_release_pages().
  */
-static void dio_kreq_finish(struct dio_kreq *kreq)
+static void dio_kreq_finish(struct dio_kreq *kreq, bool may_sleep)
 {
 	kreq->out.result = kreq->error ? kreq->error : (s64)kreq->bytes;
 	dio_pi_complete(kreq);
-	dio_kreq_release_pages(kreq);
+	dio_kreq_release_pages(kreq, may_sleep);
 	dio_kreq_complete(kreq);
 }
 
@@ -173,7 +179,7 @@ static void dio_kreq_put(struct dio_kreq *kreq)
 	if (dio_kreq_needs_process(kreq))
 		queue_work(dio_wq, &kreq->work);
 	else
-		dio_kreq_finish(kreq);
+		dio_kreq_finish(kreq, false);
 }
 
 static void dio_bio_end_io(struct bio *bio)
@@ -196,7 +202,7 @@ static void dio_bio_end_io(struct bio *bio)
 /* The completion of a request with work that may sleep. */
 static void dio_kreq_work(struct work_struct *work)
 {
-	dio_kreq_finish(container_of(work, struct dio_kreq, work));
+	dio_kreq_finish(container_of(work, struct dio_kreq, work), true);
 }
 
 /*
