@@ -217,27 +217,9 @@ measure() {
 	return $rc
 }
 
-# ---- devices (as bench/run-guest.sh) -----------------------------------------
-scsi_debug_disk() {
-	for b in /sys/block/sd*; do
-		grep -qs '^scsi_debug' "$b/device/model" && echo "/dev/${b##*/}"
-	done
-}
-nvme_ns() {
-	for b in /sys/block/nvme0n*; do
-		[ "$(cat "$b/nsid" 2>/dev/null)" = "$1" ] && echo "/dev/${b##*/}"
-	done
-}
-wait_dev() {
-	i=0
-	while [ $i -lt 100 ]; do
-		d=$("$@" | head -n 1)
-		[ -n "$d" ] && [ -b "$d" ] && { echo "$d"; return 0; }
-		sleep 0.2
-		i=$((i + 1))
-	done
-	return 1
-}
+# ---- devices: scsi_debug_disk, nvme_ns, wait_dev ----------------------------
+# shellcheck source=bench/guest-devices.sh
+. "$(dirname "$0")/guest-devices.sh"
 
 run() {
 	: "${BIN:?}" "${RAW:?}" "${SDEBUG:=dev_size_mb=64 dif=0 dix=0 delay=0}" "${N0:=2000}" "${N:=20000}"

@@ -67,7 +67,7 @@ make -s -C "$KDIR" M="$res/kcount" modules >"$res/kcount/build.log" 2>&1 ||
 # The guest has its own /tmp: it gets the binaries in the results share.
 cp "$src/build/bench/io_bench" "$src/build/tests/kmodctl" "$res/ko/dio_batch.ko" \
 	"$res/kcount/kcount.ko" "$res/bin/" || die "cannot copy the binaries"
-cp "$here/counts-guest.sh" "$res/"
+cp "$here/counts-guest.sh" "$here/guest-devices.sh" "$res/"
 
 {
 	printf "export BIN=/tmp/results/bin RAW=/tmp/results/counts.raw DIO_MODDIR='%s'\n" "$MODDIR"

@@ -44,6 +44,7 @@ rm -rf "$res" && mkdir -p "$res"
 	printf "JOB='%s'\nWL='%s'\nRUNTIME='%s'\nDEVICES='%s'\nENGINES='%s'\nSDEBUG='%s'\n" \
 		"$here/fio/rand.fio" "$here/fio/workloads" "$FIO_RUNTIME" "$FIO_DEVICES" \
 		"$FIO_ENGINES" "$BENCH_SDEBUG"
+	cat "$here/guest-devices.sh"
 	cat <<'EOS'
 kmod() { "$B/tests/kmodctl" "$@"; }
 wait_blk() {
@@ -53,16 +54,6 @@ wait_blk() {
 		sleep 0.2; i=$((i + 1))
 	done
 	return 1
-}
-scsi_debug_disk() {
-	for b in /sys/block/sd*; do
-		grep -qs '^scsi_debug' "$b/device/model" && echo "/dev/${b##*/}"
-	done
-}
-nvme_ns() {
-	for b in /sys/block/nvme0n*; do
-		[ "$(cat "$b/nsid" 2>/dev/null)" = "$1" ] && echo "/dev/${b##*/}"
-	done
 }
 rc=0
 kmod insert "$KO" || { echo "bench-fio: cannot load dio_batch"; exit 1; }

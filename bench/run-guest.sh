@@ -38,27 +38,9 @@ echo "bench: building dio_batch for $KVER" >&2
 {
 	printf "B='%s'\nKO='%s'\nexport DIO_MODDIR='%s'\n" "$B" "$res/ko/dio_batch.ko" "$MODDIR"
 	printf "ARGS='%s'\nDIAG='%s'\nSDEBUG='%s'\n" "$BENCH_ARGS" "$BENCH_DIAG_ARGS" "$BENCH_SDEBUG"
+	cat "$here/guest-devices.sh"
 	cat <<'EOS'
 kmod() { "$B/tests/kmodctl" "$@"; }
-scsi_debug_disk() {
-	for b in /sys/block/sd*; do
-		grep -qs '^scsi_debug' "$b/device/model" && echo "/dev/${b##*/}"
-	done
-}
-nvme_ns() {
-	for b in /sys/block/nvme0n*; do
-		[ "$(cat "$b/nsid" 2>/dev/null)" = "$1" ] && echo "/dev/${b##*/}"
-	done
-}
-wait_dev() {
-	i=0
-	while [ $i -lt 100 ]; do
-		d=$("$@" | head -n 1)
-		[ -n "$d" ] && [ -b "$d" ] && { echo "$d"; return 0; }
-		sleep 0.2; i=$((i + 1))
-	done
-	return 1
-}
 rc=0
 kmod insert "$KO" || { echo "bench: cannot load dio_batch"; exit 1; }
 kmod probe sd_mod && kmod probe scsi_debug "$SDEBUG" && kmod probe nvme ||
