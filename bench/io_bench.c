@@ -8,6 +8,10 @@
  *   psync      pread / pwrite, one thread (-j N: also N threads)
  *   dio+pi     (-P) dio_batch with a PI buffer in every request: PI made
  *              by libdioctl for writes, the device's PI returned by reads
+ *   dio+fixed  (-F) dio_batch with registered buffers: each run registers
+ *              its queue's buffers once (sys_dio_register_buffers, one per
+ *              slot) before its loop, and every request names its slot's
+ *              (DIO_REQ_FIXED), so requests do not pin their pages one by one
  *
  * Every engine runs the same loop: fill the queue up to the queue depth,
  * submit what was added in one call, wait for at least one completion,
@@ -63,9 +67,9 @@
 #define MAX_QD		1024
 #define MAX_THREADS	64
 
-enum engine { E_DIO, E_DIO_PI, E_URING, E_AIO, E_PSYNC, E_PSYNC_N, E_NR };
+enum engine { E_DIO, E_DIO_PI, E_DIO_FIXED, E_URING, E_AIO, E_PSYNC, E_PSYNC_N, E_NR };
 static const char *const engine_names[E_NR] = {
-	"dio_batch", "dio+pi", "io_uring", "libaio", "psync", "psync-N",
+	"dio_batch", "dio+pi", "dio+fixed", "io_uring", "libaio", "psync", "psync-N",
 };
 
 static struct {
@@ -444,8 +448,11 @@ static void slots_exit(struct slots *sl, unsigned int n)
  * With @pi (engine dio+pi) every request carries a PI buffer: writes send
  * tuples generated in user space (libdioctl), reads fetch the device's and
  * the module does not verify them itself; every Nth read verifies them here.
+ * With @fixed (engine dio+fixed) the slots' buffers are registered with the
+ * descriptor before the loop, slot k's as buffer k, and every request names
+ * its buffer (DIO_REQ_FIXED): the loop is otherwise the same.
  */
-static int run_dio(struct worker *w, int rwmix, bool pi)
+static int run_dio(struct worker *w, int rwmix, bool pi, bool fixed)
 {
 	static struct slots sl;
 	struct dio_request *reqs = xalloc_aligned(sizeof(*reqs) * o.qd);
@@ -487,6 +494,27 @@ static int run_dio(struct worker *w, int rwmix, bool pi)
 	slots_init(&sl, o.qd);
 	for (i = 0; pi && i < o.qd; i++)
 		sl.s[i].pi = xalloc_aligned(pi_len);
+	if (fixed) {
+		struct iovec *iov = calloc(o.qd, sizeof(*iov));
+
+		if (!iov)
+			die("out of memory");
+		for (i = 0; i < o.qd; i++) {
+			iov[i].iov_base = sl.s[i].buf;
+			iov[i].iov_len = o.bs;
+		}
+		ret = sys_dio_register_buffers(ctx, iov, o.qd);
+		free(iov);
+		if (ret) {
+			if (errno == ENOTTY)
+				st_error(&w->st, "module without registered buffers");
+			else
+				st_error(&w->st, "sys_dio_register_buffers(%u buffers of %u "
+					 "bytes): %s", o.qd, o.bs, strerror(errno));
+			w->st.unavailable = true;
+			goto out_slots;
+		}
+	}
 	w->st.timed_calls = o.time_calls;
 	t = now();
 	for (;;) {
@@ -498,7 +526,11 @@ static int run_dio(struct worker *w, int rwmix, bool pi)
 
 			slot_prep(w, s, t, rwmix);
 			off = s->blk * o.bs;
-			if (s->write)
+			if (fixed && s->write)
+				dio_req_prep_write_fixed(&reqs[k], h, s->buf, o.bs, off, k);
+			else if (fixed)
+				dio_req_prep_read_fixed(&reqs[k], h, s->buf, o.bs, off, k);
+			else if (s->write)
 				dio_req_prep_write(&reqs[k], h, s->buf, o.bs, off);
 			else
 				dio_req_prep_read(&reqs[k], h, s->buf, o.bs, off);
@@ -583,6 +615,10 @@ static int run_dio(struct worker *w, int rwmix, bool pi)
 	}
 	if (inflight)
 		w->st.errors++;
+	/* Not timed apart: the descriptor's close would drop them as well. */
+	if (fixed && sys_dio_unregister_buffers(ctx))
+		st_error(&w->st, "sys_dio_unregister_buffers: %s", strerror(errno));
+out_slots:
 	for (i = 0; pi && i < o.qd; i++) {
 		free(sl.s[i].pi);
 		sl.s[i].pi = NULL;
@@ -797,7 +833,8 @@ static void run_engine(enum engine e, int rwmix, struct stats *out, uint64_t see
 	switch (e) {
 	case E_DIO:
 	case E_DIO_PI:
-		run_dio(&args[0].w, rwmix, e == E_DIO_PI);
+	case E_DIO_FIXED:
+		run_dio(&args[0].w, rwmix, e == E_DIO_PI, e == E_DIO_FIXED);
 		break;
 	case E_URING:
 		run_uring(&args[0].w, rwmix);
@@ -1096,9 +1133,10 @@ static void usage(FILE *out, int rc)
 	      "  -s, --size BYTES        region at the start of DEVICE (min(device, 64M));\n"
 	      "                          K, M, G suffixes\n"
 	      "  -j, --threads N         also psync with N threads\n"
-	      "  -e, --engines LIST      comma-separated, of dio_batch,dio+pi,io_uring,libaio,psync\n"
-	      "                          (default dio_batch,io_uring,libaio,psync)\n"
+	      "  -e, --engines LIST      comma-separated, of dio_batch,dio+pi,dio+fixed,io_uring,\n"
+	      "                          libaio,psync (default dio_batch,io_uring,libaio,psync)\n"
 	      "  -P, --pi                also dio+pi: dio_batch with PI buffers (PI devices)\n"
+	      "  -F, --fixed             also dio+fixed: dio_batch with registered buffers\n"
 	      "  -V, --verify-every N    verify every Nth read in full (16; 1: all; 0: headers only)\n"
 	      "  -r, --rounds N          split each engine's runtime in N turns, engines\n"
 	      "                          alternating (3); CPU lines show the best turn\n"
@@ -1157,6 +1195,7 @@ int main(int argc, char **argv)
 		{ "engines", required_argument, NULL, 'e' },
 		{ "verify-every", required_argument, NULL, 'V' },
 		{ "pi", no_argument, NULL, 'P' },
+		{ "fixed", no_argument, NULL, 'F' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "no-calibrate", no_argument, NULL, 'C' },
 		{ "time-calls", no_argument, NULL, 'T' },
@@ -1169,7 +1208,7 @@ int main(int argc, char **argv)
 	double t_start = now();
 	int c, nwl, i, e, bad = 0;
 
-	while ((c = getopt_long(argc, argv, "b:q:t:m:n:s:j:e:V:Pr:CTh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:q:t:m:n:s:j:e:V:PFr:CTh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'b': o.bs = (unsigned int)parse_size(optarg); break;
 		case 'q': o.qd = (unsigned int)parse_size(optarg); break;
@@ -1181,6 +1220,7 @@ int main(int argc, char **argv)
 		case 'e': parse_engines(optarg); break;
 		case 'V': o.verify_every = (unsigned int)parse_size(optarg); break;
 		case 'P': o.engines |= 1U << E_DIO_PI; break;
+		case 'F': o.engines |= 1U << E_DIO_FIXED; break;
 		case 'r': o.rounds = (unsigned int)parse_size(optarg); break;
 		case 'C': o.calibrate = false; break;
 		case 'T': o.time_calls = true; break;

@@ -9,6 +9,7 @@
  *    bdev_file_open_by_dev() returning a struct file (6.9+)
  *  - struct blk_integrity: a profile with a name (6.1) -> csum_type and
  *    flags in the queue limits (6.11+)
+ *  - pin_user_pages(): a vmas argument (6.1) -> none (6.5+)
  */
 #ifndef _DIO_BATCH_COMPAT_H
 #define _DIO_BATCH_COMPAT_H
@@ -23,6 +24,7 @@
 #include <linux/blk-integrity.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/mm.h>
 #include <linux/uio.h>
 #include <linux/ipc_namespace.h>
 #include <linux/nsproxy.h>
@@ -193,6 +195,22 @@ static inline int dio_import_buf(int dir, void __user *buf, size_t len,
 	return import_ubuf(dir, buf, len, iter);
 #else
 	return import_single_range(dir, buf, len, fast, iter);
+#endif
+}
+
+/*
+ * Pin user pages long-term, mmap_lock held (registered buffers).  6.5
+ * dropped the vmas argument.
+ */
+static inline long dio_pin_user_pages(unsigned long start,
+				      unsigned long nr_pages,
+				      unsigned int gup_flags,
+				      struct page **pages)
+{
+#ifdef HAVE_PIN_USER_PAGES_VMAS
+	return pin_user_pages(start, nr_pages, gup_flags, pages, NULL);
+#else
+	return pin_user_pages(start, nr_pages, gup_flags, pages);
 #endif
 }
 

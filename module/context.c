@@ -219,6 +219,7 @@ static struct dio_file *dio_file_alloc(struct dio_ctx *ctx)
 	init_waitqueue_head(&df->wait);
 	INIT_WORK(&df->reap_work, dio_file_reap_work);
 	xa_init(&df->opened);
+	spin_lock_init(&df->fixed_lock);
 	/* Pending I/O outlives the file: keep the module until it is freed. */
 	__module_get(THIS_MODULE);
 	return df;
@@ -229,6 +230,8 @@ static int dio_ctx_file_release(struct inode *inode, struct file *file)
 	struct dio_file *df = file->private_data;
 
 	dio_file_drop_handles(df);
+	/* Requests in flight keep the pages they use. */
+	dio_fixed_unregister(df);
 	dio_file_reap_all(df);
 	dio_ctx_leave(df->ctx);
 	dio_file_put(df);

@@ -21,6 +21,9 @@
  *                     descriptor's table; freed when reported.
  *  struct dio_user    what one user has pinned by I/O in flight; one
  *                     reference per request that charged it.
+ *  struct dio_fixed   a descriptor's registered buffers (fixed.c): one
+ *                     reference while registered and one per request
+ *                     using them, dropped when the request is freed.
  */
 #ifndef _DIO_BATCH_INTERNAL_H
 #define _DIO_BATCH_INTERNAL_H
@@ -47,6 +50,12 @@
 #define DIO_MAX_IO_BYTES	(64U * 1024 * 1024)
 /* Most OPENs of one handle through one descriptor not yet closed. */
 #define DIO_MAX_OPENS		65536U
+/* Registered buffers: most per set, and largest (io_uring's 1 GiB). */
+#define DIO_MAX_FIXED_BUFS	1024U
+#define DIO_MAX_FIXED_BUF_BYTES	(1ULL << 30)
+
+struct dio_fixed;
+struct dio_kbuf;
 
 extern unsigned int dio_max_inflight;
 extern unsigned int dio_max_user_pinned_mb;
@@ -124,7 +133,19 @@ struct dio_file {
 	wait_queue_head_t	wait;
 	struct work_struct	reap_work;
 	struct xarray		opened;		/* id -> dio_opener; ctx->lock */
+	spinlock_t		fixed_lock;	/* @fixed */
+	struct dio_fixed	*fixed;		/* registered buffers, or NULL */
 };
+
+/*
+ * Is the caller the process that created @df (or one of its threads)?
+ * Only it may SUBMIT, WAIT, COLLECT and register buffers, so that results
+ * are written only into the memory of the process that submitted.
+ */
+static inline bool dio_file_is_mine(const struct dio_file *df)
+{
+	return current->mm == df->mm;
+}
 
 /*
  * Every bio the module allocates comes from dio_bio_set with this in front
@@ -151,6 +172,9 @@ struct dio_kreq {
 	struct file		*file;		/* checked at submission; notified */
 	struct dio_user		*user;		/* charged @pinned, or NULL */
 	unsigned long		pinned;
+	/* DIO_REQ_FIXED: the set, held until freed, and the buffer. */
+	struct dio_fixed	*fixed;
+	const struct dio_kbuf	*fbuf;
 	u64			uaddr;		/* user struct dio_request */
 	atomic_t		remaining;	/* bios + submission bias */
 	int			error;		/* first error, or 0 */
@@ -202,6 +226,19 @@ struct dio_user *dio_user_get(void);
 void dio_user_put(struct dio_user *u);
 int dio_user_charge(struct dio_user *u, unsigned long bytes);
 void dio_user_uncharge(struct dio_user *u, unsigned long bytes);
+
+/* fixed.c */
+long dio_fixed_register_ioctl(struct dio_file *df, void __user *arg);
+long dio_fixed_unregister_ioctl(struct dio_file *df, void __user *arg);
+int dio_fixed_unregister(struct dio_file *df);
+struct dio_fixed *dio_fixed_get(struct dio_file *df);
+struct dio_fixed *dio_fixed_hold(struct dio_fixed *f);
+void dio_fixed_put(struct dio_fixed *f);
+const struct dio_kbuf *dio_fixed_find(const struct dio_fixed *f, u32 index,
+				      u64 addr, u64 len);
+unsigned int dio_fixed_bio_add(struct bio *bio, const struct dio_kbuf *b,
+			       u64 addr, u64 len, unsigned int lbs);
+unsigned long dio_fixed_pages(u64 addr, u64 len);
 
 /* io.c */
 __poll_t dio_ctx_poll(struct file *file, struct poll_table_struct *pt);

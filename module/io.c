@@ -22,6 +22,11 @@
  * interval it must find, or a read with a page that lost its dirty bit
  * while the I/O ran (dirtying it again takes the page lock).
  *
+ * A request with DIO_REQ_FIXED names a registered buffer (fixed.c): its
+ * bios get the registration's pages, already pinned and charged, so it
+ * pins, charges and dirties nothing, and releases no page at completion;
+ * it holds the registration until it is freed.
+ *
  * A descriptor belongs to the memory of the process that created it: only
  * that process may SUBMIT, WAIT and COLLECT (-EXDEV for another), so
  * results are written only into the memory of the process that submitted.
@@ -135,8 +140,10 @@ static void dio_kreq_release_pages(struct dio_kreq *kreq, bool may_sleep)
 	while ((bio = kreq->bios)) {
 		kreq->bios = bio->bi_next;
 		bio->bi_next = NULL;
-		bio_release_pages(bio, may_sleep && read &&
-				  !dio_bio_pages_dirty(bio));
+		/* Registered pages stay pinned by their set (fixed.c). */
+		if (!kreq->fixed)
+			bio_release_pages(bio, may_sleep && read &&
+					  !dio_bio_pages_dirty(bio));
 		bio_put(bio);
 	}
 	dio_user_uncharge(kreq->user, kreq->pinned);
@@ -163,7 +170,8 @@ static bool dio_kreq_needs_process(struct dio_kreq *kreq)
 
 	if (dio_pi_needs_process(kreq))
 		return true;
-	if (kreq->opcode != DIO_OP_READ)
+	/* Registered pages are dirtied when they are unpinned. */
+	if (kreq->opcode != DIO_OP_READ || kreq->fixed)
 		return false;
 	for (bio = kreq->bios; bio; bio = bio->bi_next)
 		if (!dio_bio_pages_dirty(bio))
@@ -225,6 +233,7 @@ static void dio_kreq_free(struct dio_kreq *kreq)
 		fput(kreq->file);
 	}
 	dio_user_put(kreq->user);
+	dio_fixed_put(kreq->fixed);
 	dio_pi_free(kreq);
 	dio_handle_put(kreq->h);
 	kmem_cache_free(dio_kreq_cache, kreq);
@@ -319,16 +328,6 @@ __poll_t dio_ctx_poll(struct file *file, struct poll_table_struct *pt)
 	return READ_ONCE(df->nr_done) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
-/*
- * Is the caller the process that created @df (or one of its threads)?
- * Only it may SUBMIT, WAIT and COLLECT, so that results are written only
- * into the memory of the process that submitted.
- */
-static bool dio_file_is_mine(const struct dio_file *df)
-{
-	return current->mm == df->mm;
-}
-
 /* ---- submission ---- */
 
 static int dio_req_check(const struct dio_request *r)
@@ -337,7 +336,10 @@ static int dio_req_check(const struct dio_request *r)
 		return -EINVAL;
 	if (r->flags & ~DIO_REQ_F_ALL)
 		return -EINVAL;
-	if (r->pad0 || r->pad1 || r->pad2[0] || r->pad2[1] || r->pad2[2] ||
+	if ((r->flags & DIO_REQ_FIXED) ? (r->flags & DIO_REQ_IOVEC) :
+					 r->buf_index)
+		return -EINVAL;
+	if (r->pad0 || r->pad2[0] || r->pad2[1] || r->pad2[2] ||
 	    memchr_inv(r->pad3, 0, sizeof(r->pad3)) ||
 	    r->reserved[0] || r->reserved[1])
 		return -EINVAL;
@@ -380,11 +382,41 @@ static unsigned long dio_segs_pages(const struct iovec *seg, unsigned long nr)
 }
 
 /*
- * Turn the request's buffer into @iter.  On success *@iov is NULL, or the
- * iovec array import_iovec() allocated, which the caller frees.
+ * A DIO_REQ_FIXED request's buffer: checked as dio_kreq_import() checks
+ * one, and found within the registered buffer it names.  Nothing is
+ * pinned or charged: the set's pages serve it, held until it is freed.
  */
-static int dio_kreq_import(struct dio_kreq *kreq, struct iovec *fast,
-			   struct iovec **iov, struct iov_iter *iter)
+static int dio_kreq_import_fixed(struct dio_kreq *kreq,
+				 struct dio_fixed *fixed)
+{
+	const struct dio_request *r = &kreq->ureq;
+	struct block_device *bdev = kreq->h->bdev.bdev;
+	unsigned int lbs = bdev_logical_block_size(bdev);
+	u64 capacity = bdev_nr_bytes(bdev);
+	const struct dio_kbuf *b;
+
+	if (!r->len || r->len > DIO_MAX_IO_BYTES || (r->len & (lbs - 1)) ||
+	    (r->buf & (dio_bdev_dma_alignment(bdev) - 1)))
+		return -EINVAL;
+	if (r->offset > capacity || r->len > capacity - r->offset)
+		return -ENXIO;
+	b = dio_fixed_find(fixed, r->buf_index, r->buf, r->len);
+	if (IS_ERR(b))
+		return PTR_ERR(b);
+	kreq->fixed = dio_fixed_hold(fixed);
+	kreq->fbuf = b;
+	kreq->bytes = r->len;
+	return 0;
+}
+
+/*
+ * Turn the request's buffer into @iter, or with DIO_REQ_FIXED find it in
+ * @fixed.  On success *@iov is NULL, or the iovec array import_iovec()
+ * allocated, which the caller frees.
+ */
+static int dio_kreq_import(struct dio_kreq *kreq, struct dio_fixed *fixed,
+			   struct iovec *fast, struct iovec **iov,
+			   struct iov_iter *iter)
 {
 	const struct dio_request *r = &kreq->ureq;
 	int dir = r->opcode == DIO_OP_READ ? ITER_DEST : ITER_SOURCE;
@@ -401,6 +433,8 @@ static int dio_kreq_import(struct dio_kreq *kreq, struct iovec *fast,
 	*iov = NULL;
 	if (r->offset & (lbs - 1))
 		return -EINVAL;
+	if (r->flags & DIO_REQ_FIXED)
+		return dio_kreq_import_fixed(kreq, fixed);
 	if (r->flags & DIO_REQ_IOVEC) {
 		if (!r->len || r->len > UIO_MAXIOV)
 			return -EINVAL;
@@ -453,6 +487,21 @@ static void dio_bio_submit(struct dio_kreq *kreq, struct bio *bio)
 }
 
 /*
+ * Fill a new bio with the next part of the request's data: pinned from
+ * @iter, or the registered pages from @addr on.  Return: 0, or -errno.
+ */
+static int dio_bio_fill(struct dio_kreq *kreq, struct bio *bio,
+			struct iov_iter *iter, u64 addr, u64 left)
+{
+	unsigned int lbs = bdev_logical_block_size(kreq->h->bdev.bdev);
+
+	if (!kreq->fbuf)
+		return dio_bio_iov_iter_get_pages(bio, iter);
+	dio_fixed_bio_add(bio, kreq->fbuf, addr, left, lbs);
+	return 0;
+}
+
+/*
  * Build and submit the request's bios.  Return: 0 once at least one bio is
  * on its way (a later failure then fails the request as a whole: its bios
  * already submitted complete, and the result is the error), or -errno when
@@ -462,6 +511,7 @@ static int dio_kreq_submit_bios(struct dio_kreq *kreq, struct iov_iter *iter)
 {
 	const struct dio_request *r = &kreq->ureq;
 	struct block_device *bdev = kreq->h->bdev.bdev;
+	u64 addr = r->buf, left = kreq->bytes;
 	loff_t pos = r->offset;
 	bool submitted = false;
 	struct bio *bio;
@@ -482,21 +532,27 @@ static int dio_kreq_submit_bios(struct dio_kreq *kreq, struct iov_iter *iter)
 		opf = REQ_OP_WRITE | REQ_SYNC | REQ_IDLE;
 	if (r->flags & DIO_REQ_FUA)
 		opf |= REQ_FUA;
-	while (iov_iter_count(iter)) {
-		nr_vecs = bio_iov_vecs_to_alloc(iter, BIO_MAX_VECS);
+	while (left) {
+		if (kreq->fbuf)
+			nr_vecs = min_t(unsigned long, BIO_MAX_VECS,
+					dio_fixed_pages(addr, left));
+		else
+			nr_vecs = bio_iov_vecs_to_alloc(iter, BIO_MAX_VECS);
 		bio = bio_alloc_bioset(bdev, nr_vecs, opf, GFP_KERNEL,
 				       &dio_bio_set);
 		bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
-		ret = dio_bio_iov_iter_get_pages(bio, iter);
+		ret = dio_bio_fill(kreq, bio, iter, addr, left);
 		if (unlikely(ret))
 			goto out_put_bio;
 		ret = dio_pi_attach(kreq, bio);
 		if (unlikely(ret))
 			goto out_release_pages;
 		pos += bio->bi_iter.bi_size;
+		addr += bio->bi_iter.bi_size;
+		left -= bio->bi_iter.bi_size;
 		if (op_is_write(opf))
 			task_io_account_write(bio->bi_iter.bi_size);
-		else
+		else if (!kreq->fixed)
 			dio_bio_set_pages_dirty(bio);
 		dio_bio_submit(kreq, bio);
 		submitted = true;
@@ -504,7 +560,8 @@ static int dio_kreq_submit_bios(struct dio_kreq *kreq, struct iov_iter *iter)
 	return 0;
 
 out_release_pages:
-	bio_release_pages(bio, false);
+	if (!kreq->fixed)
+		bio_release_pages(bio, false);
 out_put_bio:
 	bio_put(bio);
 	if (!submitted)
@@ -570,8 +627,13 @@ static int dio_kreq_permitted(struct dio_kreq *kreq)
 	return 0;
 }
 
+/*
+ * Submit the request at @uaddr.  @fixed: the descriptor's registered set,
+ * looked up (with a reference the caller drops) by the first request of
+ * the batch that needs it.
+ */
 static int dio_submit_one(struct dio_file *df, struct dio_user *user,
-			  u64 uaddr)
+			  struct dio_fixed **fixed, u64 uaddr)
 {
 	struct iovec fast[UIO_FASTIOV], *iov = NULL;
 	struct iov_iter iter = {};
@@ -613,7 +675,9 @@ static int dio_submit_one(struct dio_file *df, struct dio_user *user,
 		ret = -EBADF;
 		if (!kreq->file)
 			goto out_put_handle;
-		ret = dio_kreq_import(kreq, fast, &iov, &iter);
+		if ((kreq->ureq.flags & DIO_REQ_FIXED) && !*fixed)
+			*fixed = dio_fixed_get(df);
+		ret = dio_kreq_import(kreq, *fixed, fast, &iov, &iter);
 		if (ret)
 			goto out_put_file;
 		ret = dio_kreq_permitted(kreq);
@@ -652,7 +716,9 @@ out_uncharge:
 	dio_user_uncharge(user, kreq->pinned);
 	dio_user_put(kreq->user);
 out_free_iov:
+	/* What dio_kreq_import() took: the iovecs, or the registered set. */
 	kfree(iov);
+	dio_fixed_put(kreq->fixed);
 out_put_file:
 	if (kreq->file)
 		fput(kreq->file);
@@ -705,6 +771,7 @@ static void dio_get_uaddrs(u64 *out, const u64 __user *uptr, unsigned int nr)
 long dio_submit_ioctl(struct dio_file *df, void __user *arg)
 {
 	u64 uaddrs[DIO_SUBMIT_CHUNK];
+	struct dio_fixed *fixed = NULL;
 	struct dio_user *user;
 	struct dio_submit s;
 	struct blk_plug plug;
@@ -734,11 +801,12 @@ long dio_submit_ioctl(struct dio_file *df, void __user *arg)
 		if (uaddrs[n] == DIO_UADDR_FAULT)
 			ret = -EFAULT;
 		else
-			ret = dio_submit_one(df, user, uaddrs[n]);
+			ret = dio_submit_one(df, user, &fixed, uaddrs[n]);
 	}
 	if (ret)
 		i--;
 	blk_finish_plug(&plug);
+	dio_fixed_put(fixed);
 	dio_user_put(user);
 	return i ? i : ret;
 }

@@ -40,6 +40,8 @@ static long dio_features_ioctl(void __user *arg)
 		.max_inflight	= READ_ONCE(dio_max_inflight),
 		.max_pi_bytes	= DIO_MAX_PI_BYTES,
 		.max_user_pinned = (u64)READ_ONCE(dio_max_user_pinned_mb) << 20,
+		.max_fixed_bufs	= DIO_MAX_FIXED_BUFS,
+		.max_fixed_buf_bytes = DIO_MAX_FIXED_BUF_BYTES,
 	};
 	u32 usize;
 
@@ -106,6 +108,10 @@ long dio_ctx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return dio_handle_query_ioctl(df, uarg);
 	if (dio_ioc_is(cmd, DIO_IOC_STAT))
 		return dio_ctx_stat_ioctl(df, uarg);
+	if (dio_ioc_is(cmd, DIO_IOC_REGISTER))
+		return dio_fixed_register_ioctl(df, uarg);
+	if (dio_ioc_is(cmd, DIO_IOC_UNREGISTER))
+		return dio_fixed_unregister_ioctl(df, uarg);
 	return -ENOTTY;
 }
 

@@ -4,8 +4,9 @@
  * program uses the same ABI through compat_ioctl: features, a private
  * context and its stat, a handle for the device in argv[1] (512-byte
  * sectors), its query, a 4 KiB write read back plainly and through an
- * iovec, the errnos of a NULL array, a bad handle and a misaligned buffer,
- * close.  Prints what failed; exit status 0 when all held.  The structs'
+ * iovec, the same through registered buffers (ABI 3: the library converts
+ * the 32-bit struct iovec array), the errnos of a NULL array, a bad handle
+ * and a misaligned buffer, close.  Prints what failed; exit status 0 when all held.  The structs'
  * sizes are checked when it is compiled: one layout for 32 and 64 bits.
  */
 #include <errno.h>
@@ -31,6 +32,11 @@ _Static_assert(sizeof(struct dio_wait) == DIO_WAIT_SIZE_VER0, "dio_wait");
 _Static_assert(offsetof(struct dio_features, max_user_pinned) == 48, "max_user_pinned");
 _Static_assert(offsetof(struct dio_stat, key) == 8, "dio_stat.key");
 _Static_assert(offsetof(struct dio_stat, reserved) == 48, "dio_stat.reserved");
+_Static_assert(sizeof(struct dio_register) == DIO_REGISTER_SIZE_VER0, "dio_register");
+_Static_assert(sizeof(struct dio_fixed_buf) == 16, "dio_fixed_buf");
+_Static_assert(offsetof(struct dio_register, bufs) == 8, "dio_register.bufs");
+_Static_assert(offsetof(struct dio_request, buf_index) == 12, "dio_request.buf_index");
+_Static_assert(offsetof(struct dio_features, max_fixed_buf_bytes) == 64, "max_fixed_buf_bytes");
 
 #define CHECK(c) do { if (!(c)) { printf("compat32: %s failed (errno %d)\n", #c, errno); return 1; } } while (0)
 
@@ -92,6 +98,37 @@ int main(int argc, char **argv)
 		CHECK(sys_dio_wait(ctx, &rp, 1, NULL) == 1);
 		CHECK(r.result == 4096);
 		CHECK(memcmp(a, b, 4096) == 0);
+	}
+	/* Registered buffers (ABI 3): a and b are buffers 0 and 1. */
+	{
+		struct iovec fb[2] = { { a, 4096 }, { b, 4096 } };
+
+		CHECK(f.features & DIO_FEAT_FIXED_BUFS);
+		CHECK(sys_dio_register_buffers(ctx, fb, 2) == 0);
+		errno = 0;
+		CHECK(sys_dio_register_buffers(ctx, fb, 2) == -1 && errno == EBUSY);
+		memset(a, 0x3f, 4096);
+		memset(b, 0, 4096);
+		dio_req_prep_write_fixed(&w, h, a, 4096, 16384, 0);
+		rp = &w;
+		CHECK(sys_dio_submit(ctx, &rp, 1) == 1);
+		CHECK(sys_dio_wait(ctx, &rp, 1, NULL) == 1);
+		CHECK(w.result == 4096);
+		dio_req_prep_read_fixed(&r, h, b, 4096, 16384, 1);
+		rp = &r;
+		CHECK(sys_dio_submit(ctx, &rp, 1) == 1);
+		CHECK(sys_dio_wait(ctx, &rp, 1, NULL) == 1);
+		CHECK(r.result == 4096);
+		CHECK(memcmp(a, b, 4096) == 0);
+		/* b is not within buffer 0. */
+		dio_req_prep_read_fixed(&r, h, b, 4096, 16384, 0);
+		rp = &r;
+		errno = 0;
+		CHECK(sys_dio_submit(ctx, &rp, 1) == -1 && errno == EFAULT);
+		CHECK(sys_dio_unregister_buffers(ctx) == 0);
+		errno = 0;
+		CHECK(sys_dio_unregister_buffers(ctx) == -1 && errno == ENXIO);
+		memset(a, 0x32, 4096);
 	}
 	/* Errors come back as they do in 64-bit programs. */
 	errno = 0;

@@ -223,7 +223,8 @@ static int cmd_features(const struct opts *o)
 	static const struct bitname feat[] = {
 		{ DIO_FEAT_CONTEXTS, "contexts" }, { DIO_FEAT_BATCH_IO, "batch-io" },
 		{ DIO_FEAT_PI, "pi" }, { DIO_FEAT_PI_REPORT, "pi-report" },
-		{ DIO_FEAT_STAT, "stat" }, { 0, NULL }
+		{ DIO_FEAT_STAT, "stat" }, { DIO_FEAT_PIN_LIMIT, "pin-limit" },
+		{ DIO_FEAT_FIXED_BUFS, "fixed-bufs" }, { 0, NULL }
 	};
 	static const struct bitname init[] = {
 		{ DIO_CREAT, "creat" }, { DIO_EXCL, "excl" }, { DIO_PRIVATE, "private" },
@@ -232,7 +233,7 @@ static int cmd_features(const struct opts *o)
 	static const struct bitname open[] = { { DIO_OPEN_NOCLAIM, "noclaim" }, { 0, NULL } };
 	static const struct bitname req[] = {
 		{ DIO_REQ_FUA, "fua" }, { DIO_REQ_IOVEC, "iovec" }, { DIO_REQ_PI, "pi" },
-		{ 0, NULL }
+		{ DIO_REQ_FIXED, "fixed" }, { 0, NULL }
 	};
 	static const struct bitname pi[] = {
 		{ DIO_PI_CHK_GUARD, "chk-guard" }, { DIO_PI_CHK_REFTAG, "chk-reftag" },
@@ -262,6 +263,8 @@ static int cmd_features(const struct opts *o)
 		j_u64("max_inflight", f.max_inflight);
 		j_u64("max_pi_bytes", f.max_pi_bytes);
 		j_u64("max_user_pinned", f.max_user_pinned);
+		j_u64("max_fixed_bufs", f.max_fixed_bufs);
+		j_u64("max_fixed_buf_bytes", f.max_fixed_buf_bytes);
 		j_end();
 		j_done();
 		return EXIT_OK;
@@ -277,6 +280,8 @@ static int cmd_features(const struct opts *o)
 	printf("%-20s %u\n%-20s %u\n%-20s %u\n", "max batch", f.max_batch,
 	       "max inflight", f.max_inflight, "max pi bytes", f.max_pi_bytes);
 	printf("%-20s %" PRIu64 "\n", "max user pinned", (uint64_t)f.max_user_pinned);
+	printf("%-20s %u\n%-20s %" PRIu64 "\n", "max fixed bufs", f.max_fixed_bufs,
+	       "max fixed buf bytes", (uint64_t)f.max_fixed_buf_bytes);
 	if (!(f.features & DIO_FEAT_PI))
 		printf("note: no PI support in this module: --pi requests fail with EOPNOTSUPP\n");
 	return EXIT_OK;

@@ -25,8 +25,9 @@
  * the kernel from sys_dio_submit() until a sys_dio_wait() or
  * sys_dio_collect() reported it: do not submit it again (EBUSY on the
  * same descriptor), modify or free it, or its buffers, meanwhile.
- * sys_dio_submit(), sys_dio_wait() and sys_dio_collect() work only in the
- * process that created the descriptor (EXDEV in any other, e.g. after
+ * sys_dio_submit(), sys_dio_wait(), sys_dio_collect(),
+ * sys_dio_register_buffers() and sys_dio_unregister_buffers() work only in
+ * the process that created the descriptor (EXDEV in any other, e.g. after
  * fork() or SCM_RIGHTS); sys_dio_open(), sys_dio_close(), sys_dio_query()
  * and sys_dio_stat() work in any process that has it.  The dio_req_*
  * helpers only write the struct they are given, and the dio_pi_* helpers
@@ -227,6 +228,56 @@ DIO_PUBLIC int sys_dio_collect(int ctx, struct dio_request **reqs,
 			       unsigned int min_nr, unsigned int nr,
 			       const struct timespec *timeout);
 
+/**
+ * sys_dio_register_buffers:
+ * @ctx: a context descriptor
+ * @iov: the buffers: @nr ranges of the caller's memory, each 1 to
+ *	max_fixed_buf_bytes (sys_dio_features()) long, at any address (each
+ *	request's data must be aligned as its device needs, as always)
+ * @nr: how many, 1 to max_fixed_bufs (sys_dio_features())
+ *
+ * Registers @iov as the descriptor's fixed buffers, numbered 0 to @nr - 1
+ * in the order given, as io_uring's fixed buffers: their pages are pinned
+ * once, here, and stay pinned while registered, so that requests naming
+ * one of them (dio_req_prep_read_fixed(), dio_req_prep_write_fixed():
+ * DIO_REQ_FIXED and buf_index) are not pinned and unpinned one by one.
+ * The pages are charged to the caller's RLIMIT_MEMLOCK (whole pages per
+ * buffer; not for callers with CAP_IPC_LOCK) and show as the process's
+ * pinned memory (VmPin).  A descriptor has at most one set; it stays until
+ * sys_dio_unregister_buffers() or the descriptor's close.  Only the array
+ * at @iov is read, and only during the call.  The module has it when
+ * sys_dio_features() reports DIO_FEAT_FIXED_BUFS (ABI version 3).
+ *
+ * Returns: 0, or -1 with errno: EINVAL (@iov NULL or @nr 0, both refused
+ * without a system call; @nr above max_fixed_bufs, a length of 0 or above
+ * max_fixed_buf_bytes), EBUSY (the descriptor
+ * already has buffers registered), EFAULT (@iov, or a buffer, is not
+ * mapped, or a buffer is read-only), EOPNOTSUPP (a buffer lies in a
+ * mapping of a file other than shmem, a memfd or hugetlbfs), ENOMEM (the
+ * pages do not fit in RLIMIT_MEMLOCK, or out of memory), EXDEV (@ctx was
+ * created by another process), ENOTTY (the module predates registered
+ * buffers, ABI version 2 or older).
+ * Since: 0.3
+ */
+DIO_PUBLIC int sys_dio_register_buffers(int ctx, const struct iovec *iov,
+					unsigned int nr);
+
+/**
+ * sys_dio_unregister_buffers:
+ * @ctx: a context descriptor with registered buffers
+ *
+ * Drops the buffers sys_dio_register_buffers() registered: their pages
+ * are unpinned and uncharged, except those of requests still in flight,
+ * which keep their buffer until they are reported.  Closing the
+ * descriptor does the same.
+ *
+ * Returns: 0, or -1 with errno: ENXIO (no buffers are registered), EXDEV
+ * (@ctx was created by another process), ENOTTY (the module predates
+ * registered buffers).
+ * Since: 0.3
+ */
+DIO_PUBLIC int sys_dio_unregister_buffers(int ctx);
+
 /* Request helpers: zero @r and fill it.  Since: 0.1 */
 DIO_PUBLIC void dio_req_prep_read(struct dio_request *r, int handle, void *buf,
 				  size_t len, uint64_t offset);
@@ -239,6 +290,40 @@ DIO_PUBLIC void dio_req_prep_writev(struct dio_request *r, int handle,
 				    const struct iovec *iov, int iovcnt,
 				    uint64_t offset);
 DIO_PUBLIC void dio_req_prep_flush(struct dio_request *r, int handle);
+/**
+ * dio_req_prep_read_fixed:
+ * @r: the request to fill
+ * @handle: the device
+ * @buf: where to read to: within registered buffer @buf_index
+ * @len: bytes
+ * @offset: device offset in bytes
+ * @buf_index: a buffer of sys_dio_register_buffers() (0 is the first)
+ *
+ * dio_req_prep_read() with DIO_REQ_FIXED and @buf_index: the request uses
+ * the registered buffer's pinned pages.  [@buf, @buf + @len) must lie
+ * within buffer @buf_index of the descriptor it is submitted on, or
+ * sys_dio_submit() fails with EFAULT (EINVAL when there is no such buffer).
+ * Since: 0.3
+ */
+DIO_PUBLIC void dio_req_prep_read_fixed(struct dio_request *r, int handle,
+					void *buf, size_t len, uint64_t offset,
+					unsigned int buf_index);
+/**
+ * dio_req_prep_write_fixed:
+ * @r: the request to fill
+ * @handle: the device
+ * @buf: the data: within registered buffer @buf_index
+ * @len: bytes
+ * @offset: device offset in bytes
+ * @buf_index: a buffer of sys_dio_register_buffers() (0 is the first)
+ *
+ * dio_req_prep_write() with DIO_REQ_FIXED and @buf_index, as
+ * dio_req_prep_read_fixed().
+ * Since: 0.3
+ */
+DIO_PUBLIC void dio_req_prep_write_fixed(struct dio_request *r, int handle,
+					 const void *buf, size_t len,
+					 uint64_t offset, unsigned int buf_index);
 /**
  * dio_req_set_pi:
  * @r: a prepared request

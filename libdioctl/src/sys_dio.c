@@ -217,6 +217,56 @@ int sys_dio_collect(int ctx, struct dio_request **reqs, unsigned int min_nr,
 	return dio_wait_common(ctx, DIO_IOC_COLLECT, reqs, min_nr, nr, timeout);
 }
 
+/*
+ * struct iovec as the kernel's struct dio_fixed_buf: built on the stack
+ * for up to this many buffers, in malloc()ed memory beyond.
+ */
+#define DIO_FIXED_ON_STACK	32
+/*
+ * Above this many buffers the array is not converted (it could be huge):
+ * the module refuses a count above its max_fixed_bufs, far below this,
+ * before it reads the array, so the kernel answers EINVAL.
+ */
+#define DIO_FIXED_CONVERT_MAX	(1U << 16)
+
+int sys_dio_register_buffers(int ctx, const struct iovec *iov, unsigned int nr)
+{
+	struct dio_fixed_buf stack[DIO_FIXED_ON_STACK], *bufs = stack;
+	struct dio_register reg = { .size = sizeof(reg), .nr = nr };
+	unsigned int i;
+	int ret, err;
+
+	if (!iov || !nr) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (nr > DIO_FIXED_CONVERT_MAX)
+		return ioctl(ctx, DIO_IOC_REGISTER, &reg) < 0 ? -1 : 0;
+	if (nr > DIO_FIXED_ON_STACK) {
+		bufs = malloc((size_t)nr * sizeof(*bufs));
+		if (!bufs)
+			return -1;
+	}
+	for (i = 0; i < nr; i++) {
+		bufs[i].addr = (uintptr_t)iov[i].iov_base;
+		bufs[i].len = iov[i].iov_len;
+	}
+	reg.bufs = (uintptr_t)bufs;
+	ret = ioctl(ctx, DIO_IOC_REGISTER, &reg);
+	err = errno;
+	if (bufs != stack)
+		free(bufs);
+	errno = err;
+	return ret < 0 ? -1 : 0;
+}
+
+int sys_dio_unregister_buffers(int ctx)
+{
+	struct dio_register reg = { .size = sizeof(reg) };
+
+	return ioctl(ctx, DIO_IOC_UNREGISTER, &reg) < 0 ? -1 : 0;
+}
+
 static void dio_req_prep(struct dio_request *r, int op, int handle,
 			 const void *buf, uint64_t len, uint64_t offset)
 {
@@ -239,6 +289,23 @@ void dio_req_prep_write(struct dio_request *r, int handle, const void *buf,
 			size_t len, uint64_t offset)
 {
 	dio_req_prep(r, DIO_OP_WRITE, handle, buf, len, offset);
+}
+
+void dio_req_prep_read_fixed(struct dio_request *r, int handle, void *buf,
+			     size_t len, uint64_t offset, unsigned int buf_index)
+{
+	dio_req_prep(r, DIO_OP_READ, handle, buf, len, offset);
+	r->flags = DIO_REQ_FIXED;
+	r->buf_index = buf_index;
+}
+
+void dio_req_prep_write_fixed(struct dio_request *r, int handle,
+			      const void *buf, size_t len, uint64_t offset,
+			      unsigned int buf_index)
+{
+	dio_req_prep(r, DIO_OP_WRITE, handle, buf, len, offset);
+	r->flags = DIO_REQ_FIXED;
+	r->buf_index = buf_index;
 }
 
 void dio_req_prep_readv(struct dio_request *r, int handle,

@@ -286,12 +286,16 @@ static void test_json_features_query(void **state)
 	expect_exit(run("features --json"), 0);
 	expect_jqf("[.dioctl_version, .abi_version, .tool_abi_version, .features.value, "
 		   ".pi_flags.value, .opcodes.value, .max_batch, .max_inflight, "
-		   ".max_pi_bytes, .max_user_pinned] | @tsv",
-		   "%s\t%u\t%u\t%llu\t%u\t%u\t%u\t%u\t%u\t%llu", DIO_BATCH_VERSION,
+		   ".max_pi_bytes, .max_user_pinned, .max_fixed_bufs, .max_fixed_buf_bytes] | @tsv",
+		   "%s\t%u\t%u\t%llu\t%u\t%u\t%u\t%u\t%u\t%llu\t%u\t%llu", DIO_BATCH_VERSION,
 		   f.abi_version, DIO_BATCH_ABI_VERSION, (unsigned long long)f.features,
 		   f.pi_flags, f.opcodes, f.max_batch, f.max_inflight, f.max_pi_bytes,
-		   (unsigned long long)f.max_user_pinned);
+		   (unsigned long long)f.max_user_pinned, f.max_fixed_bufs,
+		   (unsigned long long)f.max_fixed_buf_bytes);
 	expect_jq("any(.features.names[]; . == \"pi\")", "true");
+	expect_jq("[.features.names[] | select(. == \"pin-limit\" or . == \"fixed-bufs\")] | join(\",\")",
+		  "pin-limit,fixed-bufs");
+	expect_jq("any(.request_flags.names[]; . == \"fixed\")", "true");
 	expect_jq(".opcodes.names | join(\",\")", "read,write,flush");
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=64 dif=1 dix=1", dev, sizeof(dev)), 0);

@@ -18,15 +18,23 @@
  *    regular, O_PATH and closed descriptors;
  *  - request arrays with garbage, duplicate, NULL and unmapped entries;
  *    requests with every field mutated, iovec arrays likewise, I/O on two
- *    scratch scsi_debug disks (so valid requests reach the device).
+ *    scratch scsi_debug disks (so valid requests reach the device);
+ *  - registered buffers (ABI 3): REGISTER arrays of 1 to 1025 buffers of
+ *    anonymous memory, the flip zone and a memfd, or read-only, PROT_NONE,
+ *    file-backed, unmapped, overflowing, empty and huge ones; UNREGISTER;
+ *    requests with DIO_REQ_FIXED whose data lies within the buffer they
+ *    name, straddles it or misses it, buffer indexes 0..3 and wild,
+ *    DIO_REQ_FIXED with DIO_REQ_IOVEC or on a flush, an index without it.
  *
  * Every call must return success (in the command's range) or an errno of
  * that command's documented set; the histogram is printed.  The inherited
- * descriptor (and its dups) is the parent's: SUBMIT, WAIT and COLLECT on
- * it never succeed, EXDEV joins their sets there (ABI 2), and EXDEV
- * anywhere else is a violation.  Workers must exit cleanly; afterwards
- * every descriptor closes, the slab caches drain to zero, the module's
- * reference count is zero and I/O still works.
+ * descriptor (and its dups) is the parent's: SUBMIT, WAIT, COLLECT,
+ * REGISTER and UNREGISTER on it never succeed, EXDEV joins their sets
+ * there (ABI 2, 3), and EXDEV anywhere else is a violation.  A REGISTER
+ * that succeeds must not have taken a buffer it is sure to refuse.
+ * Workers must exit cleanly; afterwards every descriptor closes, the slab
+ * caches drain to zero, the module's reference count is zero and I/O
+ * still works.
  *
  * Before the fuzzing, a directed case: struct sizes far above a page over
  * zero-filled memory must not keep the kernel scanning user memory.
@@ -64,6 +72,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -92,23 +101,28 @@
 /* Command kinds, for the histogram and the errno sets. */
 enum kind {
 	K_FEATURES, K_INIT, K_OPEN, K_CLOSE, K_QUERY, K_SUBMIT, K_WAIT,
-	K_COLLECT, K_STAT, K_UNKNOWN, K_WRONGDIR, NKIND
+	K_COLLECT, K_STAT, K_REGISTER, K_UNREGISTER, K_UNKNOWN, K_WRONGDIR,
+	NKIND
 };
 static const char *const kind_name[NKIND] = {
 	"FEATURES", "INIT", "OPEN", "CLOSE", "QUERY", "SUBMIT", "WAIT",
-	"COLLECT", "STAT", "unknown", "wrong-dir",
+	"COLLECT", "STAT", "REGISTER", "UNREGISTER", "unknown", "wrong-dir",
 };
 static const unsigned long kind_cmd[K_UNKNOWN] = {
 	DIO_IOC_FEATURES, DIO_IOC_INIT, DIO_IOC_OPEN, DIO_IOC_CLOSE,
 	DIO_IOC_QUERY, DIO_IOC_SUBMIT, DIO_IOC_WAIT, DIO_IOC_COLLECT,
-	DIO_IOC_STAT,
+	DIO_IOC_STAT, DIO_IOC_REGISTER, DIO_IOC_UNREGISTER,
 };
+/* The ioctl numbers of dio_batch.h: 0x40 (FEATURES) to 0x4A (UNREGISTER). */
+#define IOC_NR_FIRST	0x40
+#define IOC_NR_LAST	0x4a
 enum { FD_CTL, FD_CTX, NFDK };
 
 /* What the workers report, in shared memory. */
 struct wstats {
 	long calls;
-	long io_ok;			/* requests reported with full length */
+	long io_ok;			/* valid_io()'s requests reported whole */
+	long fixed_ok;			/* of them, DIO_REQ_FIXED ones */
 	long hist[NFDK][NKIND][NERR];	/* [0]: success */
 	int nbad;
 	char bad[NBAD][240];
@@ -121,6 +135,12 @@ static char disks[2][64];
 
 /* Mappings made before fork, at the same address in every worker. */
 static uint8_t *arena, *flipz, *ro_page, *none_page;
+/*
+ * For DIO_IOC_REGISTER: a private mapping of a file that is not shared
+ * memory (EOPNOTSUPP), and shared memory (a memfd: registrable).
+ */
+static uint8_t *file_page, *shm_zone;
+#define SHM_SZ		(64 * KiB)
 
 /* ---- randomness ---- */
 
@@ -169,9 +189,18 @@ struct ctxent {
 	bool shared;		/* a descriptor of the keyed context */
 	bool inherited;		/* the one all workers share: never closed */
 	bool foreign;		/* the parent's (inherited, or a dup of it):
-				 * SUBMIT, WAIT and COLLECT are EXDEV */
+				 * SUBMIT, WAIT, COLLECT, REGISTER and
+				 * UNREGISTER are EXDEV */
 	int h[MAXH];		/* handles it opened */
 	int nh;
+	/*
+	 * The first buffers its last successful REGISTER named (nfb 0:
+	 * none, or unregistered), for DIO_REQ_FIXED requests.  A dup of it
+	 * shares the registration but is tracked apart: the requests only
+	 * aim at these ranges; the errno sets hold either way.
+	 */
+	struct dio_fixed_buf fb[4];
+	int nfb;
 };
 
 static struct world {
@@ -184,6 +213,13 @@ static struct world {
 	int nfds;
 	struct { int fd; uint64_t addr; } ring[RING];
 	unsigned int ring_pos;
+	/*
+	 * valid_io()'s requests, as submitted: the memory of a request in
+	 * flight is reused by later calls, and only its result is written
+	 * back, so its length is known from here.
+	 */
+	struct { uint64_t addr, len; bool fixed; } sub[64];
+	unsigned int sub_pos;
 	size_t bump;		/* arena allocator for the current call */
 } w;
 
@@ -257,6 +293,7 @@ static bool in_mappings(uint64_t a)
 {
 	return (a >= (uintptr_t)arena && a < (uintptr_t)arena + ARENA_SZ) ||
 	       (a >= (uintptr_t)flipz && a < (uintptr_t)flipz + FLIP_SZ) ||
+	       (a >= (uintptr_t)shm_zone && a < (uintptr_t)shm_zone + SHM_SZ) ||
 	       (a >= (uintptr_t)ro_page && a < (uintptr_t)ro_page + PAGE);
 }
 
@@ -407,6 +444,55 @@ static uint64_t place(const void *s, size_t len, size_t tail, bool tail_dirty,
 	return (uintptr_t)p;
 }
 
+/*
+ * Where in registered buffer @b a request of *@len bytes goes whole: the
+ * address (512-aligned, *@len shrunk to fit when it must), or 0 when the
+ * buffer holds no aligned block.
+ */
+static uint64_t fixed_within(const struct dio_fixed_buf *b, uint64_t *len)
+{
+	uint64_t start = (b->addr + 511) & ~511ULL, end = b->addr + b->len;
+
+	if (start + 512 > end)
+		return 0;
+	if (*len > end - start)
+		*len = (end - start) & ~511ULL;
+	return start + (uint64_t)rn((end - start - *len) / 512 + 1) * 512;
+}
+
+/*
+ * DIO_REQ_FIXED on the read or write @r: a buffer index (mostly 0..3),
+ * and the data within the registered buffer of that index (when this
+ * descriptor registered one), straddling its end or its start, or left
+ * where make_request() put it (within or not, by chance).
+ */
+static void make_fixed(struct ctxent *c, struct dio_request *r)
+{
+	const struct dio_fixed_buf *b;
+	uint64_t len = r->len, a;
+
+	r->flags |= DIO_REQ_FIXED;
+	r->buf_index = chance(90) ? rn(4) : (uint32_t)interesting64();
+	if (!c->nfb || chance(15))
+		return;
+	b = &c->fb[r->buf_index < (uint32_t)c->nfb ? r->buf_index : rn(c->nfb)];
+	switch (rn(10)) {
+	case 0:	/* Over the end of the buffer. */
+		r->buf = ((b->addr + b->len) & ~511ULL) - (len / 1024) * 512;
+		break;
+	case 1:	/* Before its start. */
+		r->buf = (b->addr & ~511ULL) - 512 * (1 + rn(2));
+		break;
+	default:
+		a = fixed_within(b, &len);
+		if (a) {
+			r->buf = a;
+			r->len = len;
+		}
+		break;
+	}
+}
+
 /* A request, valid or mutated; returns its address (or a bad one). */
 static uint64_t make_request(struct ctxent *c, bool for_flip)
 {
@@ -459,11 +545,20 @@ static uint64_t make_request(struct ctxent *c, bool for_flip)
 		} else {
 			r.buf = data_buf(len, chance(95));
 			r.len = len;
+			if (chance(c->nfb ? 35 : 10))
+				make_fixed(c, &r);
 		}
+	}
+	if (chance(2)) {
+		/* FIXED with IOVEC or on FLUSH, a buffer index without FIXED. */
+		if (chance(50))
+			r.flags |= DIO_REQ_FIXED;
+		else
+			r.buf_index = 1 + rn(4);
 	}
 	if (chance(25)) {
 		/* One field wrong. */
-		switch (rn(12)) {
+		switch (rn(13)) {
 		case 0: r.opcode = rn(256); break;
 		case 1: r.flags = rnd(); break;
 		case 2: r.pad0 = 1 + rn(255); break;
@@ -478,6 +573,7 @@ static uint64_t make_request(struct ctxent *c, bool for_flip)
 			r.flags |= DIO_REQ_PI; break;
 		case 9: r.app_tag = rnd(); r.app_tag_mask = rnd(); break;
 		case 10: r.reserved[rn(2)] = 1 + rn(100); break;
+		case 11: r.buf_index = chance(50) ? rn(8) : (uint32_t)interesting64(); break;
 		default: mutate_bytes(&r, sizeof(r)); r.size = sizeof(r); break;
 		}
 	}
@@ -524,6 +620,110 @@ static uint64_t make_req_array(struct ctxent *c, unsigned int n)
 	return (uintptr_t)a;
 }
 
+/*
+ * One buffer for REGISTER that it must take (but for the flip zone,
+ * whose pages come and go): anonymous memory of the data area (often
+ * all of it, which every data_buf() lies in), the flip zone, shared
+ * memory (a memfd).
+ */
+static void good_fixed(struct dio_fixed_buf *b)
+{
+	size_t len;
+
+	switch (rn(8)) {
+	case 0: case 1:
+		b->addr = (uintptr_t)arena + 256 * KiB;
+		b->len = ARENA_SZ - 256 * KiB;
+		break;
+	case 2:
+		b->addr = (uintptr_t)shm_zone + rn(SHM_SZ / 2);
+		b->len = 1 + rn(SHM_SZ / 2);
+		break;
+	case 3:
+		b->addr = (uintptr_t)flipz + rn(FLIP_SZ / 2);
+		b->len = 1 + rn(FLIP_SZ / 2);
+		break;
+	default:
+		len = 512 * (1 + rn(chance(80) ? 32 : 1536));
+		b->addr = data_buf(len, chance(80));
+		b->len = len < ARENA_SZ - 256 * KiB ? len : ARENA_SZ - 256 * KiB;
+		break;
+	}
+}
+
+/*
+ * One buffer REGISTER must refuse; returns true when it is sure to
+ * (a length of 0 or above 1 GiB, a read-only or PROT_NONE page, a file's
+ * mapping), false when the refusal depends (huge spans, bad addresses).
+ */
+static bool bad_fixed(struct dio_fixed_buf *b)
+{
+	switch (rn(9)) {
+	case 0:
+		b->addr = (uintptr_t)ro_page + rn(PAGE);
+		b->len = 1 + rn(PAGE);
+		return true;				/* EFAULT */
+	case 1:
+		b->addr = (uintptr_t)none_page + rn(PAGE);
+		b->len = 1 + rn(PAGE);
+		return true;				/* EFAULT */
+	case 2:
+		b->addr = (uintptr_t)file_page + rn(PAGE);
+		b->len = 1 + rn(PAGE - (b->addr - (uintptr_t)file_page));
+		return true;				/* EOPNOTSUPP */
+	case 3:
+		b->addr = data_buf(512, true);
+		b->len = 0;
+		return true;				/* EINVAL */
+	case 4:
+		b->addr = data_buf(512, true);
+		b->len = chance(50) ? (1ULL << 30) + 1 + rn(1 << 20) : ~0ULL - rn(2);
+		return true;				/* EINVAL */
+	case 5:
+		/* 1 GiB from the arena: EFAULT at its guard page, or ENOMEM. */
+		b->addr = (uintptr_t)arena + 256 * KiB + rn(512 * KiB);
+		b->len = 1ULL << 30;
+		return false;
+	case 6:
+		/* Past the end of the address space, or of user space. */
+		b->addr = chance(50) ? ~0ULL - rn(PAGE) : 0x7ffffffff000ULL - rn(PAGE);
+		b->len = 1 + rn(2 * PAGE);
+		return false;
+	case 7:
+		b->addr = bad_ptr(PAGE, true);
+		b->len = 1 + rn(2 * PAGE);
+		return false;
+	default:
+		b->addr = tame(interesting64());
+		b->len = interesting64();
+		return false;
+	}
+}
+
+/*
+ * An array of @n struct dio_fixed_buf for REGISTER: all of them good, or
+ * some bad; *@sure_bad is the first entry REGISTER must refuse (or -1).
+ */
+static uint64_t make_fixed_array(unsigned int n, int *sure_bad)
+{
+	struct dio_fixed_buf *a = scratch(n * sizeof(*a), chance(95) ? 8 : 1);
+	bool all_good = chance(50);
+	unsigned int i;
+
+	*sure_bad = -1;
+	for (i = 0; i < n; i++) {
+		if (all_good || chance(80))
+			good_fixed(&a[i]);
+		else if (bad_fixed(&a[i]) && *sure_bad < 0)
+			*sure_bad = i;
+	}
+	if (chance(3)) {
+		*sure_bad = -1;
+		return bad_ptr(n * sizeof(*a), false);
+	}
+	return (uintptr_t)a;
+}
+
 /* ---- one call ---- */
 
 static int64_t timeout_ns(void)
@@ -537,9 +737,17 @@ static int64_t timeout_ns(void)
 	}
 }
 
+/* The commands only the process that created the descriptor may make. */
+static bool owner_only(enum kind k)
+{
+	return k == K_SUBMIT || k == K_WAIT || k == K_COLLECT ||
+	       k == K_REGISTER || k == K_UNREGISTER;
+}
+
 /*
  * The documented errnos of each command (uapi header, dioctl.h); EXDEV
- * for SUBMIT, WAIT and COLLECT on a descriptor another process created.
+ * for SUBMIT, WAIT, COLLECT, REGISTER and UNREGISTER on a descriptor
+ * another process created.
  */
 static bool allowed(int fdk, enum kind k, int e, bool foreign)
 {
@@ -560,6 +768,14 @@ static bool allowed(int fdk, enum kind k, int e, bool foreign)
 				      EAGAIN, EOPNOTSUPP, EILSEQ, ENOMEM, 0 };
 	static const int wait_[] = { EFAULT, EINVAL, E2BIG, EINTR, ENOENT, 0 };
 	static const int collect[] = { EFAULT, EINVAL, E2BIG, EINTR, 0 };
+	/*
+	 * REGISTER: EBUSY (a set is registered), EFAULT (also a buffer not
+	 * mapped, read-only, or past user space), EOPNOTSUPP (a file's
+	 * mapping), ENOMEM (RLIMIT_MEMLOCK: uid 1000 is charged), EINTR.
+	 */
+	static const int register_[] = { EFAULT, EINVAL, E2BIG, EBUSY, EOPNOTSUPP,
+					  ENOMEM, EINTR, 0 };
+	static const int unregister[] = { EFAULT, EINVAL, E2BIG, ENXIO, 0 };
 	static const int notty[] = { ENOTTY, 0 };
 	const int *set = notty;
 
@@ -576,10 +792,11 @@ static bool allowed(int fdk, enum kind k, int e, bool foreign)
 		case K_WAIT: set = wait_; break;
 		case K_COLLECT: set = collect; break;
 		case K_STAT: set = stat_; break;
+		case K_REGISTER: set = register_; break;
+		case K_UNREGISTER: set = unregister; break;
 		default: break;
 		}
-		if (foreign && e == EXDEV &&
-		    (k == K_SUBMIT || k == K_WAIT || k == K_COLLECT))
+		if (foreign && e == EXDEV && owner_only(k))
 			return true;
 	}
 	for (; *set; set++)
@@ -609,6 +826,7 @@ static void one_call(void)
 		struct dio_submit s;
 		struct dio_wait wt;
 		struct dio_stat st;
+		struct dio_register rg;
 		uint8_t raw[512];
 	} u;
 	struct ctxent *c = pick_ctx();
@@ -619,8 +837,8 @@ static void one_call(void)
 	size_t ksize = 0, ver0 = 0, tail = 0;
 	bool dirty = false, writes_back = true, mutated = false;
 	uint32_t nr = 0;
-	uint64_t arg;
-	int ret, err;
+	uint64_t arg, fixed_arr = 0;
+	int ret, err, sure_bad = -1;
 
 	w.bump = rn(64) * 8;
 	memset(&u, 0, sizeof(u));
@@ -664,6 +882,18 @@ static void one_call(void)
 		u.s.reqs = make_req_array(c, nr <= 64 ? nr : 64);
 		if (nr > 64 && chance(50))
 			u.s.nr = nr = 4096 + rn(2);	/* the limit, and past it */
+		writes_back = false;
+		break;
+	case K_REGISTER:
+		ksize = sizeof(u.rg); ver0 = DIO_REGISTER_SIZE_VER0;
+		nr = chance(85) ? 1 + rn(4) : chance(60) ? 1 + rn(64) :
+		     chance(50) ? 1024 + rn(2) : (uint32_t)interesting64();
+		u.rg.nr = nr;
+		u.rg.bufs = fixed_arr = make_fixed_array(nr <= 1024 ? nr : 64, &sure_bad);
+		writes_back = false;
+		break;
+	case K_UNREGISTER:
+		ksize = sizeof(u.rg); ver0 = DIO_REGISTER_SIZE_VER0;
 		writes_back = false;
 		break;
 	case K_WAIT:
@@ -737,14 +967,15 @@ static void one_call(void)
 		unsigned int d = dirs[rn(3)];
 
 		k = K_WRONGDIR;
-		cmd = _IOC(d, DIO_BATCH_IOC_MAGIC, 0x40 + rn(9), rn(1 << 14));
+		cmd = _IOC(d, DIO_BATCH_IOC_MAGIC,
+			   IOC_NR_FIRST + rn(IOC_NR_LAST - IOC_NR_FIRST + 1), rn(1 << 14));
 		break;
 	}
 	case 2: {
 		unsigned int nrr = rn(256);
 
-		if (nrr >= 0x40 && nrr <= 0x48)
-			nrr = 0x49 + rn(0xb7);
+		if (nrr >= IOC_NR_FIRST && nrr <= IOC_NR_LAST)
+			nrr = IOC_NR_LAST + 1 + rn(0xff - IOC_NR_LAST);
 		k = K_UNKNOWN;
 		cmd = _IOC(rn(4), DIO_BATCH_IOC_MAGIC, nrr, rn(1 << 14));
 		if (chance(10))
@@ -778,8 +1009,7 @@ static void one_call(void)
 		bad("%s on /dev/dio_batch succeeded: %d", kind_name[k], ret);
 		return;
 	}
-	if (fdk == FD_CTX && c->foreign &&
-	    (k == K_SUBMIT || k == K_WAIT || k == K_COLLECT)) {
+	if (fdk == FD_CTX && c->foreign && owner_only(k)) {
 		bad("%s on the parent's descriptor succeeded: %d", kind_name[k], ret);
 		return;
 	}
@@ -787,6 +1017,32 @@ static void one_call(void)
 	case K_FEATURES: case K_CLOSE: case K_QUERY: case K_STAT:
 		if (ret != 0)
 			bad("%s returned %d", kind_name[k], ret);
+		break;
+	case K_REGISTER:
+		/* The kernel saw u.rg: the array (ours) and nr, mutated or not. */
+		if (ret != 0) {
+			bad("REGISTER returned %d", ret);
+		} else if (u.rg.nr < 1 || u.rg.nr > 1024) {
+			bad("REGISTER of %u buffers succeeded", u.rg.nr);
+		} else if (sure_bad >= 0 && (uint32_t)sure_bad < u.rg.nr &&
+			   u.rg.bufs == fixed_arr) {
+			const struct dio_fixed_buf *b =
+				(const struct dio_fixed_buf *)(uintptr_t)u.rg.bufs + sure_bad;
+
+			bad("REGISTER took buffer %d: %#llx, %llu bytes", sure_bad,
+			    (unsigned long long)b->addr, (unsigned long long)b->len);
+		} else if (in_arena(u.rg.bufs, (u.rg.nr < 4 ? u.rg.nr : 4) *
+					    sizeof(struct dio_fixed_buf))) {
+			c->nfb = u.rg.nr < 4 ? u.rg.nr : 4;
+			memcpy(c->fb, (const void *)(uintptr_t)u.rg.bufs,
+			       c->nfb * sizeof(c->fb[0]));
+		}
+		break;
+	case K_UNREGISTER:
+		if (ret != 0)
+			bad("UNREGISTER returned %d", ret);
+		else
+			c->nfb = 0;
 		break;
 	case K_INIT:
 		if (ret < 3)
@@ -834,7 +1090,10 @@ static void one_call(void)
 	}
 }
 
-/* Some plain, valid I/O so completions keep flowing. */
+/*
+ * Some plain, valid I/O so completions keep flowing; into the registered
+ * buffers too, when the descriptor has some.
+ */
 static void valid_io(void)
 {
 	struct ctxent *c = pick_ctx();
@@ -846,9 +1105,20 @@ static void valid_io(void)
 		return;
 	for (i = 0; i < n; i++) {
 		size_t len = 512 * (1 + rn(16));
+		unsigned int bi = c->nfb ? rn(c->nfb) : 0;
+		uint64_t flen = len, fa = c->nfb && chance(50) ?
+					 fixed_within(&c->fb[bi], &flen) : 0;
 
 		r[i] = scratch(sizeof(*r[i]), 128);
-		if (chance(50))
+		if (fa && chance(50))
+			dio_req_prep_read_fixed(r[i], c->h[rn(c->nh)],
+						(void *)(uintptr_t)fa, flen,
+						(uint64_t)rn(DISK_SIZE / 512 - 16) * 512, bi);
+		else if (fa)
+			dio_req_prep_write_fixed(r[i], c->h[rn(c->nh)],
+						 (void *)(uintptr_t)fa, flen,
+						 (uint64_t)rn(DISK_SIZE / 512 - 16) * 512, bi);
+		else if (chance(50))
 			dio_req_prep_read(r[i], c->h[rn(c->nh)],
 					  (void *)(uintptr_t)data_buf(len, true), len,
 					  (uint64_t)rn(DISK_SIZE / 512 - 16) * 512);
@@ -862,15 +1132,35 @@ static void valid_io(void)
 		bad("SUBMIT on the parent's descriptor: %d (%s), want EXDEV", ret,
 		    ret < 0 ? strerror(errno) : "queued");
 	if (ret > 0)
-		for (i = 0; i < (unsigned int)ret; i++)
+		for (i = 0; i < (unsigned int)ret; i++) {
+			unsigned int k = w.sub_pos++ % 64;
+
 			ring_add(c->fd, (uintptr_t)r[i]);
+			w.sub[k].addr = (uintptr_t)r[i];
+			w.sub[k].len = r[i]->len;
+			w.sub[k].fixed = r[i]->flags & DIO_REQ_FIXED;
+		}
 	ret = sys_dio_collect(c->fd, got, 0, 16, &(struct timespec){ 0, 0 });
 	if (c->foreign && (ret != -1 || errno != EXDEV))
 		bad("COLLECT on the parent's descriptor: %d (%s), want EXDEV", ret,
 		    ret < 0 ? strerror(errno) : "reported");
-	for (i = 0; ret > 0 && i < (unsigned int)ret; i++)
-		if (in_arena((uintptr_t)got[i], sizeof(*got[i])) && got[i]->result > 0)
-			w.st->io_ok++;
+	/* Counted: this function's requests reported with their whole length. */
+	for (i = 0; ret > 0 && i < (unsigned int)ret; i++) {
+		if (!in_arena((uintptr_t)got[i], sizeof(*got[i])))
+			continue;
+		for (unsigned int k = 0; k < 64 && k < w.sub_pos; k++) {
+			unsigned int s = (w.sub_pos - 1 - k) % 64;
+
+			if (w.sub[s].addr != (uintptr_t)got[i])
+				continue;
+			if (got[i]->result > 0 && (uint64_t)got[i]->result == w.sub[s].len) {
+				w.st->io_ok++;
+				w.st->fixed_ok += w.sub[s].fixed;
+			}
+			w.sub[s].addr = 0;
+			break;
+		}
+	}
 }
 
 /* Other things a program does to its descriptors. */
@@ -889,8 +1179,14 @@ static void housekeeping(void)
 		break;
 	case 1:
 		fd = dup(w.ctx[i].fd);
-		if (fd >= 0)
+		if (fd >= 0 && w.nctx < MAXCTX) {
+			/* The same file: the same registered buffers. */
 			track_ctx(fd, w.ctx[i].shared, w.ctx[i].foreign);
+			memcpy(w.ctx[w.nctx - 1].fb, w.ctx[i].fb, sizeof(w.ctx[i].fb));
+			w.ctx[w.nctx - 1].nfb = w.ctx[i].nfb;
+		} else if (fd >= 0) {
+			close(fd);
+		}
 		break;
 	case 2:
 		in.flags = DIO_PRIVATE;
@@ -1115,7 +1411,8 @@ static void test_fuzz(void **state)
 	long max_calls = env_long("DIO_FUZZ_CALLS", 200000);
 	long min_calls = seconds * (debug ? FUZZ_MIN_RATE_DEBUG : FUZZ_MIN_RATE);
 	int fds[12], nfds = 0, shared, hshared, p[2], i, st;
-	long calls = 0, io_ok = 0, nbad = 0;
+	long calls = 0, io_ok = 0, fixed_ok = 0, nbad = 0;
+	struct rlimit ml;
 	char failure[256] = "";
 	pid_t pid[NWORKERS];
 	uint64_t t0;
@@ -1142,6 +1439,23 @@ static void test_fuzz(void **state)
 		    ro_page != MAP_FAILED && none_page != MAP_FAILED);
 	assert_int_equal(mprotect(arena, ARENA_SZ, PROT_READ | PROT_WRITE), 0);
 	memset(arena, 0, ARENA_SZ);
+	/* REGISTER's: a private writable mapping of a file, and a memfd's. */
+	{
+		int xfd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+		int mfd = memfd_create("fuzz-fixed", MFD_CLOEXEC);
+
+		assert_true(xfd >= 0 && mfd >= 0);
+		assert_int_equal(ftruncate(mfd, SHM_SZ), 0);
+		file_page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, xfd, 0);
+		shm_zone = mmap(NULL, SHM_SZ, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+		assert_true(file_page != MAP_FAILED && shm_zone != MAP_FAILED);
+		close(xfd);
+		close(mfd);
+	}
+	/* Worker 3 (uid 1000) registers against it; root is not charged. */
+	assert_int_equal(getrlimit(RLIMIT_MEMLOCK, &ml), 0);
+	print_message("# fuzz: RLIMIT_MEMLOCK %lld bytes (uid 1000's registrations)\n",
+		      ml.rlim_cur == RLIM_INFINITY ? -1LL : (long long)ml.rlim_cur);
 	memset(ws, 0, NWORKERS * sizeof(*ws));
 
 	/* Descriptors OPEN may be given: disks RW and RO, odd ones. */
@@ -1200,12 +1514,14 @@ static void test_fuzz(void **state)
 		}
 		calls += ws[i].calls;
 		io_ok += ws[i].io_ok;
+		fixed_ok += ws[i].fixed_ok;
 		nbad += ws[i].nbad;
 		print_message("#   worker %d: %ld calls%s\n", i, ws[i].calls,
 			      i == NWORKERS - 1 ? " (uid 1000)" : "");
 	}
-	print_message("# fuzz: %ld calls, %ld plain requests completed, seed %llu, %.1f s\n",
-		      calls, io_ok, (unsigned long long)seed, (tl_now_ns() - t0) / 1e9);
+	print_message("# fuzz: %ld calls, %ld plain requests completed (%ld of them in "
+		      "registered buffers), seed %llu, %.1f s\n", calls, io_ok, fixed_ok,
+		      (unsigned long long)seed, (tl_now_ns() - t0) / 1e9);
 	print_histogram();
 	for (i = 0; i < NWORKERS; i++)
 		for (int k = 0; k < ws[i].nbad && k < NBAD; k++)
@@ -1237,6 +1553,8 @@ static void test_fuzz(void **state)
 	assert_int_equal(tl_dio_refcnt(), 0);
 	munmap(arena, ARENA_SZ + PAGE);
 	munmap(flipz, FLIP_SZ);
+	munmap(file_page, PAGE);
+	munmap(shm_zone, SHM_SZ);
 }
 
 /* After the storm: plain I/O on both disks works and returns the data. */

@@ -3,18 +3,22 @@
  * A coverage-guided ioctl fuzzer (KCOV), in the style of syzkaller and AFL.
  *
  * An input is a program: up to MAXCALLS calls (FEATURES, INIT, OPEN, CLOSE,
- * QUERY, SUBMIT, WAIT, COLLECT, STAT, and close(2), dup(2), fork(2) of
- * context descriptors) whose arguments refer to the results of earlier
- * calls (descriptors, handles, submitted requests) and carry the mutations:
- * struct sizes (0, too small, VER0, exact, larger with a zero or non-zero
- * tail, a page, above a page), pointers (NULL, never mapped, PROT_NONE,
- * read-only, misaligned, straddling an unmapped page, kernel,
- * non-canonical), one or two "pokes" (a value written over any field),
- * wrong command numbers, flags with unknown bits, request arrays with
- * duplicates and earlier requests, iovecs, PI buffers (generated, bad
- * guard or ref tag, short, long) and real I/O on four PI devices: two
- * scsi_debug disks (dif=1 dix=1, CRC guard), NVMe nsid 2 (CRC64, 4 KiB
- * blocks) and nsid 4 (16 bytes of metadata, 8 of PI).
+ * QUERY, SUBMIT, WAIT, COLLECT, STAT, REGISTER, UNREGISTER, and close(2),
+ * dup(2), fork(2) of context descriptors) whose arguments refer to the
+ * results of earlier calls (descriptors, handles, submitted requests) and
+ * carry the mutations: struct sizes (0, too small, VER0, exact, larger
+ * with a zero or non-zero tail, a page, above a page), pointers (NULL,
+ * never mapped, PROT_NONE, read-only, misaligned, straddling an unmapped
+ * page, kernel, non-canonical), one or two "pokes" (a value written over
+ * any field), wrong command numbers, flags with unknown bits, request
+ * arrays with duplicates and earlier requests, iovecs, PI buffers
+ * (generated, bad guard or ref tag, short, long), registered buffers
+ * (REGISTER of 0 to 255 ranges of the data area, one of them maybe
+ * read-only, PROT_NONE, a file's mapping, shared memory, empty, huge,
+ * wrapping, past user space; requests with DIO_REQ_FIXED and a buffer
+ * index) and real I/O on four PI devices: two scsi_debug disks (dif=1
+ * dix=1, CRC guard), NVMe nsid 2 (CRC64, 4 KiB blocks) and nsid 4 (16
+ * bytes of metadata, 8 of PI).
  *
  * Execution: the supervisor (this cmocka program) forks an executor per
  * program.  It enables KCOV on its own task, runs the calls, collects the
@@ -23,10 +27,11 @@
  * programs do not meet each other's claims and completions; a FORK call forks a second
  * process (as root or as uid 1000) that runs the calls marked proc=1
  * concurrently with KCOV of its own: it inherits every descriptor (the
- * parent's are foreign there: SUBMIT, WAIT and COLLECT are EXDEV) and may
- * join a keyed context with INIT (DIO_FOREIGN as uid 1000).  Each call
- * must succeed (in its range) or fail with an errno of its command's
- * documented set (the same sets as t_fuzz.c); a violation, a crash, a
+ * parent's are foreign there: SUBMIT, WAIT, COLLECT, REGISTER and
+ * UNREGISTER are EXDEV) and may join a keyed context with INIT
+ * (DIO_FOREIGN as uid 1000).  Each call must succeed (in its range) or
+ * fail with an errno of its command's documented set (the same sets as
+ * t_fuzz.c); a violation, a crash, a
  * program that does not finish in PROG_TIMEOUT seconds or a kernel report
  * (a line of tests/vm/report-patterns in /dev/kmsg after the program)
  * fails the test and prints the program, the seed and the iteration.
@@ -147,8 +152,17 @@
 
 enum op {
 	OP_FEATURES, OP_INIT, OP_OPEN, OP_CLOSE, OP_QUERY, OP_SUBMIT, OP_WAIT,
-	OP_COLLECT, OP_STAT, OP_CLOSEFD, OP_DUP, OP_FORK, NOPS
+	OP_COLLECT, OP_STAT, OP_REGISTER, OP_UNREGISTER, OP_CLOSEFD, OP_DUP,
+	OP_FORK, NOPS
 };
+#define OP_LASTIOC	OP_UNREGISTER	/* the ioctls: OP_FEATURES to here */
+/*
+ * REGISTER's buffers: entry k is a range of the data area (k % 4: all of
+ * it, its first half, its second half, 1 MiB from a misaligned address),
+ * but for entry bent, which has the shape bshape (B_OK: the same).
+ */
+enum { B_OK, B_RO, B_NONE, B_FILE, B_SHM, B_ZERO, B_HUGE, B_GIG, B_WRAP, B_TOP,
+       B_LOW, B_GUARD, NB };
 enum { SZ_EXACT, SZ_ZERO, SZ_TINY, SZ_VER0M1, SZ_VER0, SZ_TAIL0, SZ_TAIL1,
        SZ_PAGE, SZ_PAGE1, SZ_HUGE, NSZ };
 enum { P_OK, P_NULL, P_LOW, P_NONE, P_RO, P_MIS1, P_MIS4, P_GUARD, P_KERN,
@@ -161,7 +175,7 @@ enum { E_NEW, E_PREV, E_DUP, NEK };	/* entries of SUBMIT and WAIT arrays */
 
 static const char *const op_names[] = {
 	"FEATURES", "INIT", "OPEN", "CLOSE", "QUERY", "SUBMIT", "WAIT",
-	"COLLECT", "STAT", "CLOSEFD", "DUP", "FORK", NULL };
+	"COLLECT", "STAT", "REGISTER", "UNREGISTER", "CLOSEFD", "DUP", "FORK", NULL };
 static const char *const sz_names[] = {
 	"exact", "zero", "tiny", "ver0-1", "ver0", "tail0", "tail1", "page",
 	"page+1", "huge", NULL };
@@ -175,6 +189,9 @@ static const char *const pi_names[] = {
 	"none", "gen", "badguard", "badref", "short", "long", "zero", "ptr", NULL };
 static const char *const ek_names[] = { "new", "prev", "dup", NULL };
 static const char *const opc_names[] = { "read", "write", "flush", NULL };
+static const char *const b_names[] = {
+	"ok", "ro", "none", "file", "shm", "zero", "huge", "gig", "wrap", "top",
+	"low", "guard", NULL };
 
 struct poke {			/* @width bytes of @val at byte @off; width 0: none */
 	uint16_t off;
@@ -198,7 +215,8 @@ struct req {
 	uint8_t size;		/* SZ_* */
 	uint16_t app_tag, app_mask;
 	uint16_t blocks;	/* data length in logical blocks */
-	uint16_t pad[2];
+	uint16_t bidx;		/* buf_index (DIO_REQ_FIXED) */
+	uint16_t pad;
 	uint32_t lba;		/* offset in logical blocks */
 	uint32_t pad2;
 	struct poke poke;
@@ -211,8 +229,10 @@ struct call {
 	uint8_t ref;		/* OPEN: descriptor table; CLOSE, QUERY: handle ref;
 				 * FORK: 1 = the process is uid 1000 */
 	uint8_t size, ptr, cmd, tmo, aptr;	/* aptr: P_* of the request array */
-	uint8_t nr;		/* SUBMIT, WAIT: entries (<= MAXREQ); COLLECT: room */
-	uint8_t pad[2];
+	uint8_t nr;		/* SUBMIT, WAIT: entries (<= MAXREQ); COLLECT: room;
+				 * REGISTER: buffers */
+	uint8_t bshape;		/* REGISTER: B_* of entry bent */
+	uint8_t bent;
 	uint32_t flags;		/* INIT, OPEN: flags; COLLECT: min_nr */
 	uint32_t mode;		/* INIT */
 	uint32_t pad2;
@@ -244,7 +264,8 @@ static const struct field call_fields[] = {
 	CF(ref, "ref", NULL), CF(size, "size", sz_names), CF(ptr, "ptr", ptr_names),
 	CF(cmd, "cmd", cmd_names), CF(tmo, "tmo", tmo_names), CF(aptr, "aptr", ptr_names),
 	CF(nr, "nr", NULL), CF(flags, "flags", NULL), CF(mode, "mode", NULL),
-	CF(key, "key", NULL), CF(poke[0].off, "p0off", NULL), CF(poke[0].width, "p0w", NULL),
+	CF(key, "key", NULL), CF(bshape, "bshape", b_names), CF(bent, "bent", NULL),
+	CF(poke[0].off, "p0off", NULL), CF(poke[0].width, "p0w", NULL),
 	CF(poke[0].val, "p0val", NULL), CF(poke[1].off, "p1off", NULL),
 	CF(poke[1].width, "p1w", NULL), CF(poke[1].val, "p1val", NULL),
 };
@@ -254,7 +275,8 @@ static const struct field req_fields[] = {
 	RF(h, "h", NULL), RF(rptr, "rptr", ptr_names), RF(buf, "buf", ptr_names),
 	RF(pi, "pi", pi_names), RF(nseg, "nseg", NULL), RF(size, "size", sz_names),
 	RF(app_tag, "tag", NULL), RF(app_mask, "mask", NULL), RF(blocks, "blocks", NULL),
-	RF(lba, "lba", NULL), RF(poke.off, "poff", NULL), RF(poke.width, "pw", NULL),
+	RF(lba, "lba", NULL), RF(bidx, "bidx", NULL), RF(poke.off, "poff", NULL),
+	RF(poke.width, "pw", NULL),
 	RF(poke.val, "pval", NULL),
 };
 #define NCF (sizeof(call_fields) / sizeof(call_fields[0]))
@@ -452,6 +474,8 @@ static int fddev[NFDS];		/* its device, or -1 */
 static int ctl = -1, kcov_fd[2] = { -1, -1 }, pipefd[2] = { -1, -1 };
 static uint64_t *area[2];	/* KCOV buffers: [0] executor, [1] its child */
 static uint8_t *arena;
+/* REGISTER's B_FILE (a private mapping of a file: EOPNOTSUPP), B_SHM (a memfd). */
+static uint8_t *file_page, *shm_page;
 static const uint32_t raw_handle[8] = { 0, 1, 2, 3, 64, 255, 65535, 0xffffffff };
 
 /* ---- the executor's side ---- */
@@ -506,7 +530,7 @@ static void xbad(int i, const char *fmt, ...)
 }
 
 /* The documented errnos of each command (as t_fuzz.c has them). */
-static const int errsets[OP_STAT + 1][11] = {
+static const int errsets[OP_LASTIOC + 1][11] = {
 	[OP_FEATURES] = { EFAULT, EINVAL, E2BIG },
 	[OP_INIT] = { EFAULT, EINVAL, E2BIG, ENOENT, EEXIST, EACCES, ENOMEM, EMFILE },
 	[OP_OPEN] = { EFAULT, EINVAL, E2BIG, EBADF, ENOTBLK, EBUSY, ENOMEM, EMFILE },
@@ -517,12 +541,22 @@ static const int errsets[OP_STAT + 1][11] = {
 	[OP_WAIT] = { EFAULT, EINVAL, E2BIG, EINTR, ENOENT },
 	[OP_COLLECT] = { EFAULT, EINVAL, E2BIG, EINTR },
 	[OP_STAT] = { EFAULT, EINVAL, E2BIG },
+	[OP_REGISTER] = { EFAULT, EINVAL, E2BIG, EBUSY, EOPNOTSUPP, ENOMEM, EINTR },
+	[OP_UNREGISTER] = { EFAULT, EINVAL, E2BIG, ENXIO },
 };
 
-static const unsigned long cmds[OP_STAT + 1] = {
+static const unsigned long cmds[OP_LASTIOC + 1] = {
 	DIO_IOC_FEATURES, DIO_IOC_INIT, DIO_IOC_OPEN, DIO_IOC_CLOSE, DIO_IOC_QUERY,
 	DIO_IOC_SUBMIT, DIO_IOC_WAIT, DIO_IOC_COLLECT, DIO_IOC_STAT,
+	DIO_IOC_REGISTER, DIO_IOC_UNREGISTER,
 };
+
+/* Only the process that made the descriptor may: EXDEV for the others. */
+static bool owner_only(int op)
+{
+	return op == OP_SUBMIT || op == OP_WAIT || op == OP_COLLECT ||
+	       op == OP_REGISTER || op == OP_UNREGISTER;
+}
 
 static uint64_t bad_addr(int pk)
 {
@@ -651,6 +685,7 @@ static uint64_t build_req(const struct prog *p, int i, int j)
 	r.pi_flags = q->pi_flags;
 	r.app_tag = q->app_tag;
 	r.app_tag_mask = q->app_mask;
+	r.buf_index = q->bidx;
 	if (q->opcode == DIO_OP_WRITE && q->buf == P_OK && fits)
 		tl_fill(data, len, s + 1);
 	if (q->flags & DIO_REQ_IOVEC) {
@@ -712,6 +747,51 @@ static uint64_t build_req(const struct prog *p, int i, int j)
 	return put(&r, sizeof(r), tail, dirty, q->rptr, arena + A_REQS + s * 8 * KiB, 16 + s);
 }
 
+/*
+ * REGISTER call @i's array of struct dio_fixed_buf, at the pointer kind
+ * aptr says.  *@sure_bad: an entry REGISTER must refuse is among the nr.
+ */
+static uint64_t build_fixed(const struct call *c, int i, bool *sure_bad)
+{
+	struct dio_fixed_buf b[255];
+	uint8_t *data = arena + A_DATA;
+	unsigned int n = c->nr, k;
+
+	for (k = 0; k < n; k++) {
+		switch (k % 4) {
+		case 0: b[k] = (struct dio_fixed_buf){ (uintptr_t)data, 4 * MiB }; break;
+		case 1: b[k] = (struct dio_fixed_buf){ (uintptr_t)data, 2 * MiB }; break;
+		case 2: b[k] = (struct dio_fixed_buf){ (uintptr_t)data + 2 * MiB, 2 * MiB }; break;
+		default: b[k] = (struct dio_fixed_buf){ (uintptr_t)data + 4 * KiB + 1, MiB }; break;
+		}
+	}
+	*sure_bad = c->bshape != B_OK && c->bshape != B_SHM && c->bshape != B_GIG &&
+		    c->bent < n;
+	if (c->bent < n) {
+		struct dio_fixed_buf *e = &b[c->bent];
+
+		switch (c->bshape) {
+		case B_RO: *e = (struct dio_fixed_buf){ (uintptr_t)arena + A_RO + 8, 100 }; break;
+		case B_NONE: e->addr = (uintptr_t)arena + ARENA_SZ; e->len = PAGE; break;
+		case B_FILE: e->addr = (uintptr_t)file_page; e->len = PAGE; break;
+		case B_SHM: e->addr = (uintptr_t)shm_page + 512; e->len = 8 * KiB; break;
+		case B_ZERO: e->len = 0; break;
+		case B_HUGE: e->len = (1ULL << 30) + 1; break;
+		case B_GIG: e->len = 1ULL << 30; break;	/* EFAULT, or ENOMEM */
+		case B_WRAP: e->addr = ~0ULL - 4095; e->len = 2 * PAGE; break;
+		case B_TOP: e->addr = 0x7ffffffff000ULL - PAGE; e->len = 3 * PAGE; break;
+		case B_LOW: e->addr = 0x1000; e->len = PAGE; break;
+		case B_GUARD:
+			e->addr = (uintptr_t)arena + ARENA_SZ - PAGE - 512;
+			e->len = 2 * PAGE;
+			break;
+		default: break;
+		}
+	}
+	return put(b, n * sizeof(b[0]), 0, false, c->aptr, arena + A_ARR + i * 8 * KiB,
+		   80 + i);
+}
+
 /* A request reported by WAIT or COLLECT: its result must make sense. */
 static void check_result(int i, uint64_t a)
 {
@@ -754,11 +834,12 @@ static void do_ioctl(const struct prog *p, int i)
 		struct dio_submit s;
 		struct dio_wait w;
 		struct dio_stat st;
+		struct dio_register rg;
 		uint8_t raw[256];
 	} u;
 	uint64_t arr[256];
 	size_t ks = 0, v0 = 0, tail;
-	bool dirty, isctl, foreign, notty;
+	bool dirty, isctl, foreign, notty, sure_bad = false;
 	int fd, nent = 0, ret, err, k, file = -1;
 	unsigned long cmd;
 	uint64_t arg;
@@ -801,6 +882,12 @@ static void do_ioctl(const struct prog *p, int i)
 		u.q.handle = handle_of(c->ref);
 		break;
 	case OP_STAT: ks = sizeof(u.st); v0 = DIO_STAT_SIZE_VER0; break;
+	case OP_REGISTER:
+		ks = sizeof(u.rg); v0 = DIO_REGISTER_SIZE_VER0;
+		u.rg.nr = c->nr;
+		u.rg.bufs = build_fixed(c, i, &sure_bad);
+		break;
+	case OP_UNREGISTER: ks = sizeof(u.rg); v0 = DIO_REGISTER_SIZE_VER0; break;
 	case OP_SUBMIT:
 	case OP_WAIT:
 		nent = c->nr < MAXREQ ? c->nr : MAXREQ;
@@ -850,7 +937,8 @@ static void do_ioctl(const struct prog *p, int i)
 	else if (c->cmd == CMD_DIR)
 		cmd = _IOC(_IOC_READ, _IOC_TYPE(cmd), _IOC_NR(cmd), _IOC_SIZE(cmd));
 	else if (c->cmd == CMD_UNKNOWN)
-		cmd = _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), 0x49 + c->op, _IOC_SIZE(cmd));
+		cmd = _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(DIO_IOC_UNREGISTER) + 1 + c->op,
+			   _IOC_SIZE(cmd));
 
 	if (c->op == OP_WAIT || c->op == OP_COLLECT)
 		setitimer(ITIMER_REAL, &it, NULL);	/* ends a wait forever */
@@ -872,7 +960,7 @@ static void do_ioctl(const struct prog *p, int i)
 		if (notty)
 			ok = err == ENOTTY;
 		else if (foreign && err == EXDEV)
-			ok = c->op == OP_SUBMIT || c->op == OP_WAIT || c->op == OP_COLLECT;
+			ok = owner_only(c->op);
 		else
 			for (k = 0; k < 11 && errsets[c->op][k]; k++)
 				ok |= errsets[c->op][k] == err;
@@ -886,7 +974,7 @@ static void do_ioctl(const struct prog *p, int i)
 		xbad(i, "%s succeeded (%d) where ENOTTY was due", op_names[c->op], ret);
 		return;
 	}
-	if (foreign && (c->op == OP_SUBMIT || c->op == OP_WAIT || c->op == OP_COLLECT)) {
+	if (foreign && owner_only(c->op)) {
 		xbad(i, "%s on another process's descriptor succeeded (%d)",
 		     op_names[c->op], ret);
 		return;
@@ -905,6 +993,14 @@ static void do_ioctl(const struct prog *p, int i)
 		if (ret < 1)
 			xbad(i, "OPEN returned %d", ret);
 		xs.h[i] = ret;
+		break;
+	case OP_REGISTER:
+		/* Without pokes the kernel read our array and nr. */
+		if (ret != 0)
+			xbad(i, "REGISTER returned %d", ret);
+		else if (sure_bad && !c->poke[0].width && !c->poke[1].width)
+			xbad(i, "REGISTER took buffer %u of shape %s", c->bent,
+			     b_names[c->bshape]);
 		break;
 	case OP_SUBMIT:
 		if (ret < 1 || (uint32_t)ret > u.s.nr)
@@ -1483,10 +1579,11 @@ static void random_poke(struct poke *pk, size_t len)
 	pk->val = interesting64();
 }
 
-static const size_t op_size[OP_STAT + 1] = {
+static const size_t op_size[OP_LASTIOC + 1] = {
 	sizeof(struct dio_features), sizeof(struct dio_init), sizeof(struct dio_open),
 	sizeof(struct dio_close), sizeof(struct dio_query), sizeof(struct dio_submit),
 	sizeof(struct dio_wait), sizeof(struct dio_wait), sizeof(struct dio_stat),
+	sizeof(struct dio_register), sizeof(struct dio_register),
 };
 
 static void gen_req(const struct prog *p, int pos, struct req *q, int field)
@@ -1510,6 +1607,10 @@ static void gen_req(const struct prog *p, int pos, struct req *q, int field)
 		if (chance(15)) {
 			q->flags |= DIO_REQ_IOVEC;
 			q->nseg = 1 + rn(chance(80) ? 4 : 63);
+		} else if (chance(20)) {
+			/* A registered buffer, of REGISTER's standard layout. */
+			q->flags |= DIO_REQ_FIXED;
+			q->bidx = chance(90) ? rn(4) : rnd();
 		}
 		if (chance(60)) {
 			q->flags |= DIO_REQ_PI;
@@ -1533,7 +1634,7 @@ static void gen_req(const struct prog *p, int pos, struct req *q, int field)
 		return;
 	case 0: q->kind = rn(NEK); q->ref = rn(MAXCALLS); q->idx = rn(MAXREQ); return;
 	case 1: q->opcode = chance(90) ? rn(3) : rnd(); return;
-	case 2: q->flags ^= chance(80) ? 1 << rn(3) : 1 << rn(16); return;
+	case 2: q->flags ^= chance(80) ? 1 << rn(4) : 1 << rn(16); return;
 	case 3: q->pi_flags ^= chance(80) ? 1 << rn(6) : 1 << rn(16); return;
 	case 4: q->h = pick_handle(p, pos); return;
 	case 5: q->rptr = rn(NPTR); return;
@@ -1544,6 +1645,7 @@ static void gen_req(const struct prog *p, int pos, struct req *q, int field)
 	case 10: q->app_tag = rnd(); q->app_mask = chance(50) ? 0xffff : rnd(); return;
 	case 11: q->blocks = chance(50) ? q->blocks + 1 - rn(3) : interesting64(); return;
 	case 12: q->lba = chance(50) ? q->lba + 1 - rn(3) : interesting64(); return;
+	case 13: q->bidx = chance(70) ? rn(5) : rnd(); return;
 	default: random_poke(&q->poke, sizeof(struct dio_request)); return;
 	}
 }
@@ -1596,6 +1698,13 @@ static void gen_call(struct prog *p, int pos, int op, int field)
 			c->flags = rn(3);
 			c->tmo = chance(50) ? T_10MS : rn(NTMO);
 			break;
+		case OP_REGISTER:
+			c->nr = chance(85) ? 1 + rn(4) : rn(256);
+			if (chance(40)) {
+				c->bshape = 1 + rn(NB - 1);
+				c->bent = rn(c->nr ? c->nr : 1);
+			}
+			break;
 		case OP_FORK: c->ref = rn(2); break;
 		default: break;
 		}
@@ -1610,7 +1719,7 @@ static void gen_call(struct prog *p, int pos, int op, int field)
 	case 5: c->tmo = rn(NTMO); break;
 	case 6: c->aptr = rn(NPTR); break;
 	case 7:
-		if (c->op <= OP_STAT)
+		if (c->op <= OP_LASTIOC)
 			random_poke(&c->poke[rn(2)], op_size[c->op]);
 		break;
 	case 8:
@@ -1622,6 +1731,8 @@ static void gen_call(struct prog *p, int pos, int op, int field)
 			c->flags = chance(70) ? rn(c->nr + 2) : interesting64();
 		else if (c->op == OP_FORK)
 			c->ref ^= 1;
+		else if (c->op == OP_REGISTER)
+			c->bshape = rn(NB);
 		break;
 	case 9:
 		if (c->op == OP_INIT) {
@@ -1631,9 +1742,13 @@ static void gen_call(struct prog *p, int pos, int op, int field)
 			c->ref = pick_handle(p, pos);
 		} else if (c->op == OP_OPEN) {
 			c->ref = rn(NFDS);
+		} else if (c->op == OP_REGISTER) {
+			c->bent = chance(80) ? rn(c->nr ? c->nr : 1) : rnd();
 		}
 		break;
 	case 10:
+		if (c->op == OP_REGISTER)
+			c->nr = chance(70) ? 1 + rn(4) : rn(256);
 		if (has_reqs(c) || c->op == OP_COLLECT)
 			c->nr = chance(70) ? 1 + rn(has_reqs(c) ? MAXREQ : 32) : rn(256);
 		if (has_reqs(c) && c->nr > MAXREQ)
@@ -1642,15 +1757,15 @@ static void gen_call(struct prog *p, int pos, int op, int field)
 	default:
 		if (has_reqs(c) && c->nr)
 			gen_req(p, pos, &c->req[rn(c->nr < MAXREQ ? c->nr : MAXREQ)],
-				rn(14));
+				rn(15));
 		break;
 	}
 }
 
 static int random_op(void)
 {
-	static const uint8_t w[NOPS] = { 3, 10, 12, 6, 6, 20, 10, 10, 4, 4, 4, 3 };
-	unsigned int x = rn(92), i;
+	static const uint8_t w[NOPS] = { 3, 10, 12, 6, 6, 20, 10, 10, 4, 6, 4, 4, 4, 3 };
+	unsigned int x = rn(102), i;
 
 	for (i = 0; i < NOPS - 1 && x >= w[i]; i++)
 		x -= w[i];
@@ -1886,6 +2001,42 @@ static void seed_io(struct prog *p, int dev, bool pi)
 	p->n = 8;
 }
 
+/*
+ * Registered buffers: writes and reads into buffers 0 and 1, a read whose
+ * data lies outside buffer 2 (EFAULT: SUBMIT queues 2), UNREGISTER twice
+ * (ENXIO), a REGISTER of a file's mapping (EOPNOTSUPP).
+ */
+static void seed_fixed(struct prog *p, int dev)
+{
+	struct call *c = p->c;
+
+	memset(p, 0, sizeof(*p));
+	c[0] = (struct call){ .op = OP_INIT, .ctx = REF_CTL, .flags = DIO_PRIVATE };
+	c[1] = (struct call){ .op = OP_OPEN, .ctx = 0, .ref = dev };
+	c[2] = (struct call){ .op = OP_REGISTER, .ctx = 0, .nr = 4 };
+	c[3] = (struct call){ .op = OP_SUBMIT, .ctx = 0, .nr = 2 };
+	for (int j = 0; j < 2; j++)
+		c[3].req[j] = (struct req){ .opcode = DIO_OP_WRITE, .h = 1, .blocks = 8,
+					    .lba = 128 + 8 * j, .flags = DIO_REQ_FIXED,
+					    .bidx = j };
+	c[4] = (struct call){ .op = OP_WAIT, .ctx = 0, .nr = 2, .tmo = T_FOREVER };
+	for (int j = 0; j < 2; j++)
+		c[4].req[j] = (struct req){ .kind = E_PREV, .ref = 3, .idx = j };
+	c[5] = c[3];
+	c[5].nr = 3;
+	c[5].req[2] = c[5].req[1];
+	c[5].req[2].bidx = 2;
+	for (int j = 0; j < 3; j++)
+		c[5].req[j].opcode = DIO_OP_READ;
+	c[6] = (struct call){ .op = OP_COLLECT, .ctx = 0, .nr = 4, .flags = 2,
+			      .tmo = T_FOREVER };
+	c[7] = (struct call){ .op = OP_UNREGISTER, .ctx = 0 };
+	c[8] = c[7];
+	c[9] = (struct call){ .op = OP_REGISTER, .ctx = 0, .nr = 2, .bshape = B_FILE,
+			      .bent = 1 };
+	p->n = 10;
+}
+
 /* A keyed context shared with a uid 1000 process that joins it. */
 static void seed_shared(struct prog *p)
 {
@@ -2013,6 +2164,19 @@ static int setup(void **state)
 	pcset = calloc(PCSET, sizeof(*pcset));
 	if (arena == MAP_FAILED || shm == MAP_FAILED || !pcset)
 		return -1;
+	{
+		int xfd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+		int mfd = memfd_create("kfuzz-fixed", MFD_CLOEXEC);
+
+		if (xfd < 0 || mfd < 0 || ftruncate(mfd, 64 * KiB))
+			return -1;
+		file_page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, xfd, 0);
+		shm_page = mmap(NULL, 64 * KiB, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+		close(xfd);
+		close(mfd);
+		if (file_page == MAP_FAILED || shm_page == MAP_FAILED)
+			return -1;
+	}
 	mprotect(arena + ARENA_SZ, PAGE, PROT_NONE);
 	mprotect(arena + A_RO, 96 * PAGE, PROT_READ);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -2133,6 +2297,10 @@ static void test_kcov(void **state)
 	}
 	seed_shared(&p);
 	run_seed(&p, "shared keyed context");
+	seed_fixed(&p, 0);
+	run_seed(&p, "registered buffers (scsi_debug)");
+	seed_fixed(&p, 2);
+	run_seed(&p, "registered buffers (NVMe, 4 KiB blocks)");
 	corpus_dir = getenv("DIO_KFUZZ_CORPUS");
 	if (corpus_dir && *corpus_dir)
 		load_corpus();

@@ -4,14 +4,16 @@
  * every module version must agree on.  A change here breaks binaries.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include <linux/dio_batch.h>
-#include "dioctl_pi.h"
+#include "dioctl.h"
 
 #define OFF(t, f) offsetof(struct t, f)
 
@@ -27,6 +29,10 @@ static void test_sizes_match_ver0(void **state)
 	assert_int_equal(sizeof(struct dio_request), DIO_REQUEST_SIZE_VER0);
 	assert_int_equal(sizeof(struct dio_submit), DIO_SUBMIT_SIZE_VER0);
 	assert_int_equal(sizeof(struct dio_wait), DIO_WAIT_SIZE_VER0);
+	/* ABI 3. */
+	assert_int_equal(sizeof(struct dio_register), DIO_REGISTER_SIZE_VER0);
+	assert_int_equal(DIO_REGISTER_SIZE_VER0, 40);
+	assert_int_equal(sizeof(struct dio_fixed_buf), 16);
 }
 
 static void test_size_field_first(void **state)
@@ -40,6 +46,7 @@ static void test_size_field_first(void **state)
 	assert_int_equal(OFF(dio_request, size), 0);
 	assert_int_equal(OFF(dio_submit, size), 0);
 	assert_int_equal(OFF(dio_wait, size), 0);
+	assert_int_equal(OFF(dio_register, size), 0);
 }
 
 static void test_request_layout(void **state)
@@ -47,6 +54,10 @@ static void test_request_layout(void **state)
 	assert_int_equal(OFF(dio_request, opcode), 4);
 	assert_int_equal(OFF(dio_request, flags), 6);
 	assert_int_equal(OFF(dio_request, handle), 8);
+	/* ABI 3: buf_index is the old pad1, same place, same size. */
+	assert_int_equal(OFF(dio_request, buf_index), 12);
+	assert_int_equal(OFF(dio_request, pad1), 12);
+	assert_int_equal(sizeof(((struct dio_request *)0)->buf_index), 4);
 	assert_int_equal(OFF(dio_request, buf), 16);
 	assert_int_equal(OFF(dio_request, len), 24);
 	assert_int_equal(OFF(dio_request, offset), 32);
@@ -96,7 +107,23 @@ static void test_features_layout(void **state)
 	assert_int_equal(OFF(dio_features, max_pi_bytes), 44);
 	/* ABI 2: taken from the reserved words, same size. */
 	assert_int_equal(OFF(dio_features, max_user_pinned), 48);
-	assert_int_equal(OFF(dio_features, reserved), 56);
+	/* ABI 3: taken from the reserved words, same size. */
+	assert_int_equal(OFF(dio_features, max_fixed_bufs), 56);
+	assert_int_equal(OFF(dio_features, reserved0), 60);
+	assert_int_equal(OFF(dio_features, max_fixed_buf_bytes), 64);
+	assert_int_equal(OFF(dio_features, reserved), 72);
+}
+
+/* ABI 3: DIO_IOC_REGISTER and DIO_IOC_UNREGISTER. */
+static void test_register_layout(void **state)
+{
+	assert_int_equal(OFF(dio_register, nr), 4);
+	assert_int_equal(OFF(dio_register, bufs), 8);
+	assert_int_equal(OFF(dio_register, flags), 16);
+	assert_int_equal(OFF(dio_register, pad), 20);
+	assert_int_equal(OFF(dio_register, reserved), 24);
+	assert_int_equal(OFF(dio_fixed_buf, addr), 0);
+	assert_int_equal(OFF(dio_fixed_buf, len), 8);
 }
 
 /* ABI 2: DIO_IOC_STAT. */
@@ -119,7 +146,7 @@ static void test_stat_layout(void **state)
 /* ioctl numbers and constants: fixed once published. */
 static void test_constants(void **state)
 {
-	assert_int_equal(DIO_BATCH_ABI_VERSION, 2);
+	assert_int_equal(DIO_BATCH_ABI_VERSION, 3);
 	assert_int_equal(_IOC_TYPE(DIO_IOC_STAT), 0xDB);
 	assert_int_equal(_IOC_NR(DIO_IOC_STAT), 0x48);
 	assert_int_equal(_IOC_DIR(DIO_IOC_STAT), _IOC_READ | _IOC_WRITE);
@@ -132,6 +159,22 @@ static void test_constants(void **state)
 	assert_int_equal(_IOC_NR(DIO_IOC_SUBMIT), 0x45);
 	assert_int_equal(_IOC_NR(DIO_IOC_WAIT), 0x46);
 	assert_int_equal(_IOC_NR(DIO_IOC_COLLECT), 0x47);
+	/* ABI 3. */
+	assert_int_equal(_IOC_TYPE(DIO_IOC_REGISTER), 0xDB);
+	assert_int_equal(_IOC_NR(DIO_IOC_REGISTER), 0x49);
+	assert_int_equal(_IOC_DIR(DIO_IOC_REGISTER), _IOC_READ | _IOC_WRITE);
+	assert_int_equal(_IOC_SIZE(DIO_IOC_REGISTER), DIO_REGISTER_SIZE_VER0);
+	assert_int_equal(_IOC_TYPE(DIO_IOC_UNREGISTER), 0xDB);
+	assert_int_equal(_IOC_NR(DIO_IOC_UNREGISTER), 0x4A);
+	assert_int_equal(_IOC_DIR(DIO_IOC_UNREGISTER), _IOC_READ | _IOC_WRITE);
+	assert_int_equal(_IOC_SIZE(DIO_IOC_UNREGISTER), DIO_REGISTER_SIZE_VER0);
+	assert_int_equal(DIO_FEAT_FIXED_BUFS, 1ULL << 6);
+	assert_true(DIO_FEAT_ALL & DIO_FEAT_FIXED_BUFS);
+	assert_int_equal(DIO_REQ_FIXED, 1U << 3);
+	assert_int_equal(DIO_REQ_F_ALL,
+			 DIO_REQ_FUA | DIO_REQ_IOVEC | DIO_REQ_PI | DIO_REQ_FIXED);
+	/* It fits the 16-bit request flags. */
+	assert_true(DIO_REQ_F_ALL <= UINT16_MAX);
 	assert_int_equal(DIO_FOREIGN, 1U << 3);
 	assert_true(DIO_INIT_F_ALL & DIO_FOREIGN);
 	assert_int_equal(DIO_INIT_F_ALL,
@@ -143,6 +186,79 @@ static void test_constants(void **state)
 	/* It fits the field it is reported in. */
 	assert_true((__typeof__(((struct dio_request *)0)->pi_err_interval))
 		    DIO_PI_INTERVAL_UNKNOWN == ~0ULL);
+}
+
+/*
+ * The LIBDIOCTL_1.2 request helpers fill what the ABI says a registered
+ * buffer's request holds, and nothing else differs from the plain ones.
+ */
+static void test_fixed_helpers(void **state)
+{
+	static char buf[8192];
+	struct dio_request r, plain;
+
+	memset(&r, 0xa5, sizeof(r));
+	dio_req_prep_read_fixed(&r, 7, buf + 4096, 4096, 1 << 20, 5);
+	assert_int_equal(r.size, sizeof(r));
+	assert_int_equal(r.opcode, DIO_OP_READ);
+	assert_int_equal(r.flags, DIO_REQ_FIXED);
+	assert_int_equal(r.handle, 7);
+	assert_int_equal(r.buf_index, 5);
+	assert_int_equal(r.buf, (uintptr_t)(buf + 4096));
+	assert_int_equal(r.len, 4096);
+	assert_int_equal(r.offset, 1 << 20);
+	/* The rest is what dio_req_prep_read() leaves: zero. */
+	dio_req_prep_read(&plain, 7, buf + 4096, 4096, 1 << 20);
+	plain.flags = DIO_REQ_FIXED;
+	plain.buf_index = 5;
+	assert_memory_equal(&r, &plain, sizeof(r));
+
+	memset(&r, 0x5a, sizeof(r));
+	dio_req_prep_write_fixed(&r, 3, buf, 8192, 4096, 0xfffffffe);
+	dio_req_prep_write(&plain, 3, buf, 8192, 4096);
+	assert_int_equal(r.opcode, DIO_OP_WRITE);
+	assert_int_equal(r.buf_index, 0xfffffffe);
+	plain.flags = DIO_REQ_FIXED;
+	plain.buf_index = 0xfffffffe;
+	assert_memory_equal(&r, &plain, sizeof(r));
+	/* PI goes on top, as on any request. */
+	assert_int_equal(dio_req_set_pi(&r, buf, 8, 0, 0, 0), 0);
+	assert_int_equal(r.flags, DIO_REQ_FIXED | DIO_REQ_PI);
+	assert_int_equal(r.buf_index, 0xfffffffe);
+}
+
+/*
+ * sys_dio_register_buffers() refuses no buffers without a system call: on
+ * descriptor -1 a call would fail with EBADF instead.
+ */
+static void test_register_args(void **state)
+{
+	static struct iovec many[100];	/* more than fit on the stack */
+	struct iovec iov = { .iov_base = NULL, .iov_len = 4096 };
+
+	errno = 0;
+	assert_int_equal(sys_dio_register_buffers(-1, NULL, 1), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(sys_dio_register_buffers(-1, &iov, 0), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(sys_dio_register_buffers(-1, NULL, 0), -1);
+	assert_int_equal(errno, EINVAL);
+	/* Anything else is the kernel's to judge. */
+	errno = 0;
+	assert_int_equal(sys_dio_register_buffers(-1, &iov, 1), -1);
+	assert_int_equal(errno, EBADF);
+	errno = 0;
+	assert_int_equal(sys_dio_register_buffers(-1, many, 100), -1);
+	assert_int_equal(errno, EBADF);
+	/* Not even read: the module refuses such a count. */
+	errno = 0;
+	assert_int_equal(sys_dio_register_buffers(-1, &iov, UINT32_MAX), -1);
+	assert_int_equal(errno, EBADF);
+	errno = 0;
+	assert_int_equal(sys_dio_unregister_buffers(-1), -1);
+	assert_int_equal(errno, EBADF);
 }
 
 /* libdioctl's own structs: fixed once the library is released. */
@@ -203,6 +319,12 @@ static void test_symbol_versions(void **state)
 		"sys_dio_submit",
 		"sys_dio_wait",
 	};
+	static const char *const v1_2[] = {
+		"dio_req_prep_read_fixed",
+		"dio_req_prep_write_fixed",
+		"sys_dio_register_buffers",
+		"sys_dio_unregister_buffers",
+	};
 	void *so = dlopen("build/libdioctl.so.1", RTLD_NOW);
 	size_t i;
 
@@ -215,6 +337,14 @@ static void test_symbol_versions(void **state)
 	if (!dlvsym(so, "dio_pi_generate_copy", "LIBDIOCTL_1.1"))
 		fail_msg("dio_pi_generate_copy@LIBDIOCTL_1.1 missing");
 	assert_null(dlvsym(so, "dio_pi_generate_copy", "LIBDIOCTL_1.0"));
+	/* LIBDIOCTL_1.2 (libdioctl 0.3): registered buffers. */
+	for (i = 0; i < sizeof(v1_2) / sizeof(v1_2[0]); i++) {
+		if (!dlvsym(so, v1_2[i], "LIBDIOCTL_1.2"))
+			fail_msg("%s@LIBDIOCTL_1.2 missing", v1_2[i]);
+		assert_null(dlvsym(so, v1_2[i], "LIBDIOCTL_1.1"));
+		assert_null(dlvsym(so, v1_2[i], "LIBDIOCTL_1.0"));
+	}
+	assert_null(dlvsym(so, "dio_pi_generate_copy", "LIBDIOCTL_1.2"));
 	/* Internal helpers are not exported. */
 	assert_null(dlsym(so, "pi_crc64_copy"));
 	assert_null(dlsym(so, "pi_crc64_vpclmul256"));
@@ -232,7 +362,10 @@ int main(void)
 		cmocka_unit_test(test_query_layout),
 		cmocka_unit_test(test_features_layout),
 		cmocka_unit_test(test_stat_layout),
+		cmocka_unit_test(test_register_layout),
 		cmocka_unit_test(test_constants),
+		cmocka_unit_test(test_fixed_helpers),
+		cmocka_unit_test(test_register_args),
 		cmocka_unit_test(test_library_structs),
 		cmocka_unit_test(test_symbol_versions),
 	};

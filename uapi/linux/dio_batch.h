@@ -9,7 +9,8 @@
  *  - the control device /dev/dio_batch: DIO_IOC_FEATURES and DIO_IOC_INIT;
  *  - a context descriptor, returned by DIO_IOC_INIT: DIO_IOC_OPEN,
  *    DIO_IOC_CLOSE, DIO_IOC_QUERY, DIO_IOC_STAT, DIO_IOC_SUBMIT,
- *    DIO_IOC_WAIT and DIO_IOC_COLLECT.  It is pollable: readable while it holds completions
+ *    DIO_IOC_WAIT, DIO_IOC_COLLECT, DIO_IOC_REGISTER and
+ *    DIO_IOC_UNREGISTER.  It is pollable: readable while it holds completions
  *    that were not yet reported by WAIT or COLLECT.
  *
  * Rules every argument struct follows:
@@ -55,8 +56,11 @@
  *     per-user ceiling (max_user_pinned); a PI failure whose interval the
  *     module cannot name reports DIO_PI_INTERVAL_UNKNOWN; pi_err_sector is
  *     pi_err_interval; pad3 must be zero.
+ *  3  registered buffers: DIO_IOC_REGISTER, DIO_IOC_UNREGISTER,
+ *     DIO_REQ_FIXED and dio_request.buf_index (was pad1);
+ *     dio_features.max_fixed_bufs and max_fixed_buf_bytes (were reserved).
  */
-#define DIO_BATCH_ABI_VERSION	2
+#define DIO_BATCH_ABI_VERSION	3
 
 /* Features (struct dio_features.features). */
 #define DIO_FEAT_CONTEXTS	(1ULL << 0)	/* INIT/OPEN/CLOSE/QUERY */
@@ -65,9 +69,11 @@
 #define DIO_FEAT_PI_REPORT	(1ULL << 3)	/* exact PI failure reports */
 #define DIO_FEAT_STAT		(1ULL << 4)	/* DIO_IOC_STAT, DIO_FOREIGN */
 #define DIO_FEAT_PIN_LIMIT	(1ULL << 5)	/* per-user pinned-bytes ceiling */
+#define DIO_FEAT_FIXED_BUFS	(1ULL << 6)	/* REGISTER, DIO_REQ_FIXED */
 #define DIO_FEAT_ALL		(DIO_FEAT_CONTEXTS | DIO_FEAT_BATCH_IO | \
 				 DIO_FEAT_PI | DIO_FEAT_PI_REPORT | \
-				 DIO_FEAT_STAT | DIO_FEAT_PIN_LIMIT)
+				 DIO_FEAT_STAT | DIO_FEAT_PIN_LIMIT | \
+				 DIO_FEAT_FIXED_BUFS)
 
 /**
  * struct dio_features - DIO_IOC_FEATURES: what this module supports
@@ -88,6 +94,9 @@
  *		with CAP_IPC_LOCK are not counted.  Over it, SUBMIT fails with
  *		-EAGAIN while the user has pinned I/O in flight, -ENOMEM when
  *		the request alone does not fit.  (ABI 2)
+ * @max_fixed_bufs: out: most buffers one DIO_IOC_REGISTER takes (ABI 3)
+ * @reserved0:	zero
+ * @max_fixed_buf_bytes: out: largest registered buffer, bytes (ABI 3)
  * @reserved:	zero
  *
  * Only @size is read; the kernel writes min(@size, its size) bytes.
@@ -105,7 +114,10 @@ struct dio_features {
 	__u32	max_inflight;
 	__u32	max_pi_bytes;
 	__u64	max_user_pinned;
-	__u64	reserved[3];
+	__u32	max_fixed_bufs;
+	__u32	reserved0;
+	__u64	max_fixed_buf_bytes;
+	__u64	reserved[1];
 };
 
 #define DIO_FEATURES_SIZE_VER0	80
@@ -341,7 +353,10 @@ struct dio_stat {
 /* buf is an array of len struct iovec (the calling program's layout) */
 #define DIO_REQ_IOVEC		(1U << 1)
 #define DIO_REQ_PI		(1U << 2)	/* pi_buf/pi_len carry PI */
-#define DIO_REQ_F_ALL		(DIO_REQ_FUA | DIO_REQ_IOVEC | DIO_REQ_PI)
+/* buf lies in registered buffer buf_index (DIO_IOC_REGISTER); ABI 3 */
+#define DIO_REQ_FIXED		(1U << 3)
+#define DIO_REQ_F_ALL		(DIO_REQ_FUA | DIO_REQ_IOVEC | DIO_REQ_PI | \
+				 DIO_REQ_FIXED)
 
 /*
  * PI control (struct dio_request.pi_flags).  The CHK bits are upstream's
@@ -385,7 +400,8 @@ struct dio_stat {
  * @pad0:	zero
  * @flags:	DIO_REQ_*
  * @handle:	the device, from DIO_IOC_OPEN
- * @pad1:	zero
+ * @buf_index:	with DIO_REQ_FIXED: the registered buffer @buf lies in;
+ *		zero otherwise.  (ABI 3; the same field as the old @pad1)
  * @buf:	data buffer, or iovec array with DIO_REQ_IOVEC
  * @len:	data bytes, or iovec count with DIO_REQ_IOVEC
  * @offset:	device offset in bytes
@@ -415,6 +431,13 @@ struct dio_stat {
  * pointer in it.  The pages of @buf (and the iovecs') are pinned from
  * SUBMIT until the I/O completes, not until it is reported; a read's PI
  * verification runs at completion too.
+ *
+ * With DIO_REQ_FIXED, [@buf, @buf + @len) must lie within registered
+ * buffer @buf_index of the descriptor (-EFAULT otherwise; an index with no
+ * buffer is -EINVAL) and is not pinned again: the registration's pages
+ * serve it and are held until the request is reported.  DIO_REQ_FIXED
+ * goes with neither DIO_REQ_IOVEC nor DIO_OP_FLUSH (-EINVAL); the PI
+ * buffer, if any, is an ordinary one.
  *
  * Every request passes the checks of the kernel's own read and write
  * paths: the LSM's file permission for the access (through the block
@@ -448,7 +471,11 @@ struct dio_request {
 	__u8	pad0;
 	__u16	flags;
 	__u32	handle;
-	__u32	pad1;
+	/* __extension__: an anonymous union is C11; C99 -pedantic accepts it so */
+	__extension__ union {
+		__u32	buf_index;
+		__u32	pad1;		/* before ABI 3 */
+	};
 	__u64	buf;
 	__u64	len;
 	__u64	offset;
@@ -529,6 +556,60 @@ struct dio_wait {
 #define DIO_WAIT_SIZE_VER0	48
 #define DIO_WAIT_FOREVER	(-1LL)
 
+/**
+ * struct dio_fixed_buf - one buffer for DIO_IOC_REGISTER
+ * @addr:	start; any alignment (each request's data must be aligned
+ *		as its device needs, as without registration)
+ * @len:	bytes, 1..max_fixed_buf_bytes
+ */
+struct dio_fixed_buf {
+	__u64	addr;
+	__u64	len;
+};
+
+/**
+ * struct dio_register - DIO_IOC_REGISTER and DIO_IOC_UNREGISTER
+ * @size:	sizeof(struct dio_register)
+ * @nr:		REGISTER: entries at @bufs (1..max_fixed_bufs); UNREGISTER: zero
+ * @bufs:	REGISTER: array of struct dio_fixed_buf; UNREGISTER: zero
+ * @flags:	zero (none defined yet)
+ * @pad:	zero
+ * @reserved:	zero
+ *
+ * REGISTER pins the pages of every buffer once, for as long as they stay
+ * registered, so that requests naming them (DIO_REQ_FIXED) are not pinned
+ * one by one, as io_uring's fixed buffers.  The buffers belong to the
+ * descriptor, which has at most one set: -EBUSY while one is registered.
+ * The memory must be the caller's anonymous or shared memory (MAP_ANONYMOUS,
+ * shmem, memfd, hugetlb): a mapping of another file is -EOPNOTSUPP, an
+ * unmapped or read-only page -EFAULT.  The pages are charged to the
+ * caller's RLIMIT_MEMLOCK, as io_uring charges its buffers (whole pages
+ * per buffer, the user's locked_vm; callers with CAP_IPC_LOCK are not
+ * charged): -ENOMEM when they do not fit.  They count as the process's
+ * pinned memory (VmPin in /proc/PID/status).
+ *
+ * The pages stay the buffer's until it is unregistered, whatever the
+ * process does with its mappings (as with io_uring: unmapping or
+ * remapping the memory does not change what requests read and write).
+ * After fork() the child gets copies of them (pinned pages are copied at
+ * fork), and only the registering process can use the set.
+ *
+ * UNREGISTER drops the set (-ENXIO when there is none); requests in
+ * flight keep their buffer's pages, and its charge, until they are
+ * reported.  Closing the descriptor unregisters too.  Both are -EXDEV from
+ * a process other than the descriptor's creator.  Returns 0.  (ABI 3)
+ */
+struct dio_register {
+	__u32	size;
+	__u32	nr;
+	__u64	bufs;
+	__u32	flags;
+	__u32	pad;
+	__u64	reserved[2];
+};
+
+#define DIO_REGISTER_SIZE_VER0	40
+
 #define DIO_IOC_FEATURES	_IOWR(DIO_BATCH_IOC_MAGIC, 0x40, struct dio_features)
 #define DIO_IOC_INIT		_IOWR(DIO_BATCH_IOC_MAGIC, 0x41, struct dio_init)
 #define DIO_IOC_OPEN		_IOWR(DIO_BATCH_IOC_MAGIC, 0x42, struct dio_open)
@@ -538,5 +619,7 @@ struct dio_wait {
 #define DIO_IOC_WAIT		_IOWR(DIO_BATCH_IOC_MAGIC, 0x46, struct dio_wait)
 #define DIO_IOC_COLLECT		_IOWR(DIO_BATCH_IOC_MAGIC, 0x47, struct dio_wait)
 #define DIO_IOC_STAT		_IOWR(DIO_BATCH_IOC_MAGIC, 0x48, struct dio_stat)
+#define DIO_IOC_REGISTER	_IOWR(DIO_BATCH_IOC_MAGIC, 0x49, struct dio_register)
+#define DIO_IOC_UNREGISTER	_IOWR(DIO_BATCH_IOC_MAGIC, 0x4A, struct dio_register)
 
 #endif /* _UAPI_LINUX_DIO_BATCH_H */
