@@ -18,7 +18,11 @@
  *    md_per_io_size (or pi=1, which sizes it from QUERY), pi_act,
  *    pi_chk=GUARD,REFTAG,APPTAG, apptag, apptag_mask; plus nocheck=1 (raw
  *    reads, DIO_PI_NOCHECK).  A PI failure fails the io_u with EILSEQ and
- *    logs the module's report: block, tag, expected, actual, who found it.
+ *    logs the module's report: block, tag, expected, actual, who found it;
+ *  - fixedbufs=1, as io_uring's: ->post_init registers the job's I/O memory
+ *    (td->orig_buffer, fio's io_u buffers) with the job's descriptor, once
+ *    (DIO_IOC_REGISTER), and reads and writes name it (DIO_REQ_FIXED,
+ *    buf_index) instead of having their pages pinned one request at a time.
  *
  * fio's engine ABI is its internal structs: this file is built against the
  * source of exactly the fio that loads it (scripts/fio-src.sh), and refuses
@@ -31,8 +35,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "fio.h"
@@ -55,6 +61,7 @@ struct dbf_options {
 	char *pi_chk;
 	unsigned int apptag;
 	unsigned int apptag_mask;
+	unsigned int fixedbufs;
 };
 
 /* One per io_u: its request, and its PI buffer. */
@@ -102,6 +109,18 @@ struct dbf_data {
 		int handle;
 	} foreign[8];
 	unsigned int nr_foreign;
+	/*
+	 * fixedbufs=1: the job's I/O memory [fixed_lo, fixed_hi), registered
+	 * on ctx as fixed_nr buffers: buffer i is [fixed_lo + i * fixed_chunk,
+	 * + fixed_chunk), the last one shorter (fixed_chunk is a multiple of
+	 * fio's io_u buffer size, so no io_u straddles two).
+	 */
+	bool fixed;
+	unsigned int fixed_nr;
+	char *fixed_lo, *fixed_hi;
+	unsigned long long fixed_chunk;
+	unsigned long long fixed_reqs;	/* requests made with DIO_REQ_FIXED */
+	unsigned long long plain_reqs;	/* data outside the registered memory */
 };
 
 static struct fio_option options[] = {
@@ -200,6 +219,16 @@ static struct fio_option options[] = {
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
+		.name	= "fixedbufs",
+		.lname	= "registered buffers",
+		.type	= FIO_OPT_BOOL,
+		.off1	= offsetof(struct dbf_options, fixedbufs),
+		.def	= "0",
+		.help	= "Register the job's I/O memory once (DIO_IOC_REGISTER) and do reads and writes in it with DIO_REQ_FIXED",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
 		.name	= NULL,
 	},
 };
@@ -293,6 +322,15 @@ static int dbf_ctx_open(struct thread_data *td, struct dbf_data *d)
 	return 0;
 }
 
+static void dbf_free(struct dbf_data *d)
+{
+	free(d->queued);
+	free(d->failed);
+	free(d->reaped);
+	free(d->events);
+	free(d);
+}
+
 static void dbf_cleanup(struct thread_data *td)
 {
 	struct dbf_data *d = td->io_ops_data;
@@ -300,16 +338,35 @@ static void dbf_cleanup(struct thread_data *td)
 	if (!d)
 		return;
 	if (d->ctx >= 0 && d->pid == getpid()) {
+		if (d->fixed && d->plain_reqs)
+			log_info("fio-dio_batch: fixedbufs=1: %llu of %llu reads and writes had their data outside the registered I/O memory and went as ordinary requests\n",
+				 d->plain_reqs, d->plain_reqs + d->fixed_reqs);
 		for (unsigned int i = 0; i < d->nr_foreign; i++)
 			sys_dio_close(d->ctx, d->foreign[i].handle);
+		/* Closing the descriptor unregisters its buffers too. */
 		sys_dio_exit(d->ctx);
 	}
-	free(d->queued);
-	free(d->failed);
-	free(d->reaped);
-	free(d->events);
-	free(d);
+	dbf_free(d);
 	td->io_ops_data = NULL;
+}
+
+/*
+ * fixedbufs=1 with io_submit_mode=offload: fio's submit workers each open
+ * a descriptor of their own (->init with a copy of the job) and queue the
+ * job's io_us on it, while the io_u memory is the job's: registered
+ * buffers belong to the one descriptor that registered them, so the
+ * workers would not use them.  Refused, rather than silently pinning
+ * memory no request uses.
+ */
+static int dbf_check_fixed_mode(struct thread_data *td)
+{
+	struct dbf_options *o = td->eo;
+
+	if (!o->fixedbufs || td->o.io_submit_mode != IO_MODE_OFFLOAD)
+		return 0;
+	log_err("fio-dio_batch: fixedbufs=1 does not go with io_submit_mode=offload: fio's submit workers each have their own dio_batch descriptor, and registered buffers belong to the descriptor that registered them (use io_submit_mode=inline, or drop fixedbufs)\n");
+	td_verror(td, EINVAL, "dio_batch fixedbufs");
+	return 1;
 }
 
 static int dbf_init(struct thread_data *td)
@@ -325,6 +382,8 @@ static int dbf_init(struct thread_data *td)
 		goto nomem;
 	d->ctx = -1;
 	td->io_ops_data = d;
+	if (dbf_check_fixed_mode(td))
+		return 1;
 	if (parse_pi_chk(o->pi_chk, &d->chk)) {
 		td_verror(td, EINVAL, "dio_batch pi_chk");
 		return 1;
@@ -344,6 +403,197 @@ nomem:
 }
 
 /*
+ * The job's data for this process: what another process set up (fio
+ * opening files before ->init, in the parent of the job's process) is
+ * dropped, not closed (its descriptor and handles are that process's),
+ * and ->init runs again here.
+ */
+static struct dbf_data *dbf_mine(struct thread_data *td)
+{
+	struct dbf_data *d = td->io_ops_data;
+
+	if (d && d->pid == getpid())
+		return d;
+	if (d) {
+		td->io_ops_data = NULL;
+		dbf_free(d);
+	}
+	if (dbf_init(td))
+		return NULL;
+	return td->io_ops_data;
+}
+
+static const char *errname(int e)
+{
+	const char *s = strerrorname_np(e);
+
+	return s ? s : "?";
+}
+
+static void fmt_bytes(char *buf, size_t len, unsigned long long b)
+{
+	if (b == (unsigned long long)RLIM_INFINITY)
+		snprintf(buf, len, "unlimited");
+	else if (b >= 1024 && !(b % 1024))
+		snprintf(buf, len, "%llu KiB", b / 1024);
+	else
+		snprintf(buf, len, "%llu bytes", b);
+}
+
+static const char *mem_type_name(enum fio_memtype t)
+{
+	switch (t) {
+	case MEM_MALLOC:	return "malloc";
+	case MEM_SHM:		return "shm";
+	case MEM_SHMHUGE:	return "shmhuge";
+	case MEM_MMAP:		return "mmap";
+	case MEM_MMAPHUGE:	return "mmaphuge";
+	case MEM_MMAPSHARED:	return "mmapshared";
+	default:		return "?";
+	}
+}
+
+/*
+ * fixedbufs=1: register the job's I/O memory, the io_u buffers fio laid
+ * out in td->orig_buffer (max_bs apart from the first), on the job's
+ * descriptor: one buffer when it fits the module's max_fixed_buf_bytes,
+ * else as many as it takes, each a whole number of io_u buffers.
+ */
+static int dbf_register(struct thread_data *td, struct dbf_data *d)
+{
+	struct dbf_options *o = td->eo;
+	unsigned long long max_bs = td_max_bs(td), total, chunk;
+	struct dio_features f;
+	char *lo, *hi, *end;
+	struct iovec *iov;
+	unsigned int nr, i;
+	int e;
+
+	if (!o->fixedbufs || d->fixed || !td->orig_buffer || !td->orig_buffer_size ||
+	    !td->io_u_all.nr || !max_bs)
+		return 0;
+	end = td->orig_buffer + td->orig_buffer_size;
+	lo = td->io_u_all.io_us[0]->buf;
+	if (!lo || lo < td->orig_buffer || lo >= end)
+		lo = td->orig_buffer;
+	hi = lo + (unsigned long long)td->io_u_all.nr * max_bs;
+	if (hi > end || hi < lo)
+		hi = end;
+	total = hi - lo;
+
+	if (sys_dio_features(&f) < 0) {
+		e = errno;
+		log_err("fio-dio_batch: fixedbufs=1: sys_dio_features: %s (%s)\n", errname(e), strerror(e));
+		td_verror(td, e, "sys_dio_features");
+		return 1;
+	}
+	if (!(f.features & DIO_FEAT_FIXED_BUFS) || !f.max_fixed_bufs || !f.max_fixed_buf_bytes) {
+		log_err("fio-dio_batch: fixedbufs=1: ENOTTY: the loaded dio_batch module has no registered buffers (its ABI is %u, they came with ABI 3): load a newer module, or drop fixedbufs\n",
+			f.abi_version);
+		td_verror(td, ENOTTY, "dio_batch fixedbufs");
+		return 1;
+	}
+	if (total <= f.max_fixed_buf_bytes) {
+		chunk = total;
+	} else {
+		chunk = f.max_fixed_buf_bytes / max_bs * max_bs;
+		if (!chunk) {
+			log_err("fio-dio_batch: fixedbufs=1: an io of %llu bytes (bs) is larger than the largest buffer the module registers (%llu bytes)\n",
+				max_bs, (unsigned long long)f.max_fixed_buf_bytes);
+			td_verror(td, EINVAL, "dio_batch fixedbufs");
+			return 1;
+		}
+	}
+	if ((total + chunk - 1) / chunk > f.max_fixed_bufs) {
+		log_err("fio-dio_batch: fixedbufs=1: %llu bytes of I/O memory need more than the module's %u registered buffers of at most %llu bytes: lower iodepth or bs\n",
+			total, f.max_fixed_bufs, (unsigned long long)f.max_fixed_buf_bytes);
+		td_verror(td, EINVAL, "dio_batch fixedbufs");
+		return 1;
+	}
+	nr = (total + chunk - 1) / chunk;
+	iov = calloc(nr, sizeof(*iov));
+	if (!iov) {
+		td_verror(td, ENOMEM, "dio_batch fixedbufs");
+		return 1;
+	}
+	for (i = 0; i < nr; i++) {
+		iov[i].iov_base = lo + i * chunk;
+		iov[i].iov_len = i + 1 < nr ? chunk : total - i * chunk;
+	}
+	if (sys_dio_register_buffers(d->ctx, iov, nr) == 0) {
+		free(iov);
+		d->fixed = true;
+		d->fixed_nr = nr;
+		d->fixed_lo = lo;
+		d->fixed_hi = hi;
+		d->fixed_chunk = chunk;
+		return 0;
+	}
+	e = errno;
+	free(iov);
+	switch (e) {
+	case ENOMEM: {
+		struct rlimit rl = { 0, 0 };
+		char cur[32], need[32];
+
+		getrlimit(RLIMIT_MEMLOCK, &rl);
+		fmt_bytes(cur, sizeof(cur), rl.rlim_cur);
+		fmt_bytes(need, sizeof(need),
+			  (((uintptr_t)hi + 4095) / 4096 - (uintptr_t)lo / 4096) * 4096ULL);
+		log_err("fio-dio_batch: fixedbufs=1: registering the job's I/O memory (%s in %u buffer%s): ENOMEM (%s): the pages are charged to RLIMIT_MEMLOCK, %s here, for all the user's locked and registered memory (CAP_IPC_LOCK is exempt): raise it (ulimit -l, memlock in limits.conf, LimitMEMLOCK=), or lower iodepth or bs\n",
+			need, nr, nr == 1 ? "" : "s", strerror(e), cur);
+		break;
+	}
+	case ENOTTY:
+		log_err("fio-dio_batch: fixedbufs=1: ENOTTY (%s): the loaded dio_batch module predates registered buffers (ABI 3): load a newer module, or drop fixedbufs\n",
+			strerror(e));
+		break;
+	case EOPNOTSUPP:
+		log_err("fio-dio_batch: fixedbufs=1: EOPNOTSUPP (%s): iomem=%s%s%s maps a file: registered buffers must be anonymous or shared memory (iomem=malloc, mmap, mmapshared, shm, shmhuge, mmaphuge; a file only on tmpfs or hugetlbfs)\n",
+			strerror(e), mem_type_name(td->o.mem_type), td->o.mmapfile ? ":" : "",
+			td->o.mmapfile ? td->o.mmapfile : "");
+		break;
+	default:
+		log_err("fio-dio_batch: fixedbufs=1: sys_dio_register_buffers(%u buffer%s, %llu bytes, iomem=%s): %s (%s)\n",
+			nr, nr == 1 ? "" : "s", total, mem_type_name(td->o.mem_type), errname(e),
+			strerror(e));
+		break;
+	}
+	td_verror(td, e, "sys_dio_register_buffers");
+	return 1;
+}
+
+static int dbf_post_init(struct thread_data *td)
+{
+	struct dbf_options *o = td->eo;
+	struct dbf_data *d;
+
+	if (!o->fixedbufs)
+		return 0;
+	d = dbf_mine(td);
+	if (!d)
+		return 1;
+	return dbf_register(td, d);
+}
+
+/*
+ * The registered buffer [@buf, @buf + @len) lies in, or -1: data outside
+ * the registered memory goes as an ordinary request.
+ */
+static int dbf_fixed_index(const struct dbf_data *d, const void *buf, unsigned long long len)
+{
+	const char *p = buf;
+	unsigned long long i;
+
+	if (!d->fixed || p < d->fixed_lo || p >= d->fixed_hi || len > (unsigned long long)(d->fixed_hi - p))
+		return -1;
+	i = (unsigned long long)(p - d->fixed_lo) / d->fixed_chunk;
+	if (i >= d->fixed_nr || (unsigned long long)(p - d->fixed_lo) + len > (i + 1) * d->fixed_chunk)
+		return -1;
+	return (int)i;
+}
+
+/*
  * fio asks every file's size in the main process before any job starts
  * (and before it would lay out a regular file): the place to refuse what
  * is not a block device, and options that make no sense together.
@@ -358,6 +608,8 @@ static int dbf_get_file_size(struct thread_data *td, struct fio_file *f)
 		td_verror(td, EINVAL, "dio_batch pi_chk");
 		return 1;
 	}
+	if (dbf_check_fixed_mode(td))
+		return 1;
 	if (!pi_wanted(o) && (o->pi_act == 0 || chk)) {
 		log_err("fio-dio_batch: %s needs PI buffers: add pi=1 or md_per_io_size\n",
 			chk ? "pi_chk" : "pi_act=0");
@@ -439,14 +691,9 @@ static int dbf_open_file(struct thread_data *td, struct fio_file *f)
 	}
 	if (!d || d->pid != getpid()) {
 		/* Opened before ->init, or in another process than the job's. */
-		if (d) {
-			td->io_ops_data = NULL;
-			d->ctx = -1;
-			dbf_cleanup(td);
-		}
-		if (dbf_init(td))
+		d = dbf_mine(td);
+		if (!d || dbf_register(td, d))
 			return 1;
-		d = td->io_ops_data;
 	}
 	ret = generic_open_file(td, f);
 	if (ret)
@@ -599,7 +846,7 @@ static int dbf_prep(struct thread_data *td, struct dbf_data *d, struct dbf_io *i
 	struct dio_request *r = &io->r;
 	unsigned int chk;
 	ssize_t pilen;
-	int h;
+	int h, bi;
 
 	io->verify = false;
 	if (!df)
@@ -609,10 +856,22 @@ static int dbf_prep(struct thread_data *td, struct dbf_data *d, struct dbf_io *i
 		return errno;
 	switch (io_u->ddir) {
 	case DDIR_READ:
-		dio_req_prep_read(r, h, io_u->xfer_buf, io_u->xfer_buflen, io_u->offset);
-		break;
 	case DDIR_WRITE:
-		dio_req_prep_write(r, h, io_u->xfer_buf, io_u->xfer_buflen, io_u->offset);
+		bi = dbf_fixed_index(d, io_u->xfer_buf, io_u->xfer_buflen);
+		if (bi >= 0)
+			d->fixed_reqs++;
+		else if (d->fixed)
+			d->plain_reqs++;
+		if (io_u->ddir == DDIR_READ && bi >= 0)
+			dio_req_prep_read_fixed(r, h, io_u->xfer_buf, io_u->xfer_buflen,
+						io_u->offset, bi);
+		else if (io_u->ddir == DDIR_READ)
+			dio_req_prep_read(r, h, io_u->xfer_buf, io_u->xfer_buflen, io_u->offset);
+		else if (bi >= 0)
+			dio_req_prep_write_fixed(r, h, io_u->xfer_buf, io_u->xfer_buflen,
+						 io_u->offset, bi);
+		else
+			dio_req_prep_write(r, h, io_u->xfer_buf, io_u->xfer_buflen, io_u->offset);
 		break;
 	case DDIR_SYNC:
 	case DDIR_DATASYNC:
@@ -915,6 +1174,7 @@ static struct ioengine_ops dbf_ops = {
 	.version		= FIO_IOOPS_VERSION,
 	.flags			= FIO_RAWIO | FIO_NOEXTEND | FIO_ASYNCIO_SETS_ISSUE_TIME,
 	.init			= dbf_init,
+	.post_init		= dbf_post_init,
 	.queue			= dbf_queue,
 	.commit			= dbf_commit,
 	.getevents		= dbf_getevents,

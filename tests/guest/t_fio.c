@@ -10,10 +10,16 @@
  * a block corrupted behind the device fails the read with EILSEQ and the
  * module's block number; nocheck=1 as each kernel allows it; claims; a
  * path that is not a block device; fio's own example job files that fit a
- * block device (fio/examples.list).
+ * block device (fio/examples.list); registered buffers (fixedbufs=1) with
+ * each kind of I/O memory, shown in use by the fio job's VmPin and by a
+ * job whose every io is too large for the pinned-memory ceiling that
+ * requests without registered buffers are charged to, the RLIMIT_MEMLOCK
+ * failure, a file mapping (EOPNOTSUPP) and io_submit_mode=offload refused.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +42,8 @@
 #define OUT_JSON	"/tmp/t_fio.json"
 #define OUT_ERR		"/tmp/t_fio.err"
 #define EILSEQ_NR	84
+#define U_USER		1000		/* fio run as this user (run_uid) */
+#define PINNED_PARAM	"/sys/module/dio_batch/parameters/max_user_pinned_mb"
 
 static char engine[PATH_MAX + 64], jobdir[PATH_MAX + 64], srcdir[PATH_MAX];
 
@@ -44,8 +53,48 @@ struct fio_res {
 	int jobs;		/* jobs in the JSON */
 	long r_ios, w_ios;	/* total_ios, summed over the jobs */
 	long r_min, w_min;	/* the smallest per job */
+	long vmpin_kb;		/* the largest VmPin of a fio process seen */
 	char *err;		/* fio's stdout and stderr */
 };
+
+/* For the next run_fio(): its user (0: root) and RLIMIT_MEMLOCK (-1: as is). */
+static uid_t run_uid;
+static long long run_memlock = -1;
+
+/* The largest VmPin (kB) of the processes named fio now. */
+static long fio_vmpin_kb(void)
+{
+	char path[300], line[256];
+	struct dirent *de;
+	long max = 0;
+	DIR *dir = opendir("/proc");
+
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir))) {
+		bool is_fio = false;
+		long kb = 0;
+		FILE *f;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			if (!strncmp(line, "Name:", 5))
+				is_fio = !strcmp(line + 5 + strspn(line + 5, " \t"), "fio\n");
+			else if (!strncmp(line, "VmPin:", 6))
+				kb = atol(line + 6);
+		}
+		fclose(f);
+		if (is_fio && kb > max)
+			max = kb;
+	}
+	closedir(dir);
+	return max;
+}
 
 static void res_free(struct fio_res *r)
 {
@@ -81,7 +130,8 @@ static void run_fio(struct fio_res *res, const char *job, const char *const *env
 	static const char *const defaults[] = {
 		"KEY=0", "CLAIM=1", "PI=0", "MD=0", "PI_ACT=1", "PI_CHK=NONE",
 		"APPTAG=0x1234", "NOCHECK=0", "BS=4k", "SIZE=4m", "OFFSET=0",
-		"NJOBS=1", NULL,
+		"NJOBS=1", "FIXEDBUFS=1", "IOMEM=malloc", "SUBMIT_MODE=inline", "THREAD=0",
+		NULL,
 	};
 	char path[2 * PATH_MAX + 64], cmd[1024], line[512];
 	uint64_t t0;
@@ -106,6 +156,12 @@ static void run_fio(struct fio_res *res, const char *job, const char *const *env
 			_exit(126);
 		dup2(fd, 1);
 		dup2(fd, 2);
+		if (run_memlock >= 0 &&
+		    setrlimit(RLIMIT_MEMLOCK, &(struct rlimit){ run_memlock, run_memlock }))
+			_exit(125);
+		if (run_uid && (setgroups(0, NULL) || setresgid(run_uid, run_uid, run_uid) ||
+				setresuid(run_uid, run_uid, run_uid)))
+			_exit(125);
 		setenv("ENGINE", engine, 1);
 		for (int i = 0; defaults[i]; i++)
 			putenv((char *)defaults[i]);
@@ -119,12 +175,25 @@ static void run_fio(struct fio_res *res, const char *job, const char *const *env
 		      "--output=" OUT_JSON, path, (char *)NULL);
 		_exit(127);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	/* the fio processes' pinned memory, every 20 ms while it runs */
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		long kb;
+
+		assert_true(w == 0 || w == pid);
+		if (w == pid)
+			break;
+		kb = fio_vmpin_kb();
+		if (kb > res->vmpin_kb)
+			res->vmpin_kb = kb;
+		usleep(20000);
+	}
 	res->rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	res->err = slurp(OUT_ERR);
-	print_message("# fio %s (%s%s%s): exit %d, %.1f s\n", job, env && env[0] ? env[0] : "",
-		      env && env[0] && env[1] ? " " : "", env && env[0] && env[1] ? env[1] : "",
-		      res->rc, (tl_now_ns() - t0) / 1e9);
+	print_message("# fio %s (%s%s%s)%s: exit %d, %.1f s, VmPin up to %ld kB\n", job,
+		      env && env[0] ? env[0] : "", env && env[0] && env[1] ? " " : "",
+		      env && env[0] && env[1] ? env[1] : "", run_uid ? " as uid 1000" : "",
+		      res->rc, (tl_now_ns() - t0) / 1e9, res->vmpin_kb);
 	{
 		/* fio's messages, at most 40 lines of them */
 		char *s = res->err, *nl;
@@ -174,6 +243,10 @@ static void assert_clean(const struct fio_res *r, int jobs)
 
 static char dev[64];
 static bool sd_loaded;
+/* What the fixedbufs tests change, to put back */
+static char pinned_saved[32], hugepages_saved[32];
+static unsigned int ctl_mode;
+static bool ctl_mode_saved;
 
 static void sd_load(const char *opts)
 {
@@ -183,6 +256,20 @@ static void sd_load(const char *opts)
 
 static int teardown(void **state)
 {
+	run_uid = 0;
+	run_memlock = -1;
+	if (pinned_saved[0]) {
+		tl_write_file(PINNED_PARAM, pinned_saved);
+		pinned_saved[0] = 0;
+	}
+	if (hugepages_saved[0]) {
+		tl_write_file("/proc/sys/vm/nr_hugepages", hugepages_saved);
+		hugepages_saved[0] = 0;
+	}
+	if (ctl_mode_saved) {
+		tl_dio_ctl_chmod(ctl_mode, &ctl_mode);
+		ctl_mode_saved = false;
+	}
 	if (sd_loaded) {
 		tl_scsi_debug_unload();
 		sd_loaded = false;
@@ -570,6 +657,187 @@ static void test_examples(void **state)
 	assert_true(ran >= 5);
 }
 
+/*
+ * Registered buffers (fixedbufs=1): the verify job at iodepth 16, its
+ * 16 io_u buffers of 4 KiB registered once (VmPin of the job's process:
+ * exactly their 16 pages, and none without fixedbufs), with each kind of
+ * anonymous or shared I/O memory; a file's mapping is EOPNOTSUPP, and
+ * io_submit_mode=offload is refused.
+ */
+static void fixed_verify(const char *iomem, long vmpin_kb)
+{
+	char env_iomem[64];
+	struct fio_res r;
+
+	snprintf(env_iomem, sizeof(env_iomem), "IOMEM=%s", iomem);
+	run_fio(&r, "fixed-verify.fio", (const char *[]){ dev_env(), env_iomem, NULL });
+	assert_clean(&r, 1);
+	/* 4 MiB in 4 KiB writes, each read back once by the verify */
+	assert_int_equal(r.w_ios, 1024);
+	assert_int_equal(r.r_ios, 1024);
+	assert_int_equal(r.vmpin_kb, vmpin_kb);
+	res_free(&r);
+}
+
+static char *read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	assert_non_null(f);
+	assert_non_null(fgets(buf, (int)len, f));
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
+static void test_fixedbufs_sd(void **state)
+{
+	const char *map = "/tmp/results/t_fio.mmap";
+	char want[160];
+	struct fio_res r;
+
+	sd_load("dev_size_mb=64 dif=1 dix=1");
+	fixed_verify("malloc", 64);
+	fixed_verify("mmap", 64);
+	fixed_verify("mmapshared", 64);
+	fixed_verify("shm", 64);
+	/* a file's mapping is shared memory when the file is on tmpfs */
+	fixed_verify("mmap:/tmp/t_fio.mmap", 64);
+	/* huge pages (System V, anonymous mmap): a 2 MiB page each */
+	read_line("/proc/sys/vm/nr_hugepages", hugepages_saved, sizeof(hugepages_saved));
+	assert_int_equal(tl_write_file("/proc/sys/vm/nr_hugepages", "4"), 0);
+	fixed_verify("shmhuge", 64);
+	fixed_verify("mmaphuge", 64);
+
+	/*
+	 * 8 jobs in one keyed context, each registering its 4 io_u buffers on
+	 * its own descriptor: 16 KiB pinned by each process, or all 8 sets in
+	 * the one process of thread=1
+	 */
+	for (int thread = 0; thread <= 1; thread++) {
+		run_fio(&r, "fixed-shared-key.fio",
+			(const char *[]){ dev_env(), thread ? "THREAD=1" : "THREAD=0", "KEY=0xf1d",
+					  "NJOBS=8", "SIZE=256k", NULL });
+		assert_clean(&r, 8);
+		/* each job: 256 KiB in 4 KiB writes, each verified */
+		assert_int_equal(r.w_min, 64);
+		assert_int_equal(r.r_min, 64);
+		assert_int_equal(r.w_ios, 8 * 64);
+		assert_int_equal(r.r_ios, 8 * 64);
+		assert_int_equal(r.vmpin_kb, thread ? 8 * 16 : 16);
+		res_free(&r);
+	}
+
+	/* the same job without registered buffers pins nothing for long */
+	run_fio(&r, "fixed-verify.fio", (const char *[]){ dev_env(), "FIXEDBUFS=0", NULL });
+	assert_clean(&r, 1);
+	assert_int_equal(r.w_ios, 1024);
+	assert_int_equal(r.vmpin_kb, 0);
+	res_free(&r);
+
+	/* a mapping of a file that is not shared memory (9p) */
+	snprintf(want, sizeof(want), "IOMEM=mmap:%s", map);
+	run_fio(&r, "fixed-verify.fio", (const char *[]){ dev_env(), want, NULL });
+	assert_int_not_equal(r.rc, 0);
+	assert_int_equal(r.error, EOPNOTSUPP);
+	snprintf(want, sizeof(want), "fio-dio_batch: fixedbufs=1: EOPNOTSUPP (Operation not supported): iomem=mmap:%s maps a file", map);
+	assert_true(has(&r, want));
+	assert_int_equal(r.w_ios, 0);
+	res_free(&r);
+	unlink(map);
+
+	run_fio(&r, "fixed-verify.fio", (const char *[]){ dev_env(), "SUBMIT_MODE=offload", NULL });
+	assert_int_not_equal(r.rc, 0);
+	assert_true(has(&r, "fio-dio_batch: fixedbufs=1 does not go with io_submit_mode=offload"));
+	assert_int_equal(r.w_ios + r.r_ios, 0);
+	res_free(&r);
+}
+
+/* A 2 MiB write of ordinary (not registered) memory, by uid 1000: its errno. */
+static int plain_2m_write_errno(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct dio_request req, *rp = &req;
+		int ctx, fd, h, ret;
+		void *buf;
+
+		if (setgroups(0, NULL) || setresgid(U_USER, U_USER, U_USER) ||
+		    setresuid(U_USER, U_USER, U_USER))
+			_exit(100);
+		ctx = sys_dio_init(0, DIO_PRIVATE);
+		fd = open(dev, O_RDWR);
+		if (ctx < 0 || fd < 0 || posix_memalign(&buf, 4096, 2 << 20))
+			_exit(101);
+		h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
+		if (h < 0)
+			_exit(102);
+		memset(buf, 0x5a, 2 << 20);
+		dio_req_prep_write(&req, h, buf, 2 << 20, 0);
+		ret = sys_dio_submit(ctx, &rp, 1);
+		if (ret == 1)
+			_exit(sys_dio_wait(ctx, &rp, 1, NULL) == 1 && req.result == 2 << 20 ? 0 : 103);
+		_exit(errno < 100 ? errno : 104);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/*
+ * fixedbufs=1 as a user who is not root (no CAP_IPC_LOCK): the io_u
+ * memory is charged to RLIMIT_MEMLOCK, so a limit below it fails the job
+ * at its start with ENOMEM and the advice to raise it.  With room, the
+ * verify job runs 2 MiB ios at iodepth 16 under a pinned-memory ceiling
+ * (max_user_pinned_mb) of 1 MiB, which refuses any 2 MiB request whose
+ * pages are pinned for it (ENOMEM, shown first): every io used the
+ * registered memory, 32 MiB of it in VmPin.
+ */
+static void test_fixedbufs_memlock(void **state)
+{
+	struct fio_res r;
+
+	sd_load("dev_size_mb=64 dif=1 dix=1");
+	assert_int_equal(tl_dio_ctl_chmod(0666, &ctl_mode), 0);
+	ctl_mode_saved = true;
+	assert_int_equal(chmod(dev, 0666), 0);
+
+	run_uid = U_USER;
+	/* 16 io_u buffers of 4 KiB: 64 KiB, over a limit of 32 KiB */
+	run_memlock = 32 << 10;
+	run_fio(&r, "fixed-verify.fio", (const char *[]){ dev_env(), NULL });
+	assert_int_not_equal(r.rc, 0);
+	assert_int_equal(r.error, ENOMEM);
+	assert_true(has(&r, "fio-dio_batch: fixedbufs=1: registering the job's I/O memory (64 KiB in 1 buffer): ENOMEM (Cannot allocate memory): the pages are charged to RLIMIT_MEMLOCK, 32 KiB here"));
+	assert_true(has(&r, "ulimit -l"));
+	assert_int_equal(r.w_ios + r.r_ios, 0);
+	assert_int_equal(r.vmpin_kb, 0);
+	res_free(&r);
+
+	/* exactly enough */
+	run_memlock = 64 << 10;
+	run_fio(&r, "fixed-verify.fio", (const char *[]){ dev_env(), NULL });
+	assert_clean(&r, 1);
+	assert_int_equal(r.w_ios, 1024);
+	assert_int_equal(r.r_ios, 1024);
+	assert_int_equal(r.vmpin_kb, 64);
+	res_free(&r);
+
+	read_line(PINNED_PARAM, pinned_saved, sizeof(pinned_saved));
+	assert_int_equal(tl_write_file(PINNED_PARAM, "1"), 0);
+	assert_int_equal(plain_2m_write_errno(), ENOMEM);
+	run_memlock = 64 << 20;
+	run_fio(&r, "fixed-verify.fio", (const char *[]){ dev_env(), "BS=2m", "SIZE=32m", NULL });
+	assert_clean(&r, 1);
+	assert_int_equal(r.w_ios, 16);
+	assert_int_equal(r.r_ios, 16);
+	assert_int_equal(r.vmpin_kb, 32 << 10);
+	res_free(&r);
+}
+
 static int group_setup(void **state)
 {
 	const char *b = getenv("DIO_BUILD");
@@ -635,6 +903,8 @@ int main(void)
 		T(test_corrupt_nvme),
 		T(test_corrupt_sd),
 		T(test_nocheck_nvme),
+		T(test_fixedbufs_sd),
+		T(test_fixedbufs_memlock),
 		T(test_examples),
 	};
 
