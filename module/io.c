@@ -628,13 +628,72 @@ static int dio_kreq_permitted(struct dio_kreq *kreq)
 }
 
 /*
- * Submit the request at @uaddr.  @fixed: the descriptor's registered set,
- * looked up (with a reference the caller drops) by the first request of
- * the batch that needs it.
+ * What one SUBMIT call looks up once for all its requests: the user's
+ * pinned-memory account, the registered set (when a request first needs
+ * it), and the handle the last request named with the files its reads and
+ * writes are checked against (when one first needs each).  Every request
+ * takes its own references from these; the batch's are dropped at the
+ * end of the call.  A handle revoked during the call refuses the requests
+ * after that; its access (which of its openers may read or write) is the
+ * one the call found.
  */
-static int dio_submit_one(struct dio_file *df, struct dio_user *user,
-			  struct dio_fixed **fixed, u64 uaddr)
+struct dio_batch {
+	struct dio_user		*user;
+	struct dio_fixed	*fixed;
+	struct dio_handle	*h;
+	struct file		*file[2];	/* [write], or NULL */
+	bool			looked[2];	/* @file[write] was looked up */
+};
+
+static void dio_batch_drop_handle(struct dio_batch *b)
 {
+	int i;
+
+	if (!b->h)
+		return;
+	for (i = 0; i < 2; i++) {
+		if (b->file[i])
+			fput(b->file[i]);
+		b->file[i] = NULL;
+		b->looked[i] = false;
+	}
+	dio_handle_put(b->h);
+	b->h = NULL;
+}
+
+/* Handle @id with a reference for a request, or NULL when it is not live. */
+static struct dio_handle *dio_batch_handle(struct dio_batch *b,
+					   struct dio_file *df, u32 id)
+{
+	if (!b->h || b->h->id != id) {
+		dio_batch_drop_handle(b);
+		b->h = dio_handle_get(df->ctx, id);
+		if (!b->h)
+			return NULL;
+	}
+	if (READ_ONCE(b->h->revoked))
+		return NULL;
+	kref_get(&b->h->ref);
+	return b->h;
+}
+
+/*
+ * The file a request of the batch's handle is checked against, with a
+ * reference for the request; NULL when no opener has the access.
+ */
+static struct file *dio_batch_file(struct dio_batch *b, bool write)
+{
+	if (!b->looked[write]) {
+		b->file[write] = dio_handle_file(b->h, write);
+		b->looked[write] = true;
+	}
+	return b->file[write] ? get_file(b->file[write]) : NULL;
+}
+
+/* Submit the request at @uaddr, one of batch @b's. */
+static int dio_submit_one(struct dio_file *df, struct dio_batch *b, u64 uaddr)
+{
+	struct dio_user *user = b->user;
 	struct iovec fast[UIO_FASTIOV], *iov = NULL;
 	struct iov_iter iter = {};
 	struct dio_request ureq;
@@ -656,7 +715,7 @@ static int dio_submit_one(struct dio_file *df, struct dio_user *user,
 	if (!kreq)
 		return -ENOMEM;
 	kreq->ureq = ureq;
-	kreq->h = dio_handle_get(df->ctx, kreq->ureq.handle);
+	kreq->h = dio_batch_handle(b, df, kreq->ureq.handle);
 	if (!kreq->h) {
 		ret = -EBADF;
 		goto out_free_kreq;
@@ -670,14 +729,13 @@ static int dio_submit_one(struct dio_file *df, struct dio_user *user,
 	INIT_WORK(&kreq->work, dio_kreq_work);
 	if (kreq->opcode != DIO_OP_FLUSH) {
 		/* No opener of the handle has the access: EBADF, as pwrite. */
-		kreq->file = dio_handle_file(kreq->h,
-					     kreq->opcode == DIO_OP_WRITE);
+		kreq->file = dio_batch_file(b, kreq->opcode == DIO_OP_WRITE);
 		ret = -EBADF;
 		if (!kreq->file)
 			goto out_put_handle;
-		if ((kreq->ureq.flags & DIO_REQ_FIXED) && !*fixed)
-			*fixed = dio_fixed_get(df);
-		ret = dio_kreq_import(kreq, *fixed, fast, &iov, &iter);
+		if ((kreq->ureq.flags & DIO_REQ_FIXED) && !b->fixed)
+			b->fixed = dio_fixed_get(df);
+		ret = dio_kreq_import(kreq, b->fixed, fast, &iov, &iter);
 		if (ret)
 			goto out_put_file;
 		ret = dio_kreq_permitted(kreq);
@@ -771,8 +829,7 @@ static void dio_get_uaddrs(u64 *out, const u64 __user *uptr, unsigned int nr)
 long dio_submit_ioctl(struct dio_file *df, void __user *arg)
 {
 	u64 uaddrs[DIO_SUBMIT_CHUNK];
-	struct dio_fixed *fixed = NULL;
-	struct dio_user *user;
+	struct dio_batch b = {};
 	struct dio_submit s;
 	struct blk_plug plug;
 	u64 __user *ureqs;
@@ -787,9 +844,9 @@ long dio_submit_ioctl(struct dio_file *df, void __user *arg)
 	if (!s.nr || s.nr > DIO_MAX_BATCH || s.reserved[0] || s.reserved[1])
 		return -EINVAL;
 	ureqs = u64_to_user_ptr(s.reqs);
-	user = dio_user_get();
-	if (IS_ERR(user))
-		return PTR_ERR(user);
+	b.user = dio_user_get();
+	if (IS_ERR(b.user))
+		return PTR_ERR(b.user);
 
 	blk_start_plug(&plug);
 	for (i = 0; i < s.nr && !ret; i++) {
@@ -801,13 +858,14 @@ long dio_submit_ioctl(struct dio_file *df, void __user *arg)
 		if (uaddrs[n] == DIO_UADDR_FAULT)
 			ret = -EFAULT;
 		else
-			ret = dio_submit_one(df, user, &fixed, uaddrs[n]);
+			ret = dio_submit_one(df, &b, uaddrs[n]);
 	}
 	if (ret)
 		i--;
 	blk_finish_plug(&plug);
-	dio_fixed_put(fixed);
-	dio_user_put(user);
+	dio_batch_drop_handle(&b);
+	dio_fixed_put(b.fixed);
+	dio_user_put(b.user);
 	return i ? i : ret;
 }
 

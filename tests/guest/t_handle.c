@@ -206,6 +206,16 @@ static void test_readonly_handle(void **state)
 	/* Reads work. */
 	dio_req_prep_read(&r, h, buf, 4096, 0);
 	io_ok(ctx, &r, 4096);
+	/* In one batch too, where the write after a read stops it. */
+	{
+		struct dio_request r2[2], *rp2[2] = { &r2[0], &r2[1] };
+
+		dio_req_prep_read(&r2[0], h, buf, 4096, 0);
+		dio_req_prep_write(&r2[1], h, buf, 4096, 0);
+		assert_int_equal(sys_dio_submit(ctx, rp2, 2), 1);
+		assert_int_equal(sys_dio_wait(ctx, rp2, 1, NULL), 1);
+		assert_int_equal(r2[0].result, 4096);
+	}
 	/*
 	 * A writable descriptor opening the same device widens the handle:
 	 * the same number, and now writes go through, for both openers.
@@ -836,6 +846,56 @@ static void test_thousand_opens_and_closes(void **state)
  * all opened in one context, queried, half closed, the rest dropped with
  * the descriptor, and no handle left.
  */
+/*
+ * One SUBMIT whose requests alternate between @n handles (SUBMIT looks a
+ * handle and its access up once per run of requests naming it): all of
+ * them complete and the data reads back the same way; a batch stops at an
+ * unknown handle between live ones.  The disks share scsi_debug's one
+ * store, so every request has a block of its own.
+ */
+static void batch_across_handles(int ctx, const int *h, unsigned int n)
+{
+	const unsigned int nr = n * 2;
+	struct dio_request *r = calloc(nr, sizeof(*r)), **rp;
+	uint8_t *w = tl_xalloc((size_t)nr * 4096, 0);
+	uint8_t *b = tl_xalloc((size_t)nr * 4096, 0);
+	unsigned int j;
+
+	rp = calloc(nr, sizeof(*rp));
+	assert_non_null(r);
+	assert_non_null(rp);
+	for (j = 0; j < nr; j++) {
+		tl_fill(w + (size_t)j * 4096, 4096, 0xba7c0000 + j);
+		dio_req_prep_write(&r[j], h[j % n], w + (size_t)j * 4096, 4096,
+				   (uint64_t)j * 4096);
+		rp[j] = &r[j];
+	}
+	assert_int_equal(sys_dio_submit(ctx, rp, nr), nr);
+	assert_int_equal(sys_dio_wait(ctx, rp, nr, NULL), nr);
+	for (j = 0; j < nr; j++)
+		assert_int_equal(r[j].result, 4096);
+	for (j = 0; j < nr; j++)
+		dio_req_prep_read(&r[j], h[j % n], b + (size_t)j * 4096, 4096,
+				  (uint64_t)j * 4096);
+	assert_int_equal(sys_dio_submit(ctx, rp, nr), nr);
+	assert_int_equal(sys_dio_wait(ctx, rp, nr, NULL), nr);
+	for (j = 0; j < nr; j++)
+		assert_int_equal(r[j].result, 4096);
+	assert_memory_equal(w, b, (size_t)nr * 4096);
+
+	/* h[0], h[1], a handle never issued, h[2]: two are queued. */
+	dio_req_prep_read(&r[0], h[0], b, 4096, 0);
+	dio_req_prep_read(&r[1], h[1], b + 4096, 4096, 0);
+	dio_req_prep_read(&r[2], 99999, b + 8192, 4096, 0);
+	dio_req_prep_read(&r[3], h[2], b + 12288, 4096, 0);
+	assert_int_equal(sys_dio_submit(ctx, rp, 4), 2);
+	assert_int_equal(sys_dio_wait(ctx, rp, 2, NULL), 2);
+	free(rp);
+	free(r);
+	free(w);
+	free(b);
+}
+
 static void hundred_devices(const char *opts, int hosts)
 {
 	static char names[128][32];
@@ -886,6 +946,7 @@ static void hundred_devices(const char *opts, int hosts)
 		assert_int_equal(sys_dio_query(ctx, h[i], &q), 0);
 		assert_int_equal(q.capacity, 1ULL << 20);
 	}
+	batch_across_handles(ctx, h, n);
 	for (i = 0; i < n / 2; i++)
 		assert_int_equal(sys_dio_close(ctx, h[i]), 0);
 	close(ctx);		/* the rest go with the descriptor */

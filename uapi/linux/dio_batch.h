@@ -505,6 +505,10 @@ struct dio_request {
  * @reqs:	array of __u64 user addresses of struct dio_request
  * @reserved:	zero
  *
+ * A handle's access (which of its openers may read or write) is looked up
+ * once per call, when a request first needs it; a handle revoked during
+ * the call refuses the requests after that.
+ *
  * Returns how many were queued.  It stops at the first invalid request:
  * the count before it, or the error when it is the first: -EINVAL (fields,
  * alignment, lengths), -ENXIO (beyond the device), -EBADF (handle not
