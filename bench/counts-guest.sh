@@ -224,7 +224,7 @@ measure() {
 run() {
 	: "${BIN:?}" "${RAW:?}" "${SDEBUG:=dev_size_mb=64 dif=0 dix=0 delay=0}" "${N0:=2000}" "${N:=20000}"
 	: "${IOARGS:=-r 1 -C -q 32 -b 4096 -t 3600}" "${IDLE:=10}" "${REPS:=2}"
-	: "${ENGINES_SD:=dio_batch io_uring libaio psync}" "${ENGINES_NVME:=dio_batch dio+pi io_uring libaio psync}"
+	: "${ENGINES_SD:=dio_batch dio+fixed io_uring libaio psync}" "${ENGINES_NVME:=dio_batch dio+pi dio+fixed io_uring libaio psync}"
 	WORK=$(mktemp -d) EVLIST=$(mktemp) KPLIST=$(mktemp)
 	: >"$RAW"
 	status=0

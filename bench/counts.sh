@@ -20,7 +20,7 @@
 #   COUNTS_IDLE    seconds of the idle baseline (10)
 #   COUNTS_REPS    runs of each size; the smallest count is taken (2)
 #   COUNTS_ENGINES_SD, COUNTS_ENGINES_NVME  engines, space-separated
-#                  (dio_batch io_uring libaio psync; NVMe also dio+pi)
+#                  (dio_batch dio+fixed io_uring libaio psync; NVMe also dio+pi)
 #   COUNTS_OUT     where to save the tables (bench/results/counts-DATE.txt)
 #   BENCH_SDEBUG   scsi_debug options (dev_size_mb=64 dif=0 dix=0 delay=0)
 #   VM_TIMEOUT     seconds before the guest is killed (3000)

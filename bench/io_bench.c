@@ -12,6 +12,8 @@
  *              its queue's buffers once (sys_dio_register_buffers, one per
  *              slot) before its loop, and every request names its slot's
  *              (DIO_REQ_FIXED), so requests do not pin their pages one by one
+ *   io_uring+fixed  (-F too) its peer: the same buffers registered with
+ *              the ring (io_uring_register_buffers), READ_FIXED/WRITE_FIXED
  *
  * Every engine runs the same loop: fill the queue up to the queue depth,
  * submit what was added in one call, wait for at least one completion,
@@ -67,9 +69,13 @@
 #define MAX_QD		1024
 #define MAX_THREADS	64
 
-enum engine { E_DIO, E_DIO_PI, E_DIO_FIXED, E_URING, E_AIO, E_PSYNC, E_PSYNC_N, E_NR };
+enum engine {
+	E_DIO, E_DIO_PI, E_DIO_FIXED, E_URING, E_URING_FIXED, E_AIO, E_PSYNC,
+	E_PSYNC_N, E_NR
+};
 static const char *const engine_names[E_NR] = {
-	"dio_batch", "dio+pi", "dio+fixed", "io_uring", "libaio", "psync", "psync-N",
+	"dio_batch", "dio+pi", "dio+fixed", "io_uring", "io_uring+fixed",
+	"libaio", "psync", "psync-N",
 };
 
 static struct {
@@ -635,12 +641,17 @@ out_free:
 	return 0;
 }
 
-static int run_uring(struct worker *w, int rwmix)
+/*
+ * With @fixed (engine io_uring+fixed, dio+fixed's peer) the slots'
+ * buffers are registered with the ring before the loop, slot k's as
+ * buffer k, and every request is a READ_FIXED or WRITE_FIXED of its own.
+ */
+static int run_uring(struct worker *w, int rwmix, bool fixed)
 {
 	static struct slots sl;
 	struct io_uring ring;
 	struct io_uring_cqe *cqe;
-	unsigned int inflight = 0, n, head, seen;
+	unsigned int inflight = 0, n, head, seen, i;
 	double t, ts;
 	int ret;
 
@@ -651,6 +662,26 @@ static int run_uring(struct worker *w, int rwmix)
 		return 0;
 	}
 	slots_init(&sl, o.qd);
+	if (fixed) {
+		struct iovec *iov = calloc(o.qd, sizeof(*iov));
+
+		if (!iov)
+			die("out of memory");
+		for (i = 0; i < o.qd; i++) {
+			iov[i].iov_base = sl.s[i].buf;
+			iov[i].iov_len = o.bs;
+		}
+		ret = io_uring_register_buffers(&ring, iov, o.qd);
+		free(iov);
+		if (ret < 0) {
+			st_error(&w->st, "io_uring_register_buffers(%u buffers of %u bytes): %s",
+				 o.qd, o.bs, strerror(-ret));
+			w->st.unavailable = true;
+			io_uring_queue_exit(&ring);
+			slots_exit(&sl, o.qd);
+			return 0;
+		}
+	}
 	w->st.timed_calls = o.time_calls;
 	t = now();
 	for (;;) {
@@ -661,7 +692,13 @@ static int run_uring(struct worker *w, int rwmix)
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 
 			slot_prep(w, s, t, rwmix);
-			if (s->write)
+			if (fixed && s->write)
+				io_uring_prep_write_fixed(sqe, dev_fd, s->buf, o.bs,
+							  s->blk * o.bs, (int)k);
+			else if (fixed)
+				io_uring_prep_read_fixed(sqe, dev_fd, s->buf, o.bs,
+							 s->blk * o.bs, (int)k);
+			else if (s->write)
 				io_uring_prep_write(sqe, dev_fd, s->buf, o.bs, s->blk * o.bs);
 			else
 				io_uring_prep_read(sqe, dev_fd, s->buf, o.bs, s->blk * o.bs);
@@ -837,7 +874,8 @@ static void run_engine(enum engine e, int rwmix, struct stats *out, uint64_t see
 		run_dio(&args[0].w, rwmix, e == E_DIO_PI, e == E_DIO_FIXED);
 		break;
 	case E_URING:
-		run_uring(&args[0].w, rwmix);
+	case E_URING_FIXED:
+		run_uring(&args[0].w, rwmix, e == E_URING_FIXED);
 		break;
 	case E_AIO:
 		run_aio(&args[0].w, rwmix);
@@ -945,7 +983,7 @@ static int print_table(const char *name, int rwmix, const struct stats *st)
 	printf("\n== %s: %d%% reads, bs %u, qd %u, %.1f s per engine in %u round%s%s\n",
 	       name, rwmix, o.bs, o.qd, o.runtime, o.rounds, o.rounds > 1 ? "s" : "",
 	       o.max_ios ? " (or the I/O bound)" : "");
-	printf("%-10s %10s %9s %11s %11s %9s %9s %7s\n", "engine", "IOPS", "MB/s",
+	printf("%-14s %10s %9s %11s %11s %9s %9s %7s\n", "engine", "IOPS", "MB/s",
 	       "avg lat us", "vs io_uring", "rd hdr", "rd full", "wr back");
 	for (e = 0; e < E_NR; e++) {
 		const struct stats *s = &st[e];
@@ -954,12 +992,12 @@ static int print_table(const char *name, int rwmix, const struct stats *st)
 		if (!s->ran)
 			continue;
 		if (s->unavailable) {
-			printf("%-10s unavailable: %s\n", engine_label(e), s->err);
+			printf("%-14s unavailable: %s\n", engine_label(e), s->err);
 			bad = 1;
 			continue;
 		}
 		iops = s->elapsed > 0 ? s->ios / s->elapsed : 0;
-		printf("%-10s %10.0f %9.2f %11.1f ", engine_label(e), iops,
+		printf("%-14s %10.0f %9.2f %11.1f ", engine_label(e), iops,
 		       iops * o.bs / 1e6, s->ios ? s->lat_sum / s->ios * 1e6 : 0);
 		if (ref_iops > 0)
 			printf("%10.2fx", iops / ref_iops);
@@ -968,7 +1006,7 @@ static int print_table(const char *name, int rwmix, const struct stats *st)
 		printf(" %9" PRIu64 " %9" PRIu64 " %7" PRIu64 "\n", s->checked_hdr,
 		       s->checked_full, s->checked_wr);
 		if (s->errors) {
-			printf("%-10s FAILED: %" PRIu64 " error(s), first: %s\n",
+			printf("%-14s FAILED: %" PRIu64 " error(s), first: %s\n",
 			       "", s->errors, s->err);
 			bad = 1;
 		}
@@ -1134,9 +1172,10 @@ static void usage(FILE *out, int rc)
 	      "                          K, M, G suffixes\n"
 	      "  -j, --threads N         also psync with N threads\n"
 	      "  -e, --engines LIST      comma-separated, of dio_batch,dio+pi,dio+fixed,io_uring,\n"
-	      "                          libaio,psync (default dio_batch,io_uring,libaio,psync)\n"
+	      "                          io_uring+fixed,libaio,psync\n"
+	      "                          (default dio_batch,io_uring,libaio,psync)\n"
 	      "  -P, --pi                also dio+pi: dio_batch with PI buffers (PI devices)\n"
-	      "  -F, --fixed             also dio+fixed: dio_batch with registered buffers\n"
+	      "  -F, --fixed             also dio+fixed and io_uring+fixed: registered buffers\n"
 	      "  -V, --verify-every N    verify every Nth read in full (16; 1: all; 0: headers only)\n"
 	      "  -r, --rounds N          split each engine's runtime in N turns, engines\n"
 	      "                          alternating (3); CPU lines show the best turn\n"
@@ -1220,7 +1259,7 @@ int main(int argc, char **argv)
 		case 'e': parse_engines(optarg); break;
 		case 'V': o.verify_every = (unsigned int)parse_size(optarg); break;
 		case 'P': o.engines |= 1U << E_DIO_PI; break;
-		case 'F': o.engines |= 1U << E_DIO_FIXED; break;
+		case 'F': o.engines |= 1U << E_DIO_FIXED | 1U << E_URING_FIXED; break;
 		case 'r': o.rounds = (unsigned int)parse_size(optarg); break;
 		case 'C': o.calibrate = false; break;
 		case 'T': o.time_calls = true; break;

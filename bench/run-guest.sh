@@ -53,6 +53,7 @@ bench() { # DEVICE OPTIONS...
 	dev=$1
 	shift
 	[ "$dev" = "$ns1" ] && set -- "$@" -P	# dio+pi as well: the namespace has PI
+	set -- "$@" -F				# dio+fixed: registered buffers
 	echo
 	echo "\$ io_bench $* $dev"
 	"$B/bench/io_bench" "$@" "$dev" 2>&1 || rc=1
