@@ -1022,7 +1022,7 @@ static int dbf_commit(struct thread_data *td)
 	struct dbf_data *d = td->io_ops_data;
 	struct timespec start;
 	bool waiting = false;
-	int ret;
+	int ret, e;
 
 	while (d->nr_queued) {
 		ret = sys_dio_submit(d->ctx, d->queued, d->nr_queued);
@@ -1036,29 +1036,36 @@ static int dbf_commit(struct thread_data *td)
 		}
 		if (ret == 0 || errno == EINTR)
 			continue;
-		if (errno == EAGAIN || errno == ENOMEM) {
+		e = errno;
+		if (e == EAGAIN) {
 			/* max_inflight or the pinned-memory ceiling: reap first. */
 			if (d->inflight)
 				return 0;
+			/* Nothing of ours in flight: the user's other I/O. */
 			if (!waiting) {
 				fio_gettime(&start, NULL);
 				waiting = true;
-			} else if (mtime_since_now(&start) > 30000) {
-				log_err("fio-dio_batch: SUBMIT refused with %s for 30 s with nothing in flight\n",
-					strerror(errno));
-				break;
 			}
-			usleep(100);
-			continue;
+			if (mtime_since_now(&start) <= 30000) {
+				usleep(100);
+				continue;
+			}
+			log_err("fio-dio_batch: SUBMIT refused with %s for 30 s with nothing in flight\n",
+				strerror(e));
 		}
-		/* The first request is refused: it completes with that error. */
+		/*
+		 * The first request is refused (EAGAIN only after 30 s): it
+		 * completes with that error.
+		 */
 		{
 			struct dio_request *r = d->queued[0];
 			struct io_u *io_u = (struct io_u *)(uintptr_t)r->cookie;
-			int e = errno;
 
 			io_u->error = e;
-			if (e == EILSEQ)
+			if (e == ENOMEM)
+				log_err("fio-dio_batch: %s: SUBMIT: %s: an io larger than the per-user pinned-memory ceiling (dio_batch's max_user_pinned_mb), or out of memory; fixedbufs=1 pins the job's memory once instead\n",
+					io_u->file->file_name, strerror(e));
+			else if (e == EILSEQ)
 				dbf_report(td, io_u, r);
 			else if (e == EOPNOTSUPP && r->pi_flags & DIO_PI_NOCHECK)
 				log_err("fio-dio_batch: %s: nocheck=1: the driver cannot skip its PI checks on this kernel (DIO_PI_NOCHECK: %s)\n",

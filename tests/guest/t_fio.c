@@ -836,6 +836,19 @@ static void test_fixedbufs_memlock(void **state)
 	assert_int_equal(r.r_ios, 16);
 	assert_int_equal(r.vmpin_kb, 32 << 10);
 	res_free(&r);
+
+	/*
+	 * The same ios without fixedbufs: each is refused alone (ENOMEM), the
+	 * job fails with it at once, and fio ends.
+	 */
+	run_fio(&r, "fixed-verify.fio",
+		(const char *[]){ dev_env(), "BS=2m", "SIZE=32m", "FIXEDBUFS=0", NULL });
+	assert_int_not_equal(r.rc, 0);
+	assert_true(has(&r, "larger than the per-user pinned-memory ceiling (dio_batch's max_user_pinned_mb)"));
+	assert_true(has(&r, "io_u error on file"));
+	assert_true(has(&r, "Cannot allocate memory: write offset="));
+	assert_int_equal(r.vmpin_kb, 0);
+	res_free(&r);
 }
 
 static int group_setup(void **state)
