@@ -441,6 +441,21 @@ static void slots_init(struct slots *sl, unsigned int n)
 	}
 }
 
+/* The slots' buffers as an iovec array (to register them); free() it. */
+static struct iovec *slots_iov(const struct slots *sl)
+{
+	struct iovec *iov = calloc(o.qd, sizeof(*iov));
+	unsigned int i;
+
+	if (!iov)
+		die("out of memory");
+	for (i = 0; i < o.qd; i++) {
+		iov[i].iov_base = sl->s[i].buf;
+		iov[i].iov_len = o.bs;
+	}
+	return iov;
+}
+
 static void slots_exit(struct slots *sl, unsigned int n)
 {
 	unsigned int i;
@@ -501,14 +516,8 @@ static int run_dio(struct worker *w, int rwmix, bool pi, bool fixed)
 	for (i = 0; pi && i < o.qd; i++)
 		sl.s[i].pi = xalloc_aligned(pi_len);
 	if (fixed) {
-		struct iovec *iov = calloc(o.qd, sizeof(*iov));
+		struct iovec *iov = slots_iov(&sl);
 
-		if (!iov)
-			die("out of memory");
-		for (i = 0; i < o.qd; i++) {
-			iov[i].iov_base = sl.s[i].buf;
-			iov[i].iov_len = o.bs;
-		}
 		ret = sys_dio_register_buffers(ctx, iov, o.qd);
 		free(iov);
 		if (ret) {
@@ -651,7 +660,7 @@ static int run_uring(struct worker *w, int rwmix, bool fixed)
 	static struct slots sl;
 	struct io_uring ring;
 	struct io_uring_cqe *cqe;
-	unsigned int inflight = 0, n, head, seen, i;
+	unsigned int inflight = 0, n, head, seen;
 	double t, ts;
 	int ret;
 
@@ -663,14 +672,8 @@ static int run_uring(struct worker *w, int rwmix, bool fixed)
 	}
 	slots_init(&sl, o.qd);
 	if (fixed) {
-		struct iovec *iov = calloc(o.qd, sizeof(*iov));
+		struct iovec *iov = slots_iov(&sl);
 
-		if (!iov)
-			die("out of memory");
-		for (i = 0; i < o.qd; i++) {
-			iov[i].iov_base = sl.s[i].buf;
-			iov[i].iov_len = o.bs;
-		}
 		ret = io_uring_register_buffers(&ring, iov, o.qd);
 		free(iov);
 		if (ret < 0) {

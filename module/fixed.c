@@ -308,8 +308,20 @@ static struct dio_fixed_buf *dio_fixed_copy_in(const struct dio_register *reg)
 	return in;
 }
 
-static int dio_register_check(const struct dio_register *reg, bool reg_op)
+/*
+ * The argument of REGISTER (@reg_op) or UNREGISTER, from the process that
+ * created @df, copied and checked.
+ */
+static int dio_register_arg(struct dio_file *df, void __user *arg,
+			    struct dio_register *reg, bool reg_op)
 {
+	int ret;
+
+	if (!dio_file_is_mine(df))
+		return -EXDEV;
+	ret = dio_copy_arg(reg, sizeof(*reg), DIO_REGISTER_SIZE_VER0, arg);
+	if (ret)
+		return ret;
 	if (reg->flags || reg->pad || reg->reserved[0] || reg->reserved[1])
 		return -EINVAL;
 	if (!reg_op)
@@ -338,12 +350,7 @@ long dio_fixed_register_ioctl(struct dio_file *df, void __user *arg)
 	unsigned int i;
 	int ret;
 
-	if (!dio_file_is_mine(df))
-		return -EXDEV;
-	ret = dio_copy_arg(&reg, sizeof(reg), DIO_REGISTER_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	ret = dio_register_check(&reg, true);
+	ret = dio_register_arg(df, arg, &reg, true);
 	if (ret)
 		return ret;
 	if (READ_ONCE(df->fixed))
@@ -428,12 +435,7 @@ long dio_fixed_unregister_ioctl(struct dio_file *df, void __user *arg)
 	struct dio_register reg;
 	int ret;
 
-	if (!dio_file_is_mine(df))
-		return -EXDEV;
-	ret = dio_copy_arg(&reg, sizeof(reg), DIO_REGISTER_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	ret = dio_register_check(&reg, false);
+	ret = dio_register_arg(df, arg, &reg, false);
 	if (ret)
 		return ret;
 	return dio_fixed_unregister(df);
