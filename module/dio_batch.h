@@ -33,6 +33,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
+#include <linux/sizes.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -52,7 +53,7 @@
 #define DIO_MAX_OPENS		65536U
 /* Registered buffers: most per set, and largest (io_uring's 1 GiB). */
 #define DIO_MAX_FIXED_BUFS	1024U
-#define DIO_MAX_FIXED_BUF_BYTES	(1ULL << 30)
+#define DIO_MAX_FIXED_BUF_BYTES	((u64)SZ_1G)
 
 struct dio_fixed;
 struct dio_kbuf;
