@@ -504,13 +504,13 @@ static int dbf_register(struct thread_data *td, struct dbf_data *d)
 			return 1;
 		}
 	}
-	if ((total + chunk - 1) / chunk > f.max_fixed_bufs) {
+	nr = (total + chunk - 1) / chunk;
+	if (nr > f.max_fixed_bufs) {
 		log_err("fio-dio_batch: fixedbufs=1: %llu bytes of I/O memory need more than the module's %u registered buffers of at most %llu bytes: lower iodepth or bs\n",
 			total, f.max_fixed_bufs, (unsigned long long)f.max_fixed_buf_bytes);
 		td_verror(td, EINVAL, "dio_batch fixedbufs");
 		return 1;
 	}
-	nr = (total + chunk - 1) / chunk;
 	iov = calloc(nr, sizeof(*iov));
 	if (!iov) {
 		td_verror(td, ENOMEM, "dio_batch fixedbufs");

@@ -382,37 +382,27 @@ static unsigned long dio_segs_pages(const struct iovec *seg, unsigned long nr)
 }
 
 /*
- * A DIO_REQ_FIXED request's buffer: checked as dio_kreq_import() checks
- * one, and found within the registered buffer it names.  Nothing is
- * pinned or charged: the set's pages serve it, held until it is freed.
+ * A DIO_REQ_FIXED request's data, checked as any: found within the
+ * registered buffer it names.  Nothing is pinned or charged: the set's
+ * pages serve it, held until it is freed.
  */
-static int dio_kreq_import_fixed(struct dio_kreq *kreq,
-				 struct dio_fixed *fixed)
+static int dio_kreq_find_fixed(struct dio_kreq *kreq, struct dio_fixed *fixed)
 {
 	const struct dio_request *r = &kreq->ureq;
-	struct block_device *bdev = kreq->h->bdev.bdev;
-	unsigned int lbs = bdev_logical_block_size(bdev);
-	u64 capacity = bdev_nr_bytes(bdev);
 	const struct dio_kbuf *b;
 
-	if (!r->len || r->len > DIO_MAX_IO_BYTES || (r->len & (lbs - 1)) ||
-	    (r->buf & (dio_bdev_dma_alignment(bdev) - 1)))
-		return -EINVAL;
-	if (r->offset > capacity || r->len > capacity - r->offset)
-		return -ENXIO;
 	b = dio_fixed_find(fixed, r->buf_index, r->buf, r->len);
 	if (IS_ERR(b))
 		return PTR_ERR(b);
 	kreq->fixed = dio_fixed_hold(fixed);
 	kreq->fbuf = b;
-	kreq->bytes = r->len;
 	return 0;
 }
 
 /*
  * Turn the request's buffer into @iter, or with DIO_REQ_FIXED find it in
- * @fixed.  On success *@iov is NULL, or the iovec array import_iovec()
- * allocated, which the caller frees.
+ * @fixed (@iter stays empty).  On success *@iov is NULL, or the iovec
+ * array import_iovec() allocated, which the caller frees.
  */
 static int dio_kreq_import(struct dio_kreq *kreq, struct dio_fixed *fixed,
 			   struct iovec *fast, struct iovec **iov,
@@ -433,8 +423,6 @@ static int dio_kreq_import(struct dio_kreq *kreq, struct dio_fixed *fixed,
 	*iov = NULL;
 	if (r->offset & (lbs - 1))
 		return -EINVAL;
-	if (r->flags & DIO_REQ_FIXED)
-		return dio_kreq_import_fixed(kreq, fixed);
 	if (r->flags & DIO_REQ_IOVEC) {
 		if (!r->len || r->len > UIO_MAXIOV)
 			return -EINVAL;
@@ -450,16 +438,18 @@ static int dio_kreq_import(struct dio_kreq *kreq, struct dio_fixed *fixed,
 		if (!r->len || r->len > DIO_MAX_IO_BYTES)
 			return -EINVAL;
 		/* @fast[0] may back @iter (import_single_range()). */
-		ret = dio_import_buf(dir, u64_to_user_ptr(r->buf), r->len,
-				     fast, iter);
-		if (ret)
-			return ret;
+		if (!(r->flags & DIO_REQ_FIXED)) {
+			ret = dio_import_buf(dir, u64_to_user_ptr(r->buf),
+					     r->len, fast, iter);
+			if (ret)
+				return ret;
+		}
 		one.iov_base = u64_to_user_ptr(r->buf);
 		one.iov_len = r->len;
 		segs = &one;
 		nr_segs = 1;
 	}
-	count = iov_iter_count(iter);
+	count = (r->flags & DIO_REQ_FIXED) ? r->len : iov_iter_count(iter);
 	ret = -EINVAL;
 	if (!count || count > DIO_MAX_IO_BYTES || (count & (lbs - 1)))
 		goto out_free_iov;
@@ -469,6 +459,8 @@ static int dio_kreq_import(struct dio_kreq *kreq, struct dio_fixed *fixed,
 	if (r->offset > capacity || count > capacity - r->offset)
 		goto out_free_iov;
 	kreq->bytes = count;
+	if (r->flags & DIO_REQ_FIXED)
+		return dio_kreq_find_fixed(kreq, fixed);
 	kreq->pinned = dio_segs_pages(segs, nr_segs) << PAGE_SHIFT;
 	return 0;
 
@@ -495,7 +487,7 @@ static int dio_bio_fill(struct dio_kreq *kreq, struct bio *bio,
 {
 	unsigned int lbs = bdev_logical_block_size(kreq->h->bdev.bdev);
 
-	if (!kreq->fbuf)
+	if (!kreq->fixed)
 		return dio_bio_iov_iter_get_pages(bio, iter);
 	dio_fixed_bio_add(bio, kreq->fbuf, addr, left, lbs);
 	return 0;
@@ -533,7 +525,7 @@ static int dio_kreq_submit_bios(struct dio_kreq *kreq, struct iov_iter *iter)
 	if (r->flags & DIO_REQ_FUA)
 		opf |= REQ_FUA;
 	while (left) {
-		if (kreq->fbuf)
+		if (kreq->fixed)
 			nr_vecs = min_t(unsigned long, BIO_MAX_VECS,
 					dio_fixed_pages(addr, left));
 		else
