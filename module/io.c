@@ -875,19 +875,32 @@ static int dio_wait_check(const struct dio_wait *w, bool collect)
 	return 0;
 }
 
-/* KTIME_MAX (no timer) for DIO_WAIT_FOREVER and for timeouts that far. */
-static ktime_t dio_deadline(s64 timeout_ns)
-{
-	if (timeout_ns == DIO_WAIT_FOREVER)
-		return KTIME_MAX;
-	return ktime_add_safe(ktime_get(), ns_to_ktime(timeout_ns));
-}
+/*
+ * A call's time limit.  The clock is read only when the call must sleep:
+ * a WAIT or COLLECT whose requests are done reads no clock, as io_uring's
+ * wait does not (a clock read can be a device access: the HPET's).
+ */
+struct dio_timeout {
+	s64	ns;		/* the caller's timeout_ns */
+	ktime_t	deadline;	/* 0 until the first sleep sets it */
+};
 
-static ktime_t dio_remaining(ktime_t deadline)
+/*
+ * How long the next sleep may last: KTIME_MAX (no timer) for
+ * DIO_WAIT_FOREVER and for timeouts that far; the whole timeout at the
+ * first sleep, what is left of it at a later one.
+ */
+static ktime_t dio_remaining(struct dio_timeout *t)
 {
-	if (deadline == KTIME_MAX)
+	if (t->ns == DIO_WAIT_FOREVER)
 		return KTIME_MAX;
-	return max_t(ktime_t, ktime_sub(deadline, ktime_get()), 0);
+	if (!t->deadline) {
+		t->deadline = ktime_add_safe(ktime_get(), ns_to_ktime(t->ns));
+		return t->deadline == KTIME_MAX ? KTIME_MAX : ns_to_ktime(t->ns);
+	}
+	if (t->deadline == KTIME_MAX)
+		return KTIME_MAX;
+	return max_t(ktime_t, ktime_sub(t->deadline, ktime_get()), 0);
 }
 
 /*
@@ -993,7 +1006,7 @@ long dio_wait_ioctl(struct dio_file *df, void __user *arg)
 	struct dio_kreq *kreq;
 	u64 __user *ureqs;
 	struct dio_wait w;
-	ktime_t deadline;
+	struct dio_timeout tmo = { };
 	unsigned int i;
 	u64 uaddr;
 	int ret;
@@ -1007,7 +1020,7 @@ long dio_wait_ioctl(struct dio_file *df, void __user *arg)
 	if (ret)
 		return ret;
 	ureqs = u64_to_user_ptr(w.reqs);
-	deadline = dio_deadline(w.timeout_ns);
+	tmo.ns = w.timeout_ns;
 
 	for (i = 0; i < w.nr; i++) {
 		if (get_user(uaddr, &ureqs[i])) {
@@ -1016,7 +1029,7 @@ long dio_wait_ioctl(struct dio_file *df, void __user *arg)
 		}
 		ret = wait_event_interruptible_hrtimeout(df->wait,
 							 dio_req_ready(df, uaddr, &kreq),
-							 dio_remaining(deadline));
+							 dio_remaining(&tmo));
 		if (ret)
 			break;
 		if (!kreq) {
@@ -1101,7 +1114,7 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 	u64 __user *out;
 	struct dio_wait w;
 	unsigned int n = 0;
-	ktime_t deadline;
+	struct dio_timeout tmo = { };
 	int ret, err;
 
 	if (!dio_file_is_mine(df))
@@ -1113,8 +1126,7 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 	if (ret)
 		return ret;
 	out = u64_to_user_ptr(w.reqs);
-
-	deadline = dio_deadline(w.timeout_ns);
+	tmo.ns = w.timeout_ns;
 
 	/*
 	 * Another caller on the same descriptor may claim what woke us:
@@ -1124,7 +1136,7 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 	do {
 		ret = wait_event_interruptible_hrtimeout(df->wait,
 							 READ_ONCE(df->nr_done) >= w.min_nr - n,
-							 dio_remaining(deadline));
+							 dio_remaining(&tmo));
 		while (n < w.nr &&
 		       dio_kreq_claim_list(df, &claimed,
 					   min(w.nr - n, DIO_COLLECT_CHUNK))) {
