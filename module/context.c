@@ -218,6 +218,8 @@ static struct dio_file *dio_file_alloc(struct dio_ctx *ctx)
 	INIT_LIST_HEAD(&df->done);
 	init_waitqueue_head(&df->wait);
 	INIT_WORK(&df->reap_work, dio_file_reap_work);
+	init_llist_head(&df->complete);
+	INIT_WORK(&df->complete_work, dio_file_complete_work);
 	xa_init(&df->opened);
 	spin_lock_init(&df->fixed_lock);
 	/* Pending I/O outlives the file: keep the module until it is freed. */

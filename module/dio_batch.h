@@ -32,6 +32,7 @@
 #include <linux/blkdev.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/mm_types.h>
 #include <linux/sizes.h>
 #include <linux/mutex.h>
@@ -133,6 +134,9 @@ struct dio_file {
 	bool			released;
 	wait_queue_head_t	wait;
 	struct work_struct	reap_work;
+	/* Completions that may sleep, for complete_work (io.c). */
+	struct llist_head	complete;
+	struct work_struct	complete_work;
 	struct xarray		opened;		/* id -> dio_opener; ctx->lock */
 	spinlock_t		fixed_lock;	/* @fixed */
 	struct dio_fixed	*fixed;		/* registered buffers, or NULL */
@@ -166,7 +170,7 @@ static inline struct dio_bio *dio_bio(struct bio *bio)
 
 struct dio_kreq {
 	struct list_head	node;		/* dio_file.done */
-	struct work_struct	work;		/* completion that may sleep */
+	struct llist_node	complete;	/* dio_file.complete */
 	struct dio_file		*df;
 	struct dio_handle	*h;
 	/* Both held until the request is freed (reported or reaped). */
@@ -247,6 +251,7 @@ long dio_submit_ioctl(struct dio_file *df, void __user *arg);
 long dio_wait_ioctl(struct dio_file *df, void __user *arg);
 long dio_collect_ioctl(struct dio_file *df, void __user *arg);
 void dio_file_reap_all(struct dio_file *df);
+void dio_file_complete_work(struct work_struct *work);
 int dio_io_module_init(void);
 void dio_io_module_exit(void);
 

@@ -17,10 +17,12 @@
  * charge and queues the request on its descriptor's done list, keeping
  * only what the report needs (result, a read's PI).  Pins therefore end
  * with the I/O, reported or not.  Only a request with work that may sleep
- * goes through a work item in process context instead: a read whose PI
- * the module verifies on the pages the bios hold, a refusal whose
- * interval it must find, or a read with a page that lost its dirty bit
- * while the I/O ran (dirtying it again takes the page lock).
+ * is completed in process context instead, by its descriptor's completion
+ * work (one work item for all the requests waiting for it, and one
+ * wake-up): a read whose PI the module verifies on the pages the bios
+ * hold, a refusal whose interval it must find, or a read with a page that
+ * lost its dirty bit while the I/O ran (dirtying it again takes the page
+ * lock).
  *
  * A request with DIO_REQ_FIXED names a registered buffer (fixed.c): its
  * bios get the registration's pages, already pinned and charged, so it
@@ -80,7 +82,11 @@ static struct dio_kreq *dio_kreq_lookup(struct dio_file *df, u64 uaddr)
 
 /* ---- completion (any context) ---- */
 
-static void dio_kreq_complete(struct dio_kreq *kreq)
+/*
+ * Queue @kreq on its descriptor's done list; @wake: wake the waiters (a
+ * run of completions wakes them once, with its last).
+ */
+static void dio_kreq_complete(struct dio_kreq *kreq, bool wake)
 {
 	struct dio_file *df = kreq->df;
 	unsigned long flags;
@@ -97,7 +103,7 @@ static void dio_kreq_complete(struct dio_kreq *kreq)
 	if (unlikely(df->released) && queue_work(dio_wq, &df->reap_work))
 		kref_get(&df->ref);
 	/* No waiter, no wake-up: its lock is not taken for nothing. */
-	if (wq_has_sleeper(&df->wait))
+	if (wake && wq_has_sleeper(&df->wait))
 		wake_up(&df->wait);
 	xa_unlock_irqrestore(&df->reqs, flags);
 }
@@ -153,14 +159,14 @@ static void dio_kreq_release_pages(struct dio_kreq *kreq, bool may_sleep)
 /*
  * Complete a request whose bios all completed: the result, what is left
  * of its PI, its pages and charge; then it can be reported.  @may_sleep
- * as for dio_kreq_release_pages().
+ * as for dio_kreq_release_pages(), @wake as for dio_kreq_complete().
  */
-static void dio_kreq_finish(struct dio_kreq *kreq, bool may_sleep)
+static void dio_kreq_finish(struct dio_kreq *kreq, bool may_sleep, bool wake)
 {
 	kreq->out.result = kreq->error ? kreq->error : (s64)kreq->bytes;
 	dio_pi_complete(kreq);
 	dio_kreq_release_pages(kreq, may_sleep);
-	dio_kreq_complete(kreq);
+	dio_kreq_complete(kreq, wake);
 }
 
 /* Must the completion sleep (see the comment at the top)? */
@@ -179,15 +185,24 @@ static bool dio_kreq_needs_process(struct dio_kreq *kreq)
 	return false;
 }
 
-/* Drop one count of @kreq: a bio's, or the submission's own. */
+/*
+ * Drop one count of @kreq: a bio's, or the submission's own.  A request
+ * whose completion may sleep joins its descriptor's list for the
+ * completion work, which the first to join queues.  The request holds
+ * the descriptor, so the work item outlives its queueing.
+ */
 static void dio_kreq_put(struct dio_kreq *kreq)
 {
+	struct dio_file *df = kreq->df;
+
 	if (!atomic_dec_and_test(&kreq->remaining))
 		return;
-	if (dio_kreq_needs_process(kreq))
-		queue_work(dio_wq, &kreq->work);
-	else
-		dio_kreq_finish(kreq, false);
+	if (!dio_kreq_needs_process(kreq)) {
+		dio_kreq_finish(kreq, false, true);
+		return;
+	}
+	if (llist_add(&kreq->complete, &df->complete))
+		queue_work(dio_wq, &df->complete_work);
 }
 
 static void dio_bio_end_io(struct bio *bio)
@@ -207,10 +222,31 @@ static void dio_bio_end_io(struct bio *bio)
 
 /* ---- completion work (process context) ---- */
 
-/* The completion of a request with work that may sleep. */
-static void dio_kreq_work(struct work_struct *work)
+/**
+ * dio_file_complete_work - complete a descriptor's requests that may sleep
+ * @work: the descriptor's complete_work
+ *
+ * Completes the requests dio_kreq_put() listed, in the order they came,
+ * in one run: one work item for them all (a kernel thread woken once, not
+ * once per request), and one wake-up of the descriptor's waiters, with
+ * the last.  Every run finds at least one request: only the one that
+ * finds the list empty queues the work.  Does not touch the descriptor
+ * after the last request is complete: its reporter may free it, and the
+ * descriptor with it.
+ */
+void dio_file_complete_work(struct work_struct *work)
 {
-	dio_kreq_finish(container_of(work, struct dio_kreq, work), true);
+	struct dio_file *df = container_of(work, struct dio_file,
+					   complete_work);
+	struct llist_node *node;
+	struct dio_kreq *kreq;
+
+	node = llist_reverse_order(llist_del_all(&df->complete));
+	while (node) {
+		kreq = llist_entry(node, struct dio_kreq, complete);
+		node = node->next;
+		dio_kreq_finish(kreq, true, !node);
+	}
 }
 
 /*
@@ -718,7 +754,6 @@ static int dio_submit_one(struct dio_file *df, struct dio_batch *b, u64 uaddr)
 	atomic_set(&kreq->remaining, 1);	/* submission bias */
 	spin_lock_init(&kreq->bio_lock);
 	INIT_LIST_HEAD(&kreq->node);
-	INIT_WORK(&kreq->work, dio_kreq_work);
 	if (kreq->opcode != DIO_OP_FLUSH) {
 		/* No opener of the handle has the access: EBADF, as pwrite. */
 		kreq->file = dio_batch_file(b, kreq->opcode == DIO_OP_WRITE);
