@@ -12,9 +12,11 @@
  * 1 MiB.  A plain AVX2 read loop is the memory-bandwidth yardstick.
  * Each figure is the best of several timed trials; the whole run takes
  * about half a minute.  Every CRC path's result (plain and copying) is
- * checked against slice-by-8 on the buffers it is timed on, and so is
- * dio_pi_generate_copy() against memcpy() + dio_pi_generate(); a mismatch,
- * or a failed verification, exits with status 1.
+ * checked against slice-by-8 on the buffers it is timed on, every IP sum
+ * path's against the portable one, and so is dio_pi_generate_copy()
+ * against memcpy() + dio_pi_generate(); a mismatch, or a failed
+ * verification, exits with status 1.  The IP sum paths too are each run
+ * whatever the dispatch picks, plain and copying.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -75,6 +77,7 @@ static uint64_t f_crc64_slice8(const void *b, size_t n) { return pi_crc64_slice8
 static uint64_t f_c64_jones8(const void *b, size_t n) { return crc64_jones_refl_by8(0, b, n); }
 static uint64_t f_c64_ecma8(const void *b, size_t n) { return crc64_ecma_refl_by8(0, b, n); }
 static uint64_t f_c64_jones16(const void *b, size_t n) { return crc64_jones_refl_by16_10(0, b, n); }
+static uint64_t f_ip_avx512(const void *b, size_t n) { return pi_ipsum_avx512(b, n); }
 static uint64_t f_ip_avx2(const void *b, size_t n) { return pi_ipsum_avx2(b, n); }
 static uint64_t f_ip_portable(const void *b, size_t n) { return pi_ipsum_portable(b, n); }
 static uint64_t f_ip_public(const void *b, size_t n) { return dio_pi_ip_checksum(b, n); }
@@ -207,6 +210,32 @@ static const struct pair {
 	  f_crc64_v512, f_c64_jones16, isal_has_by16 },
 };
 
+/*
+ * An IP sum path ("IP checksum " + its pi_ipsum_paths name, or the public
+ * one and the dispatched copy) must give the portable one's result, plain
+ * and copying.
+ */
+static void check_ip(const char *name, sum_fn fn, const void *buf, size_t len)
+{
+	const struct pi_ipsum_path *p;
+	uint32_t (*copy_fn)(void *dst, const void *src, size_t len) = pi_ipsum_copy;
+	uint32_t want = pi_ipsum_portable(buf, len);
+	uint64_t got = fn(buf, len);
+	uint8_t *copy = malloc(len);
+
+	if (fn == f_ip_public)		/* the guard, not the sum */
+		got = got == pi_ipsum_to_guard(want) ? want : ~want;
+	for (p = pi_ipsum_paths; p->name; p++)
+		if (!strcmp(name + strlen("IP checksum "), p->name))
+			copy_fn = p->copy;
+	if (!copy || got != want || copy_fn(copy, buf, len) != want ||
+	    memcmp(copy, buf, len)) {
+		fprintf(stderr, "pi_bench: %s: wrong sum over %zu bytes\n", name, len);
+		exit(1);
+	}
+	free(copy);
+}
+
 /* A CRC64 path must give slice-by-8's result, plain and copying. */
 static void check_crc64(const char *name, sum_fn fn, const void *buf, size_t len)
 {
@@ -250,6 +279,7 @@ static void guard_table(const uint8_t *stream)
 		{ "isal crc64_ecma_refl_by8", f_c64_ecma8, have_pclmul, 0 },
 		{ "isal crc64_jones_refl_by16_10", f_c64_jones16, isal_has_by16, 0 },
 		{ "IP checksum (public)", f_ip_public, always, 0 },
+		{ "IP checksum AVX-512", f_ip_avx512, pi_ipsum_have_avx512, 0 },
 		{ "IP checksum AVX2", f_ip_avx2, pi_ipsum_have_avx2, 0 },
 		{ "IP checksum portable", f_ip_portable, always, 0 },
 	};
@@ -257,7 +287,8 @@ static void guard_table(const uint8_t *stream)
 	/* A hot block in the middle of the (already faulted-in) buffer. */
 	const uint8_t *hot = stream + 12345 * 64;
 
-	printf("CRC64 dispatch on this CPU: %s\n\n", pi_crc64_dispatch_name());
+	printf("CRC64 dispatch on this CPU: %s\n", pi_crc64_dispatch_name());
+	printf("IP sum dispatch on this CPU: %s\n\n", pi_ipsum_dispatch_name());
 	printf("%-30s %12s %14s\n", "guard", "hot 4 KiB", "stream 64 MiB");
 	for (size_t i = 0; i < N; i++) {
 		const char *name = rows[i].name;
@@ -274,6 +305,10 @@ static void guard_table(const uint8_t *stream)
 		if (rows[i].crc64) {
 			check_crc64(rows[i].name, rows[i].fn, hot, HOT_LEN);
 			check_crc64(rows[i].name, rows[i].fn, stream, STREAM_LEN);
+		}
+		if (!strncmp(rows[i].name, "IP checksum ", strlen("IP checksum "))) {
+			check_ip(rows[i].name, rows[i].fn, hot, HOT_LEN);
+			check_ip(rows[i].name, rows[i].fn, stream, STREAM_LEN);
 		}
 		printf("%-30s %9.2f GB/s", name, measure(rows[i].fn, hot, HOT_LEN, 0.2));
 		fflush(stdout);
@@ -389,6 +424,19 @@ static uint64_t f_crc16_copy_path(const void *b, size_t n)
 	return s;
 }
 
+static uint32_t (*ip_copy_path)(void *dst, const void *src, size_t len);
+static size_t ip_copy_iv;
+
+/* One IP sum path's copying function, interval by interval. */
+static uint64_t f_ip_copy_path(const void *b, size_t n)
+{
+	uint64_t s = 0;
+
+	for (size_t i = 0; i < n; i += ip_copy_iv)
+		s ^= ip_copy_path(copy_dst + i, (const uint8_t *)b + i, ip_copy_iv);
+	return s;
+}
+
 /* One CRC64 path's copying function, interval by interval. */
 static uint64_t f_crc64_copy_path(const void *b, size_t n)
 {
@@ -480,6 +528,26 @@ static void copy_table(const uint8_t *data)
 		measure_pair(f_memcpy, f_crc64_copy_path, data, GENVER_LEN, 0.4, &mc, &gc);
 		printf("%-28s %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n", p->name, gc, mc,
 		       gc / mc);
+	}
+	printf("\nIP sum copying paths, 512- and 4096-byte pieces of 1 MiB"
+	       " (vs memcpy, turn about):\n");
+	for (const struct pi_ipsum_path *p = pi_ipsum_paths; p->name; p++) {
+		if (p->supported && !p->supported()) {
+			printf("%-28s not supported by this CPU\n", p->name);
+			continue;
+		}
+		ip_copy_path = p->copy;
+		memset(copy_dst, 0, GENVER_LEN);
+		if (ip_copy_path(copy_dst, data, GENVER_LEN) != pi_ipsum_portable(data, GENVER_LEN) ||
+		    memcmp(copy_dst, data, GENVER_LEN)) {
+			fprintf(stderr, "pi_bench: IP sum copy %s: wrong\n", p->name);
+			exit(1);
+		}
+		for (ip_copy_iv = 512; ip_copy_iv <= 4096; ip_copy_iv *= 8) {
+			measure_pair(f_memcpy, f_ip_copy_path, data, GENVER_LEN, 0.4, &mc, &gc);
+			printf("%-17s %4zu bytes %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n", p->name,
+			       ip_copy_iv, gc, mc, gc / mc);
+		}
 	}
 	free(check_pi);
 	free(cur_pi);

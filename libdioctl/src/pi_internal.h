@@ -85,6 +85,29 @@ uint32_t pi_ipsum(const void *buf, size_t len);
 /* The same, of src while copying it to dst (no overlap), in one pass. */
 uint32_t pi_ipsum_copy(void *dst, const void *src, size_t len);
 
+/*
+ * Every IP sum path, plain and copying (src to dst, no overlap, in one
+ * pass where the path can), best first, ended by a NULL name; a path
+ * other than the portable one only where its pi_ipsum_have_*() says so.
+ * AVX-512 needs AVX512F and AVX512BW (the byte-masked tail).
+ */
+uint32_t pi_ipsum_copy_portable(void *dst, const void *src, size_t len);
+uint32_t pi_ipsum_copy_avx2(void *dst, const void *src, size_t len);
+uint32_t pi_ipsum_avx512(const void *buf, size_t len);
+uint32_t pi_ipsum_copy_avx512(void *dst, const void *src, size_t len);
+int pi_ipsum_have_avx512(void);
+/* The name of the path the dispatch chose for this CPU. */
+const char *pi_ipsum_dispatch_name(void);
+
+struct pi_ipsum_path {
+	const char *name;	/* for people */
+	const char *id;		/* short, for scripts */
+	uint32_t (*sum)(const void *buf, size_t len);
+	uint32_t (*copy)(void *dst, const void *src, size_t len);
+	int (*supported)(void);	/* NULL: everywhere */
+};
+extern const struct pi_ipsum_path pi_ipsum_paths[];
+
 /* One's complement addition of two folded 16-bit sums. */
 static inline uint32_t pi_ipsum_add(uint32_t a, uint32_t b)
 {

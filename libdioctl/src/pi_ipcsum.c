@@ -30,16 +30,33 @@
 /* Fold at most this much into one accumulator set: no overflow. */
 #define IPSUM_CHUNK	(1UL << 30)
 
+#define AVX2	__attribute__((target("avx2")))
+#define AVX512	__attribute__((target("avx512f,avx512bw,avx2")))
+#define INLINE	inline __attribute__((always_inline))
+
 static uint32_t (*ipsum_impl)(const void *buf, size_t len) = pi_ipsum_portable;
-static int have_avx2;
+static uint32_t (*ipsum_copy_impl)(void *dst, const void *src, size_t len) = pi_ipsum_copy_portable;
+static const char *ipsum_impl_name = "portable";
+static int have_avx2, have_avx512;
 
 __attribute__((constructor))
 static void ipsum_init(void)
 {
+	/* Constructors may run before libgcc's: initialise the CPU model. */
 	__builtin_cpu_init();
 	have_avx2 = __builtin_cpu_supports("avx2");
-	if (have_avx2)
+	/* Byte-masked loads and stores for the tail: AVX512BW. */
+	have_avx512 = have_avx2 && __builtin_cpu_supports("avx512f") &&
+		      __builtin_cpu_supports("avx512bw");
+	if (have_avx512) {
+		ipsum_impl = pi_ipsum_avx512;
+		ipsum_copy_impl = pi_ipsum_copy_avx512;
+		ipsum_impl_name = "AVX-512";
+	} else if (have_avx2) {
 		ipsum_impl = pi_ipsum_avx2;
+		ipsum_copy_impl = pi_ipsum_copy_avx2;
+		ipsum_impl_name = "AVX2";
+	}
 }
 
 int pi_ipsum_have_avx2(void)
@@ -47,13 +64,26 @@ int pi_ipsum_have_avx2(void)
 	return have_avx2;
 }
 
+int pi_ipsum_have_avx512(void)
+{
+	return have_avx512;
+}
+
+const char *pi_ipsum_dispatch_name(void)
+{
+	return ipsum_impl_name;
+}
+
+/*
+ * To 16 bits with end-around carries: the high half of x + (x rotated by
+ * half its width) is the one's complement sum of its two halves.  The
+ * result is congruent to s modulo 0xffff, and 0 only if s is.
+ */
 static inline uint32_t fold64(uint64_t s)
 {
-	s = (s & 0xffffffff) + (s >> 32);
-	s = (s & 0xffffffff) + (s >> 32);
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return (s & 0xffff) + (s >> 16);
+	uint32_t t = (s + (s >> 32 | s << 32)) >> 32;
+
+	return (t + (t >> 16 | t << 16)) >> 16;
 }
 
 /* Fewer than 8 bytes, starting at an even offset. */
@@ -115,80 +145,248 @@ uint32_t pi_ipsum_portable(const void *buf, size_t len)
 	return pi_ipsum_add(sum, fold64(ipsum_chunk_portable(p, len)));
 }
 
-/*
- * AVX2: split every 64-bit lane into its two 32-bit halves and add them to
- * 64-bit accumulators; four accumulators for 64 bytes a round.  The lanes
- * are summed in registers: the fixed cost matters at 512-byte intervals.
- * With @dst (dio_pi_generate_copy()), each register loaded is also stored
- * there: the copy and the sum in one pass.  Always inlined, so that each
- * caller below gets its own loop, the plain one without the test of @dst.
- */
-__attribute__((target("avx2"), always_inline))
-static inline uint64_t ipsum_chunk_avx2_to(uint8_t *dst, const uint8_t *p, size_t len)
+uint32_t pi_ipsum_copy_portable(void *dst, const void *src, size_t len)
 {
-	const __m256i lo32 = _mm256_set1_epi64x(0xffffffff);
+	memcpy(dst, src, len);
+	return pi_ipsum_portable(src, len);
+}
+
+/* Fewer than 32 bytes, without a call to memcpy(): overlapping pieces. */
+static INLINE void copy_small(uint8_t *d, const uint8_t *s, size_t n)
+{
+	uint64_t a, b;
+	uint32_t x, y;
+
+	if (n >= 16) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + 8, &b, 8);
+		memcpy(&a, s + n - 16, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d + n - 16, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n >= 8) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n >= 4) {
+		memcpy(&x, s, 4);
+		memcpy(&y, s + n - 4, 4);
+		memcpy(d, &x, 4);
+		memcpy(d + n - 4, &y, 4);
+	} else if (n) {
+		d[0] = s[0];
+		d[n / 2] = s[n / 2];
+		d[n - 1] = s[n - 1];
+	}
+}
+
+/* The scalar end of the AVX2 path, out of its way: fewer than 32 bytes. */
+__attribute__((noinline))
+static uint64_t ipsum_copy_tail(uint8_t *dst, const uint8_t *p, size_t len)
+{
+	if (dst)
+		copy_small(dst, p, len);
+	return ipsum_chunk_portable(p, len);
+}
+
+/*
+ * The vector paths add whole 64-bit lanes, wrapping, into one set of
+ * accumulators (a) and their high 32-bit halves into another (h).  Per
+ * lane, a == sum(lo) + 2^32 sum(hi) mod 2^64 and h == sum(hi), so
+ * a - (h << 32) is sum(lo) exactly (below 2^64 for fewer than 2^32 adds)
+ * and a - (h << 32) + h the lane's sum of 32-bit halves: three operations
+ * a register instead of mask, shift and two additions.  2^32 == 1 modulo
+ * 0xffff, so folding the sum of 32-bit pieces gives the 16-bit word sum.
+ * After 1 GiB (IPSUM_CHUNK) each lane's sum is below 2^58 and the sum of
+ * the lanes below 2^61: nothing wraps.  The lanes are summed in registers:
+ * the fixed cost matters at 512-byte intervals.
+ *
+ * With @dst (the _copy_ functions, for dio_pi_generate_copy()), each
+ * register loaded is also stored there, with the same width: the copy and
+ * the sum in one pass.  The cores are always inlined, so that each caller
+ * gets its own loop, the plain one without the test of @dst.  They end
+ * with VZEROUPPER themselves: GCC 12 does not always add it for a function
+ * whose target attribute enables AVX (see pi_crc64.c).
+ */
+/* Four 32-byte registers a round, then one at a time. */
+AVX2 static INLINE uint64_t ipsum_avx2_core(uint8_t *dst, const uint8_t *p, size_t len)
+{
 	__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-	__m128i h;
+	__m256i h0 = a0, h1 = a0, h2 = a0, h3 = a0, v0, v1, v2, v3;
+	__m128i x;
+	uint64_t s;
 
-	for (; len >= 64; p += 64, len -= 64) {
-		__m256i v0 = _mm256_loadu_si256((const __m256i *)p);
-		__m256i v1 = _mm256_loadu_si256((const __m256i *)(p + 32));
-
+	for (; len >= 128; p += 128, len -= 128) {
+		v0 = _mm256_loadu_si256((const __m256i *)p);
+		v1 = _mm256_loadu_si256((const __m256i *)(p + 32));
+		v2 = _mm256_loadu_si256((const __m256i *)(p + 64));
+		v3 = _mm256_loadu_si256((const __m256i *)(p + 96));
 		if (dst) {
 			_mm256_storeu_si256((__m256i *)dst, v0);
 			_mm256_storeu_si256((__m256i *)(dst + 32), v1);
+			_mm256_storeu_si256((__m256i *)(dst + 64), v2);
+			_mm256_storeu_si256((__m256i *)(dst + 96), v3);
+			dst += 128;
+		}
+		a0 = _mm256_add_epi64(a0, v0);
+		h0 = _mm256_add_epi64(h0, _mm256_srli_epi64(v0, 32));
+		a1 = _mm256_add_epi64(a1, v1);
+		h1 = _mm256_add_epi64(h1, _mm256_srli_epi64(v1, 32));
+		a2 = _mm256_add_epi64(a2, v2);
+		h2 = _mm256_add_epi64(h2, _mm256_srli_epi64(v2, 32));
+		a3 = _mm256_add_epi64(a3, v3);
+		h3 = _mm256_add_epi64(h3, _mm256_srli_epi64(v3, 32));
+	}
+	a0 = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
+	h0 = _mm256_add_epi64(_mm256_add_epi64(h0, h1), _mm256_add_epi64(h2, h3));
+	for (; len >= 32; p += 32, len -= 32) {
+		v0 = _mm256_loadu_si256((const __m256i *)p);
+		if (dst) {
+			_mm256_storeu_si256((__m256i *)dst, v0);
+			dst += 32;
+		}
+		a0 = _mm256_add_epi64(a0, v0);
+		h0 = _mm256_add_epi64(h0, _mm256_srli_epi64(v0, 32));
+	}
+	a0 = _mm256_add_epi64(_mm256_sub_epi64(a0, _mm256_slli_epi64(h0, 32)), h0);
+	x = _mm_add_epi64(_mm256_castsi256_si128(a0), _mm256_extracti128_si256(a0, 1));
+	x = _mm_add_epi64(x, _mm_unpackhi_epi64(x, x));
+	s = (uint64_t)_mm_cvtsi128_si64(x);
+	_mm256_zeroupper();
+	if (len)
+		s += ipsum_copy_tail(dst, p, len);
+	return s;
+}
+
+/* Four 64-byte registers a round; the tail in one byte-masked register. */
+AVX512 static INLINE uint64_t ipsum_avx512_core(uint8_t *dst, const uint8_t *p, size_t len)
+{
+	__m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+	__m512i h0 = a0, h1 = a0, h2 = a0, h3 = a0;
+	__m512i v0, v1, v2, v3;
+	uint64_t s;
+
+	for (; len >= 256; p += 256, len -= 256) {
+		v0 = _mm512_loadu_si512((const void *)p);
+		v1 = _mm512_loadu_si512((const void *)(p + 64));
+		v2 = _mm512_loadu_si512((const void *)(p + 128));
+		v3 = _mm512_loadu_si512((const void *)(p + 192));
+		if (dst) {
+			_mm512_storeu_si512((void *)dst, v0);
+			_mm512_storeu_si512((void *)(dst + 64), v1);
+			_mm512_storeu_si512((void *)(dst + 128), v2);
+			_mm512_storeu_si512((void *)(dst + 192), v3);
+			dst += 256;
+		}
+		a0 = _mm512_add_epi64(a0, v0);
+		h0 = _mm512_add_epi64(h0, _mm512_srli_epi64(v0, 32));
+		a1 = _mm512_add_epi64(a1, v1);
+		h1 = _mm512_add_epi64(h1, _mm512_srli_epi64(v1, 32));
+		a2 = _mm512_add_epi64(a2, v2);
+		h2 = _mm512_add_epi64(h2, _mm512_srli_epi64(v2, 32));
+		a3 = _mm512_add_epi64(a3, v3);
+		h3 = _mm512_add_epi64(h3, _mm512_srli_epi64(v3, 32));
+	}
+	a0 = _mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3));
+	h0 = _mm512_add_epi64(_mm512_add_epi64(h0, h1), _mm512_add_epi64(h2, h3));
+	for (; len >= 64; p += 64, len -= 64) {
+		v0 = _mm512_loadu_si512((const void *)p);
+		if (dst) {
+			_mm512_storeu_si512((void *)dst, v0);
 			dst += 64;
 		}
-		a0 = _mm256_add_epi64(a0, _mm256_and_si256(v0, lo32));
-		a1 = _mm256_add_epi64(a1, _mm256_srli_epi64(v0, 32));
-		a2 = _mm256_add_epi64(a2, _mm256_and_si256(v1, lo32));
-		a3 = _mm256_add_epi64(a3, _mm256_srli_epi64(v1, 32));
+		a0 = _mm512_add_epi64(a0, v0);
+		h0 = _mm512_add_epi64(h0, _mm512_srli_epi64(v0, 32));
 	}
-	/* Each lane is below 2^56 after 1 GiB: the sum of them cannot wrap. */
-	a0 = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
-	h = _mm_add_epi64(_mm256_castsi256_si128(a0), _mm256_extracti128_si256(a0, 1));
-	h = _mm_add_epi64(h, _mm_unpackhi_epi64(h, h));
-	if (dst && len)
-		memcpy(dst, p, len);
-	return (uint64_t)_mm_cvtsi128_si64(h) + (len ? ipsum_chunk_portable(p, len) : 0);
+	if (len) {
+		/* Masked-off bytes read as zero: the odd byte's pad. */
+		__mmask64 m = _cvtu64_mask64(((uint64_t)1 << len) - 1);
+
+		v1 = _mm512_maskz_loadu_epi8(m, p);
+		if (dst)
+			_mm512_mask_storeu_epi8(dst, m, v1);
+		a0 = _mm512_add_epi64(a0, v1);
+		h0 = _mm512_add_epi64(h0, _mm512_srli_epi64(v1, 32));
+	}
+	a0 = _mm512_add_epi64(_mm512_sub_epi64(a0, _mm512_slli_epi64(h0, 32)), h0);
+	s = (uint64_t)_mm512_reduce_add_epi64(a0);
+	_mm256_zeroupper();
+	return s;
 }
 
-__attribute__((target("avx2")))
-static uint64_t ipsum_chunk_avx2(const uint8_t *p, size_t len)
+/*
+ * Past IPSUM_CHUNK bytes the callers below go piece by piece through
+ * these, out of line, so that the usual case has no loop around the core
+ * (and no stack frame).  Every piece starts at an even offset: their
+ * folded sums add.
+ */
+__attribute__((noinline))
+static uint32_t ipsum_pieces(uint32_t (*fn)(const void *, size_t), const uint8_t *p,
+			     size_t len)
 {
-	return ipsum_chunk_avx2_to(NULL, p, len);
-}
-
-__attribute__((target("avx2")))
-static uint64_t ipsum_copy_chunk_avx2(uint8_t *dst, const uint8_t *p, size_t len)
-{
-	return ipsum_chunk_avx2_to(dst, p, len);
-}
-
-__attribute__((target("avx2")))
-uint32_t pi_ipsum_avx2(const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
 	uint32_t sum = 0;
 
 	for (; len > IPSUM_CHUNK; p += IPSUM_CHUNK, len -= IPSUM_CHUNK)
-		sum = pi_ipsum_add(sum, fold64(ipsum_chunk_avx2(p, IPSUM_CHUNK)));
-	return pi_ipsum_add(sum, fold64(ipsum_chunk_avx2(p, len)));
+		sum = pi_ipsum_add(sum, fn(p, IPSUM_CHUNK));
+	return pi_ipsum_add(sum, fn(p, len));
 }
+
+__attribute__((noinline))
+static uint32_t ipsum_copy_pieces(uint32_t (*fn)(void *, const void *, size_t), uint8_t *d,
+				  const uint8_t *p, size_t len)
+{
+	uint32_t sum = 0;
+
+	for (; len > IPSUM_CHUNK; p += IPSUM_CHUNK, d += IPSUM_CHUNK, len -= IPSUM_CHUNK)
+		sum = pi_ipsum_add(sum, fn(d, p, IPSUM_CHUNK));
+	return pi_ipsum_add(sum, fn(d, p, len));
+}
+
+AVX2 uint32_t pi_ipsum_avx2(const void *buf, size_t len)
+{
+	if (len > IPSUM_CHUNK)
+		return ipsum_pieces(pi_ipsum_avx2, buf, len);
+	return fold64(ipsum_avx2_core(NULL, buf, len));
+}
+
+AVX2 uint32_t pi_ipsum_copy_avx2(void *dst, const void *src, size_t len)
+{
+	if (!dst)	/* never: lets the compiler drop the core's tests of dst */
+		__builtin_unreachable();
+	if (len > IPSUM_CHUNK)
+		return ipsum_copy_pieces(pi_ipsum_copy_avx2, dst, src, len);
+	return fold64(ipsum_avx2_core(dst, src, len));
+}
+
+AVX512 uint32_t pi_ipsum_avx512(const void *buf, size_t len)
+{
+	if (len > IPSUM_CHUNK)
+		return ipsum_pieces(pi_ipsum_avx512, buf, len);
+	return fold64(ipsum_avx512_core(NULL, buf, len));
+}
+
+AVX512 uint32_t pi_ipsum_copy_avx512(void *dst, const void *src, size_t len)
+{
+	if (!dst)
+		__builtin_unreachable();
+	if (len > IPSUM_CHUNK)
+		return ipsum_copy_pieces(pi_ipsum_copy_avx512, dst, src, len);
+	return fold64(ipsum_avx512_core(dst, src, len));
+}
+
+const struct pi_ipsum_path pi_ipsum_paths[] = {
+	{ "AVX-512", "avx512", pi_ipsum_avx512, pi_ipsum_copy_avx512, pi_ipsum_have_avx512 },
+	{ "AVX2", "avx2", pi_ipsum_avx2, pi_ipsum_copy_avx2, pi_ipsum_have_avx2 },
+	{ "portable", "portable", pi_ipsum_portable, pi_ipsum_copy_portable, NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
 
 uint32_t pi_ipsum_copy(void *dst, const void *src, size_t len)
 {
-	uint8_t *d = dst;
-	const uint8_t *p = src;
-	uint32_t sum = 0;
-
-	if (!have_avx2) {
-		memcpy(dst, src, len);
-		return pi_ipsum(src, len);
-	}
-	for (; len > IPSUM_CHUNK; p += IPSUM_CHUNK, d += IPSUM_CHUNK, len -= IPSUM_CHUNK)
-		sum = pi_ipsum_add(sum, fold64(ipsum_copy_chunk_avx2(d, p, IPSUM_CHUNK)));
-	return pi_ipsum_add(sum, fold64(ipsum_copy_chunk_avx2(d, p, len)));
+	return ipsum_copy_impl(dst, src, len);
 }
 
 uint32_t pi_ipsum(const void *buf, size_t len)

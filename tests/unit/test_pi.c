@@ -455,6 +455,76 @@ static void test_ip_fast_vs_reference(void **state)
 	free(b);
 }
 
+/*
+ * Every IP sum path, plain and copying, forced whatever the dispatch picks
+ * (where the CPU has it), against the reference: lengths past
+ * 256 + 3 * 64 + 63 (every loop and the byte-masked tail of the AVX-512
+ * path) at every alignment of both buffers, the exact bytes copied and
+ * nothing written around them; all-ones data, the largest lane sums.
+ */
+static void test_ip_paths(void **state)
+{
+	enum { MAXLEN = 5000, ONES = 1 << 20 };
+	uint8_t *src = malloc(ONES + 64), *dst = malloc(ONES + 128);
+	const struct pi_ipsum_path *ip;
+	int ran = 0;
+
+	assert_non_null(src);
+	assert_non_null(dst);
+	for (ip = pi_ipsum_paths; ip->name; ip++) {
+		if (ip->supported && !ip->supported()) {
+			fprintf(stderr, "# IP sum %s: not supported by this CPU, not tested\n",
+				ip->name);
+			continue;
+		}
+		ran++;
+		fill_random(src, MAXLEN + 64);
+		for (size_t len = 0; len <= MAXLEN; len = len < 700 ? len + 1 : len * 5 / 4) {
+			size_t so = len < 700 ? len % 64 : rnd() % 64, dof = 1 + rnd() % 63;
+			uint16_t want = ref_ip_be(src + so, len);
+			uint32_t sum = ip->sum(src + so, len);
+
+			assert_int_equal(pi_ipsum_to_guard(sum), want);
+			assert_int_equal(sum, pi_ipsum_portable(src + so, len));
+			memset(dst, 0x5a, MAXLEN + 128);
+			assert_int_equal(ip->copy(dst + dof, src + so, len), sum);
+			assert_memory_equal(dst + dof, src + so, len);
+			assert_int_equal(dst[dof - 1], 0x5a);
+			assert_int_equal(dst[dof + len], 0x5a);
+		}
+		/* All ones: every 16-bit word 0xffff, the sum 0xffff. */
+		memset(src, 0xff, ONES + 64);
+		for (size_t len = 2; len <= ONES; len *= 4) {
+			assert_int_equal(ip->sum(src + 2, len), 0xffff);
+			assert_int_equal(ip->copy(dst + 6, src + 2, len), 0xffff);
+			assert_int_equal(pi_ipsum_to_guard(ip->sum(src, len + 1)),
+					 ref_ip_be(src, len + 1));
+		}
+		/* Words summing to 0xffff are -0, not +0: only zeros give 0. */
+		memset(src, 0, 512);
+		assert_int_equal(ip->sum(src, 512), 0);
+		assert_int_equal(ip->copy(dst, src, 511), 0);
+		src[300] = 0x80;
+		src[302] = 0x7f;
+		src[303] = 0xff;
+		assert_int_equal(ip->sum(src, 512), 0xffff);
+		assert_int_equal(ip->copy(dst, src, 512), 0xffff);
+	}
+	/* The portable path always, and a vector one wherever there is AVX2. */
+	assert_true(ran >= (pi_ipsum_have_avx2() ? 2 : 1));
+	/* The dispatched ones are among them. */
+	fill_random(src, MAXLEN + 64);
+	assert_int_equal(pi_ipsum_copy(dst + 3, src + 1, 4096), pi_ipsum_portable(src + 1, 4096));
+	assert_memory_equal(dst + 3, src + 1, 4096);
+	assert_int_equal(pi_ipsum(src + 1, 4095), pi_ipsum_portable(src + 1, 4095));
+	for (ip = pi_ipsum_paths; ip->name; ip++)
+		if (!strcmp(ip->name, pi_ipsum_dispatch_name()))
+			break;
+	assert_non_null(ip->name);
+	free(src);
+	free(dst);
+}
+
 /* ---- generation and verification ---- */
 
 struct bufs {
@@ -1408,6 +1478,7 @@ int main(void)
 		cmocka_unit_test(test_crc64_fast_vs_portable),
 		cmocka_unit_test(test_copy_paths),
 		cmocka_unit_test(test_ip_fast_vs_reference),
+		cmocka_unit_test(test_ip_paths),
 		cmocka_unit_test(test_generate_all_profiles),
 		cmocka_unit_test(test_generate_copy),
 		cmocka_unit_test(test_ip_guard_matches_kernel_bytes),
