@@ -422,31 +422,48 @@ static inline bool dio_bdev_integrity(struct block_device *bdev,
 	return true;
 }
 #else
-/* 6.1: a registered profile, known by its name. */
+/*
+ * 6.1: a registered profile, known by its name: block/t10-pi.c's six (type
+ * 2 registers type 1's).  Any other (dm-integrity's, "nop") carries no PI
+ * the module knows.  Exact names, not substrings: this runs per request.
+ */
 static inline bool dio_bdev_integrity(struct block_device *bdev,
 				      struct dio_bi *out)
 {
+	static const struct {
+		const char	*name;
+		unsigned int	guard;
+		unsigned int	type;
+	} profiles[] = {
+		{ "T10-DIF-TYPE1-CRC",   DIO_GUARD_CRC16, 1 },
+		{ "T10-DIF-TYPE1-IP",    DIO_GUARD_IP,    1 },
+		{ "T10-DIF-TYPE3-CRC",   DIO_GUARD_CRC16, 3 },
+		{ "T10-DIF-TYPE3-IP",    DIO_GUARD_IP,    3 },
+		{ "EXT-DIF-TYPE1-CRC64", DIO_GUARD_CRC64, 1 },
+		{ "EXT-DIF-TYPE3-CRC64", DIO_GUARD_CRC64, 3 },
+	};
 	struct blk_integrity *bi = bdev_get_integrity(bdev);
 	const char *name;
+	unsigned int i;
 
 	memset(out, 0, sizeof(*out));
 	if (!bi || !bi->profile || !bi->tuple_size)
 		return false;
-	name = bi->profile->name;
+	name = bi->profile->name ?: "";
 	out->md_size = bi->tuple_size;
 	out->interval = 1U << bi->interval_exp;
 	out->kgenerate = bi->flags & BLK_INTEGRITY_GENERATE;
 	out->kverify = bi->flags & BLK_INTEGRITY_VERIFY;
 	out->device_capable = bi->flags & BLK_INTEGRITY_DEVICE_CAPABLE;
-	out->type = strstr(name, "TYPE3") ? 3 : 1;
-	if (strstr(name, "CRC64"))
-		out->guard = DIO_GUARD_CRC64;
-	else if (strstr(name, "-IP"))
-		out->guard = DIO_GUARD_IP;
-	else if (strstr(name, "-CRC"))
-		out->guard = DIO_GUARD_CRC16;
-	else
-		out->guard = DIO_GUARD_NONE;
+	out->guard = DIO_GUARD_NONE;
+	out->type = 1;
+	for (i = 0; i < ARRAY_SIZE(profiles); i++) {
+		if (!strcmp(name, profiles[i].name)) {
+			out->guard = profiles[i].guard;
+			out->type = profiles[i].type;
+			break;
+		}
+	}
 	out->pi_size = out->guard == DIO_GUARD_CRC64 ? 16 :
 		       out->guard != DIO_GUARD_NONE ? 8 : 0;
 	dio_bi_name(out);

@@ -256,7 +256,7 @@ int dio_io_module_init(void);
 void dio_io_module_exit(void);
 
 /* integrity.c */
-int dio_pi_check_request(struct dio_handle *h, const struct dio_request *r);
+int dio_pi_check_request(struct dio_kreq *kreq);
 int dio_pi_prepare(struct dio_kreq *kreq);
 int dio_pi_attach(struct dio_kreq *kreq, struct bio *bio);
 bool dio_pi_needs_process(struct dio_kreq *kreq);

@@ -172,8 +172,9 @@ static unsigned int dio_pi_read_checks(const struct dio_kreq *kreq)
 
 /**
  * dio_pi_check_request - can the request's device honour its PI fields?
- * @h: the request's handle
- * @r: the request
+ * @kreq: the request, its handle set; its device's PI format is read
+ *	into kreq->bi here, once for the request (dio_pi_prepare() and the
+ *	completion use that snapshot)
  *
  * Return: 0; -EINVAL for PI fields that contradict each other or the
  * data (unknown pi_flags bits, a PI length that is not exactly one
@@ -185,12 +186,16 @@ static unsigned int dio_pi_read_checks(const struct dio_kreq *kreq)
  * without it, a reference tag check on type 3, or a raw read the driver
  * cannot do.
  */
-int dio_pi_check_request(struct dio_handle *h, const struct dio_request *r)
+int dio_pi_check_request(struct dio_kreq *kreq)
 {
+	const struct dio_request *r = &kreq->ureq;
 	bool pi = r->flags & DIO_REQ_PI, read = dio_pi_is_read(r);
+	struct block_device *bdev = kreq->h->bdev.bdev;
+	const struct dio_bi *bi = &kreq->bi;
 	unsigned int f = r->pi_flags;
-	struct dio_bi bi;
 
+	if (!dio_bdev_integrity(bdev, &kreq->bi))
+		kreq->bi.pi_size = 0;
 	if (f & ~DIO_PI_F_ALL)
 		return -EINVAL;
 	if (!pi && (r->pi_buf || r->pi_len))
@@ -210,27 +215,27 @@ int dio_pi_check_request(struct dio_handle *h, const struct dio_request *r)
 	if (!pi && !f)
 		return 0;
 
-	if (!dio_bdev_integrity(h->bdev.bdev, &bi) || !bi.pi_size)
+	if (!bi->pi_size)
 		return -EOPNOTSUPP;
-	if ((f & DIO_PI_CHK_REFTAG) && bi.type != 1)
+	if ((f & DIO_PI_CHK_REFTAG) && bi->type != 1)
 		return -EOPNOTSUPP;
 	/* Type 1 tuples with this app tag are escapes no check covers. */
 	if ((f & DIO_PI_GEN_APPTAG) && r->app_tag == DIO_APP_ESCAPE &&
-	    bi.type == 1)
+	    bi->type == 1)
 		return -EINVAL;
 	if ((f & DIO_PI_NOCHECK) &&
-	    !dio_nocheck_capable(dio_bdev_is_scsi(h->bdev.bdev)))
+	    !dio_nocheck_capable(dio_bdev_is_scsi(bdev)))
 		return -EOPNOTSUPP;
 	if (!pi)
 		return 0;
-	if (r->len % bi.interval && !(r->flags & DIO_REQ_IOVEC))
+	if (r->len % bi->interval && !(r->flags & DIO_REQ_IOVEC))
 		return -EINVAL;
 	if (!(r->flags & DIO_REQ_IOVEC) &&
-	    r->pi_len != r->len / bi.interval * bi.md_size)
+	    r->pi_len != r->len / bi->interval * bi->md_size)
 		return -EINVAL;
 	if (!r->pi_len || r->pi_len > DIO_MAX_PI_BYTES)
 		return -EINVAL;
-	if (r->pi_buf & (min_t(unsigned int, bi.md_size, 16) - 1))
+	if (r->pi_buf & (min_t(unsigned int, bi->md_size, 16) - 1))
 		return -EINVAL;
 	return 0;
 }
@@ -537,9 +542,8 @@ int dio_pi_prepare(struct dio_kreq *kreq)
 	unsigned int len;
 	int ret;
 
-	if (r->opcode == DIO_OP_FLUSH ||
-	    !dio_bdev_integrity(kreq->h->bdev.bdev, &kreq->bi) ||
-	    !kreq->bi.pi_size)
+	/* kreq->bi: dio_pi_check_request() read the format. */
+	if (r->opcode == DIO_OP_FLUSH || !kreq->bi.pi_size)
 		return 0;
 	len = kreq->bytes / kreq->bi.interval * kreq->bi.md_size;
 	if (pi && len != r->pi_len)

@@ -769,7 +769,7 @@ static int dio_submit_one(struct dio_file *df, struct dio_batch *b, u64 uaddr)
 		if (ret)
 			goto out_free_iov;
 	}
-	ret = dio_pi_check_request(kreq->h, &kreq->ureq);
+	ret = dio_pi_check_request(kreq);
 	if (ret)
 		goto out_free_iov;
 	ret = dio_user_charge(user, kreq->pinned);
