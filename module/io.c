@@ -1185,7 +1185,7 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 }
 
 /**
- * dio_io_module_init - request cache, bio set and reap workqueue
+ * dio_io_module_init - request cache, bio set and completion workqueue
  *
  * Return: 0 or -errno.
  */
@@ -1203,7 +1203,13 @@ int dio_io_module_init(void)
 	ret = dio_bioset_integrity_create(&dio_bio_set, BIO_POOL_SIZE);
 	if (ret)
 		goto out_exit_bioset;
-	dio_wq = alloc_workqueue("dio_batch", WQ_UNBOUND, 0);
+	/*
+	 * As kintegrityd: bound, so that a completion's work runs on the CPU
+	 * its interrupt came to (with blk-mq, the submitter's), not on
+	 * another CPU that must be woken; high priority and CPU-intensive,
+	 * for the verification.
+	 */
+	dio_wq = alloc_workqueue("dio_batch", WQ_HIGHPRI | WQ_CPU_INTENSIVE, 0);
 	if (!dio_wq) {
 		ret = -ENOMEM;
 		goto out_exit_bioset;
