@@ -10,6 +10,9 @@
 #   BENCH_DIAG_ARGS  when set, a second io_bench run on both devices with
 #                  these options (e.g. "-C -T -r 1 -t 2": time the calls)
 #   BENCH_KERNEL   kernel flavour of tests/vm/kernel.sh (6.1)
+#   BENCH_CMDLINE  more guest kernel parameters ("tsc=reliable
+#                  clocksource=tsc": see bench/README.md; set it empty
+#                  for the HPET the guest picks on its own)
 #   VM_TIMEOUT     seconds before the guest is killed (600)
 # Not part of make check: numbers under TCG are indicative only (README.md).
 # Exit status: 0 when both runs completed with all I/O verified.
@@ -20,7 +23,8 @@ B=$top/build
 res=$B/bench/vm
 flavour=${BENCH_KERNEL:-6.1}
 : "${BENCH_ARGS:=}" "${BENCH_DIAG_ARGS:=}" "${BENCH_SDEBUG:=dev_size_mb=64 dif=0 dix=0 delay=0}"
-export VM_TIMEOUT=${VM_TIMEOUT:-600}
+: "${BENCH_CMDLINE=tsc=reliable clocksource=tsc}"
+export VM_TIMEOUT=${VM_TIMEOUT:-600} VM_CMDLINE=$BENCH_CMDLINE
 
 die() { echo "bench: $*" >&2; exit 1; }
 

@@ -7,6 +7,7 @@
 # tests/README.md).  Exit status: guest.sh's, or 124 on time-out, 125 when
 # the guest died without one.  VM_ROOT (default /) is the directory the
 # guest takes as its root filesystem (deb-check.sh: a throwaway root).
+# VM_CMDLINE: more kernel parameters (bench/run-guest.sh: the clocksource).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -79,7 +80,7 @@ timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
 	-M q35 -cpu max,la57=off -smp "$VM_SMP" -m "$VM_MEM" -accel tcg,thread=multi \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$VMLINUZ" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge init_on_alloc=0 nvme_core.multipath=N dio.top=$top ${KCMDLINE_EXTRA:-}" \
+	-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge init_on_alloc=0 nvme_core.multipath=N dio.top=$top ${KCMDLINE_EXTRA:-} ${VM_CMDLINE:-}" \
 	-virtfs local,path="${VM_ROOT:-/}",mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$top",mount_tag=srctree,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$res",mount_tag=results,security_model=none,multidevs=remap \
