@@ -169,6 +169,19 @@ static inline void dio_ipc_ns_put(struct ipc_namespace *ns)
 #define __cond_lock(x, c)	(c)
 #endif
 
+/* ---- workqueues ---- */
+
+/*
+ * A bound workqueue.  Kernels with WQ_PERCPU (7.3 here) want it said, and
+ * warn at alloc_workqueue() when neither it nor WQ_UNBOUND is given;
+ * before it, bound was what no flag meant.
+ */
+#ifdef HAVE_WQ_PERCPU
+#define DIO_WQ_PERCPU	WQ_PERCPU
+#else
+#define DIO_WQ_PERCPU	0
+#endif
+
 /* ---- file descriptors ---- */
 
 /* struct fd became opaque in 6.12; fd_file() is a macro since then. */

@@ -1209,7 +1209,8 @@ int dio_io_module_init(void)
 	 * another CPU that must be woken; high priority and CPU-intensive,
 	 * for the verification.
 	 */
-	dio_wq = alloc_workqueue("dio_batch", WQ_HIGHPRI | WQ_CPU_INTENSIVE, 0);
+	dio_wq = alloc_workqueue("dio_batch", DIO_WQ_PERCPU | WQ_HIGHPRI |
+				 WQ_CPU_INTENSIVE, 0);
 	if (!dio_wq) {
 		ret = -ENOMEM;
 		goto out_exit_bioset;
