@@ -388,6 +388,10 @@ static inline void dio_bi_name(struct dio_bi *out)
 	out->name = names[out->guard][out->type == 3];
 }
 
+/*
+ * dio_bdev_integrity() reads @bdev's PI format into *@out.  It returns
+ * false, with *@out all zero, when the device has no integrity metadata.
+ */
 #ifdef HAVE_BI_CSUM_TYPE
 /* 6.11+: the format is described by csum_type and flags. */
 static inline bool dio_bdev_integrity(struct block_device *bdev,
@@ -407,8 +411,10 @@ static inline bool dio_bdev_integrity(struct block_device *bdev,
 	out->pi_size = bi->csum_type == BLK_INTEGRITY_CSUM_CRC64 ? 16 :
 		       bi->csum_type != BLK_INTEGRITY_CSUM_NONE ? 8 : 0;
 #endif
-	if (!out->md_size)
+	if (!out->md_size) {
+		out->pi_size = 0;
 		return false;
+	}
 	out->pi_offset = bi->pi_offset;
 	out->interval = 1U << bi->interval_exp;
 	out->type = (bi->flags & BLK_INTEGRITY_REF_TAG) ? 1 : 3;

@@ -194,8 +194,7 @@ int dio_pi_check_request(struct dio_kreq *kreq)
 	const struct dio_bi *bi = &kreq->bi;
 	unsigned int f = r->pi_flags;
 
-	if (!dio_bdev_integrity(bdev, &kreq->bi))
-		kreq->bi.pi_size = 0;
+	dio_bdev_integrity(bdev, &kreq->bi);	/* all zero without PI */
 	if (f & ~DIO_PI_F_ALL)
 		return -EINVAL;
 	if (!pi && (r->pi_buf || r->pi_len))
