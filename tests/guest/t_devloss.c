@@ -131,17 +131,21 @@ static bool ns_detached;
  */
 static bool ctrl_unbinding;
 
-/* A result the loss of the device explains, for request @r. */
-static bool dead_device_result(const struct dio_request *r)
-{
-	return r->result == -EILSEQ && ctrl_unbinding &&
-	       r->pi_err_source == DIO_PI_SRC_DEVICE;
-}
-
 static bool dead_device_errno(int e)
 {
 	return e == EIO || e == ENODEV || e == ENXIO || e == ENOLINK ||
 	       e == ETIMEDOUT || e == EREMOTEIO || (ns_detached && e == EOPNOTSUPP);
+}
+
+/* A failed result the loss of the device explains, for request @r. */
+static bool dead_device_result(const struct dio_request *r)
+{
+	if (r->result >= 0 || -r->result >= NERR)
+		return false;
+	if (dead_device_errno((int)-r->result))
+		return true;
+	return r->result == -EILSEQ && ctrl_unbinding &&
+	       r->pi_err_source == DIO_PI_SRC_DEVICE;
 }
 
 /* A write then a read of @len bytes at @off through @h: same data back. */
@@ -245,8 +249,7 @@ static void *pump_run(void *arg)
 
 			if (res == (int64_t)p->len) {
 				p->result_hist[0]++;
-			} else if (res < 0 && -res < NERR &&
-				   (dead_device_errno(-res) || dead_device_result(&r[i]))) {
+			} else if (dead_device_result(&r[i])) {
 				p->result_hist[-res]++;
 			} else {
 				p->bad++;
@@ -348,8 +351,7 @@ static void check_batch(const char *what, struct dio_request *r, int nr, int got
 
 		if (res == (int64_t)r[i].len) {
 			hist[0]++;
-		} else if (res < 0 && -res < NERR &&
-			   (dead_device_errno(-res) || dead_device_result(&r[i]))) {
+		} else if (dead_device_result(&r[i])) {
 			hist[-res]++;
 		} else {
 			fail_msg("%s: request %d: result %lld", what, i,
