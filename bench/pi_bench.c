@@ -9,7 +9,10 @@
  * entry points beside them and the ratios ours / ISA-L; then
  * dio_pi_generate()/dio_pi_verify() on 1 MiB at 512- and 4096-byte
  * intervals; then dio_pi_generate_copy() against memcpy() of the same
- * 1 MiB.  A plain AVX2 read loop is the memory-bandwidth yardstick.
+ * 1 MiB, and each several-interval copying CRC path (the loop under
+ * dio_pi_generate_copy()) at 512- and 4096-byte intervals.  A plain AVX2
+ * read loop is the memory-bandwidth yardstick.  "pi_bench copy" runs the
+ * copy section alone.
  * Each figure is the best of several timed trials; the whole run takes
  * about half a minute.  Every CRC path's result (plain and copying) is
  * checked against slice-by-8 on the buffers it is timed on, every IP sum
@@ -447,6 +450,106 @@ static uint64_t f_crc64_copy_path(const void *b, size_t n)
 	return s;
 }
 
+/* One several-interval copying path (CRC16 or CRC64) over the buffer. */
+static void (*multi16_path)(void *dst, const void *src, size_t interval, size_t n,
+			    uint16_t *out);
+static void (*multi64_path)(void *dst, const void *src, size_t interval, size_t n,
+			    uint64_t *out);
+static size_t multi_iv;
+
+/* As dio_pi_generate_copy() calls them: 16 intervals a call. */
+static uint64_t f_multi_path(const void *b, size_t n)
+{
+	uint64_t s = 0, o64[16];
+	uint16_t o16[16];
+	size_t step = 16 * multi_iv;
+
+	for (size_t i = 0; i < n; i += step) {
+		size_t k = (n - i < step ? n - i : step) / multi_iv;
+
+		if (multi16_path) {
+			multi16_path(copy_dst + i, (const uint8_t *)b + i, multi_iv, k, o16);
+			s ^= o16[0];
+		} else {
+			multi64_path(copy_dst + i, (const uint8_t *)b + i, multi_iv, k, o64);
+			s ^= o64[0];
+		}
+	}
+	return s;
+}
+
+/* Every interval's CRC as slice-by-8's, and the bytes copied. */
+static void check_multi(const char *name, const uint8_t *data, size_t len)
+{
+	size_t n = len / multi_iv;
+	uint64_t *o64 = malloc(n * sizeof(*o64));
+	uint16_t *o16 = malloc(n * sizeof(*o16));
+	int bad = !o64 || !o16;
+
+	memset(copy_dst, 0, len);
+	if (!bad && multi16_path)
+		multi16_path(copy_dst, data, multi_iv, n, o16);
+	else if (!bad)
+		multi64_path(copy_dst, data, multi_iv, n, o64);
+	for (size_t m = 0; !bad && m < n; m++)
+		bad = multi16_path ? o16[m] != pi_crc16_slice8(0, data + m * multi_iv, multi_iv) :
+			o64[m] != pi_crc64_slice8(0, data + m * multi_iv, multi_iv);
+	if (bad || memcmp(copy_dst, data, len)) {
+		fprintf(stderr, "pi_bench: %s several-interval copy at %zu: wrong\n", name,
+			multi_iv);
+		exit(1);
+	}
+	free(o64);
+	free(o16);
+}
+
+static void multi_table(const uint8_t *data)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(void *dst, const void *src, size_t interval, size_t n, uint16_t *out);
+		int (*supported)(void);
+	} c16[] = {
+		{ "AVX-512 VPCLMULQDQ", pi_crc16_copy_multi_vpclmul512, pi_crc16_have_vpclmul512 },
+		{ "VPCLMULQDQ AVX2", pi_crc16_copy_multi_vpclmul256, pi_crc16_have_vpclmul256 },
+		{ "ISA-L crc16_t10dif_copy", pi_crc16_copy_multi_isal, NULL },
+	};
+	double mc, gc;
+
+	printf("\nCRC16 several-interval copying paths, 512- and 4096-byte intervals of 1 MiB"
+	       " (vs memcpy, turn about):\n");
+	for (size_t i = 0; i < sizeof(c16) / sizeof(c16[0]); i++) {
+		if (c16[i].supported && !c16[i].supported()) {
+			printf("%-28s not supported by this CPU\n", c16[i].name);
+			continue;
+		}
+		multi16_path = c16[i].fn;
+		multi64_path = NULL;
+		for (multi_iv = 512; multi_iv <= 4096; multi_iv *= 8) {
+			check_multi(c16[i].name, data, GENVER_LEN);
+			measure_pair(f_memcpy, f_multi_path, data, GENVER_LEN, 0.4, &mc, &gc);
+			printf("%-23s %4zu bytes %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n",
+			       c16[i].name, multi_iv, gc, mc, gc / mc);
+		}
+	}
+	printf("\nCRC64 several-interval copying paths, 512- and 4096-byte intervals of 1 MiB"
+	       " (vs memcpy, turn about):\n");
+	for (const struct pi_crc64_path *p = pi_crc64_paths; p->name; p++) {
+		if (p->supported && !p->supported()) {
+			printf("%-28s not supported by this CPU\n", p->name);
+			continue;
+		}
+		multi16_path = NULL;
+		multi64_path = p->copy_multi;
+		for (multi_iv = 512; multi_iv <= 4096; multi_iv *= 8) {
+			check_multi(p->name, data, GENVER_LEN);
+			measure_pair(f_memcpy, f_multi_path, data, GENVER_LEN, 0.4, &mc, &gc);
+			printf("%-23s %4zu bytes %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n",
+			       p->name, multi_iv, gc, mc, gc / mc);
+		}
+	}
+}
+
 static void copy_table(const uint8_t *data)
 {
 	static const struct { int gt; const char *name; } g[] = {
@@ -529,6 +632,7 @@ static void copy_table(const uint8_t *data)
 		printf("%-28s %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n", p->name, gc, mc,
 		       gc / mc);
 	}
+	multi_table(data);
 	printf("\nIP sum copying paths, 512- and 4096-byte pieces of 1 MiB"
 	       " (vs memcpy, turn about):\n");
 	for (const struct pi_ipsum_path *p = pi_ipsum_paths; p->name; p++) {
@@ -554,19 +658,27 @@ static void copy_table(const uint8_t *data)
 	free(copy_dst);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	uint8_t *buf = aligned_alloc(4096, STREAM_LEN);
 	double start = now();
+	/* "pi_bench copy": the copy-and-generate section alone. */
+	int copy_only = argc > 1 && !strcmp(argv[1], "copy");
 
+	if (argc > 2 || (argc > 1 && !copy_only)) {
+		fprintf(stderr, "usage: pi_bench [copy]\n");
+		return 2;
+	}
 	if (!buf)
 		return 1;
 	for (size_t i = 0; i < STREAM_LEN; i += 8)	/* fault in, not zero pages */
 		memcpy(buf + i, &(uint64_t){ i * 0x9e3779b97f4a7c15ULL }, 8);
 	printf("pi_bench: one thread, best of %d trials, GB/s = 1e9 bytes/s\n\n", TRIALS);
-	guard_table(buf);
-	ratio_table(buf);
-	genver_table(buf);
+	if (!copy_only) {
+		guard_table(buf);
+		ratio_table(buf);
+		genver_table(buf);
+	}
 	copy_table(buf);
 	printf("\ntotal %.1f s\n", now() - start);
 	free(buf);

@@ -83,7 +83,10 @@ uint16_t pi_crc16_slice8(uint16_t crc, const void *buf, size_t len)
  * message's residue mod P, so once one block X is left, the CRC of the
  * bytes of X followed by the unfolded tail is the CRC of the message
  * (initial value 0, no final XOR).  X is first folded to at most 80 bits
- * (H * (x^64 mod P) + L), whose 10 bytes the tables finish.
+ * (H * (x^64 mod P) + L), whose 10 bytes the tables finish.  That finish
+ * is a chain of dependent loads, a fixed cost per call that weighs at
+ * 512 bytes: the several-interval paths (pi_crc16_copy_multi_*(), for
+ * dio_pi_generate_copy()) end with a Barrett step in registers instead.
  *
  * k16[d / 128] = { x^d mod P, x^(d+64) mod P }, computed at load time
  * from P for every d = 0..2048 in steps of 128; used: d = 128 (the next
@@ -93,6 +96,21 @@ uint16_t pi_crc16_slice8(uint16_t crc, const void *buf, size_t len)
 static uint64_t k16[17][2] __attribute__((aligned(16)));
 static uint16_t (*crc16_copy_impl)(uint16_t crc, void *dst, const void *src,
 				   size_t len) = pi_crc16_copy_isal;
+/*
+ * The several-interval paths end differently (pi_crc16_copy_multi_*()):
+ * each lane X, with D bits of its interval after it, goes straight to
+ * X * x^(D+16) mod P's 80-bit representative, H * (x^(D+80) mod P) +
+ * L * (x^(D+16) mod P), kfin16[e] = { x^(D+16) mod P, x^(D+80) mod P } for
+ * D = (15 - e) * 128 (the last lane too: D = 0).  Their XOR T (< 80 bits)
+ * is the message times x^16, whose residue mod P is the CRC: one Barrett
+ * step (crc16_barrett()) with k16b = { mu', P' }, floor(x^80 / P) = x^64 +
+ * mu'.  Entries 4j..4j+3 are the lanes of the j-th of four 512-bit
+ * registers, 8+2j and 9+2j of the j-th of four 256-bit ones.
+ */
+static uint64_t kfin16[16][2] __attribute__((aligned(64)));
+static uint64_t k16b[2] __attribute__((aligned(16)));
+static void (*crc16_multi_impl)(void *dst, const void *src, size_t interval, size_t n,
+				uint16_t *out) = pi_crc16_copy_multi_isal;
 static int have_vpclmul256, have_vpclmul512;
 
 /* x^n mod P in normal form, P = x^16 + 0x8BB7. */
@@ -108,6 +126,23 @@ static uint64_t xpow_mod16(unsigned int n)
 	return r;
 }
 
+/* mu' = floor(x^80 / P) - x^64, by long division. */
+static uint64_t crc16_mu(void)
+{
+	uint64_t q = 0;
+	uint32_t r = 0;
+
+	for (int b = 80; b >= 0; b--) {
+		r = r << 1 | (b == 80);
+		if (r & 0x10000) {
+			r ^= 0x10000 | CRC16_POLY;
+			if (b < 64)
+				q |= 1ULL << b;
+		}
+	}
+	return q;
+}
+
 __attribute__((constructor))
 static void crc16_init_copy(void)
 {
@@ -115,16 +150,25 @@ static void crc16_init_copy(void)
 		k16[d / 128][0] = xpow_mod16(d);
 		k16[d / 128][1] = xpow_mod16(d + 64);
 	}
+	for (unsigned int e = 0; e < 16; e++) {
+		kfin16[e][0] = xpow_mod16((15 - e) * 128 + 16);
+		kfin16[e][1] = xpow_mod16((15 - e) * 128 + 80);
+	}
+	k16b[0] = crc16_mu();
+	k16b[1] = CRC16_POLY;
 	__builtin_cpu_init();
 	have_vpclmul256 = __builtin_cpu_supports("pclmul") &&
 			  __builtin_cpu_supports("vpclmulqdq") &&
 			  __builtin_cpu_supports("avx2");
 	have_vpclmul512 = have_vpclmul256 && __builtin_cpu_supports("avx512f") &&
 			  __builtin_cpu_supports("avx512bw");
-	if (have_vpclmul512)
+	if (have_vpclmul512) {
 		crc16_copy_impl = pi_crc16_copy_vpclmul512;
-	else if (have_vpclmul256)
+		crc16_multi_impl = pi_crc16_copy_multi_vpclmul512;
+	} else if (have_vpclmul256) {
 		crc16_copy_impl = pi_crc16_copy_vpclmul256;
+		crc16_multi_impl = pi_crc16_copy_multi_vpclmul256;
+	}
 }
 
 int pi_crc16_have_vpclmul256(void)
@@ -146,6 +190,27 @@ uint16_t pi_crc16_copy_isal(uint16_t crc, void *dst, const void *src, size_t len
 {
 	/* ISA-L's prototype lacks the const; it only reads src. */
 	return crc16_t10dif_copy(crc, dst, (uint8_t *)src, len);
+}
+
+void pi_crc16_copy_multi(void *dst, const void *src, size_t interval, size_t n,
+			 uint16_t *out)
+{
+	crc16_multi_impl(dst, src, interval, n, out);
+}
+
+/* n intervals, one call of fn each. */
+static inline void crc16_multi_each(uint16_t (*fn)(uint16_t, void *, const void *, size_t),
+				    uint8_t *dst, const uint8_t *src, size_t interval,
+				    size_t n, uint16_t *out)
+{
+	for (size_t m = 0; m < n; m++, dst += interval, src += interval)
+		out[m] = fn(0, dst, src, interval);
+}
+
+void pi_crc16_copy_multi_isal(void *dst, const void *src, size_t interval, size_t n,
+			      uint16_t *out)
+{
+	crc16_multi_each(pi_crc16_copy_isal, dst, src, interval, n, out);
 }
 
 #define VPCLMUL256 __attribute__((target("vpclmulqdq,pclmul,avx2,sse4.1")))
@@ -187,6 +252,22 @@ VPCLMUL256 static INLINE uint16_t crc16_finish(__m128i x, uint8_t *dst, const ui
 	crc = pi_crc16_slice8(0, b + 6, 10);
 	memcpy(dst + i, src + i, len - i);
 	return pi_crc16_slice8(crc, src + i, len - i);
+}
+
+/*
+ * T mod P for T < x^80 (see kfin16): q = floor(T / P) =
+ * floor((T >> 16) * (x^64 + mu') / x^64), exact for polynomials, and
+ * T mod P = low16(T) ^ low16(q * P').
+ */
+VPCLMUL256 static INLINE uint16_t crc16_barrett(__m128i t)
+{
+	const __m128i c = _mm_load_si128((const __m128i *)k16b);
+	__m128i a = _mm_srli_si128(t, 2), q;
+
+	q = _mm_clmulepi64_si128(a, c, 0x00);
+	q = _mm_xor_si128(_mm_srli_si128(q, 8), a);
+	q = _mm_clmulepi64_si128(q, c, 0x10);
+	return _mm_cvtsi128_si32(_mm_xor_si128(q, t));
 }
 
 VPCLMUL256 static INLINE __m256i fold256(__m256i x, __m256i k, __m256i data)
@@ -315,4 +396,115 @@ VPCLMUL512 uint16_t pi_crc16_copy_vpclmul512(uint16_t crc, void *dstv, const voi
 	x = _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
 	_mm256_zeroupper();
 	return crc16_finish(x, dst, src, i, len);
+}
+
+/* Each lane of x folded by its own constant in k, no data added. */
+VPCLMUL256 static INLINE __m256i fold256_lanes(__m256i x, __m256i k)
+{
+	return _mm256_xor_si256(_mm256_clmulepi64_epi128(x, k, 0x00),
+				_mm256_clmulepi64_epi128(x, k, 0x11));
+}
+
+/* Several intervals, four 256-bit registers, 128 bytes a round. */
+VPCLMUL256 void pi_crc16_copy_multi_vpclmul256(void *dstv, const void *srcv, size_t interval,
+					       size_t n, uint16_t *out)
+{
+	uint8_t *dst = dstv;
+	const uint8_t *src = srcv;
+	const __m256i k = k16load256(1024);
+	const __m256i kf0 = _mm256_load_si256((const __m256i *)kfin16[8]);
+	const __m256i kf1 = _mm256_load_si256((const __m256i *)kfin16[10]);
+	const __m256i kf2 = _mm256_load_si256((const __m256i *)kfin16[12]);
+	const __m256i kf3 = _mm256_load_si256((const __m256i *)kfin16[14]);
+
+	if (!interval || interval % 128) {
+		crc16_multi_each(pi_crc16_copy_vpclmul256, dst, src, interval, n, out);
+		_mm256_zeroupper();	/* the constants above */
+		return;
+	}
+	for (size_t m = 0; m < n; m++, dst += interval, src += interval) {
+		__m256i y0, y1, y2, y3;
+		__m128i x;
+
+		y0 = ldc256(dst, src, 0);
+		y1 = ldc256(dst, src, 32);
+		y2 = ldc256(dst, src, 64);
+		y3 = ldc256(dst, src, 96);
+		for (size_t i = 128; i < interval; i += 128) {
+			y0 = fold256(y0, k, ldc256(dst, src, i));
+			y1 = fold256(y1, k, ldc256(dst, src, i + 32));
+			y2 = fold256(y2, k, ldc256(dst, src, i + 64));
+			y3 = fold256(y3, k, ldc256(dst, src, i + 96));
+		}
+		y0 = _mm256_xor_si256(fold256_lanes(y0, kf0), fold256_lanes(y1, kf1));
+		y2 = _mm256_xor_si256(fold256_lanes(y2, kf2), fold256_lanes(y3, kf3));
+		y0 = _mm256_xor_si256(y0, y2);
+		x = _mm_xor_si128(_mm256_castsi256_si128(y0), _mm256_extracti128_si256(y0, 1));
+		out[m] = crc16_barrett(x);
+	}
+	_mm256_zeroupper();
+}
+
+/*
+ * One interval of the several-interval AVX-512 path, copied: sixteen
+ * lanes, each taken to its share of T by its own constant (kf0..kf3),
+ * then their XOR and the Barrett step.  Inlined with interval a constant
+ * for 512-byte intervals: straight-line code, no inner loop.
+ */
+VPCLMUL512 static INLINE uint16_t crc16_interval512(uint8_t *dst, const uint8_t *src,
+						    size_t interval, __m512i k, __m512i kf0,
+						    __m512i kf1, __m512i kf2, __m512i kf3)
+{
+	__m512i z0, z1, z2, z3, a, b;
+	__m256i y;
+
+	z0 = ldc512(dst, src, 0);
+	z1 = ldc512(dst, src, 64);
+	z2 = ldc512(dst, src, 128);
+	z3 = ldc512(dst, src, 192);
+	for (size_t i = 256; i < interval; i += 256) {
+		z0 = fold512(z0, k, ldc512(dst, src, i));
+		z1 = fold512(z1, k, ldc512(dst, src, i + 64));
+		z2 = fold512(z2, k, ldc512(dst, src, i + 128));
+		z3 = fold512(z3, k, ldc512(dst, src, i + 192));
+	}
+	/* Sixteen lanes, sixteen constants, three-way XORs. */
+	a = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z0, kf0, 0x00),
+				      _mm512_clmulepi64_epi128(z0, kf0, 0x11),
+				      _mm512_clmulepi64_epi128(z1, kf1, 0x00), 0x96);
+	b = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z1, kf1, 0x11),
+				      _mm512_clmulepi64_epi128(z2, kf2, 0x00),
+				      _mm512_clmulepi64_epi128(z2, kf2, 0x11), 0x96);
+	a = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z3, kf3, 0x00),
+				      _mm512_clmulepi64_epi128(z3, kf3, 0x11), a, 0x96);
+	a = _mm512_xor_si512(a, b);
+	y = _mm256_xor_si256(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1));
+	return crc16_barrett(_mm_xor_si128(_mm256_castsi256_si128(y),
+					   _mm256_extracti128_si256(y, 1)));
+}
+
+/* Several intervals, four 512-bit registers, 256 bytes a round. */
+VPCLMUL512 void pi_crc16_copy_multi_vpclmul512(void *dstv, const void *srcv, size_t interval,
+					       size_t n, uint16_t *out)
+{
+	uint8_t *dst = dstv;
+	const uint8_t *src = srcv;
+	const __m512i k = k16load512(2048);
+	const __m512i kf0 = _mm512_load_si512((const void *)kfin16[0]);
+	const __m512i kf1 = _mm512_load_si512((const void *)kfin16[4]);
+	const __m512i kf2 = _mm512_load_si512((const void *)kfin16[8]);
+	const __m512i kf3 = _mm512_load_si512((const void *)kfin16[12]);
+
+	if (!interval || interval % 256) {
+		crc16_multi_each(pi_crc16_copy_vpclmul512, dst, src, interval, n, out);
+		_mm256_zeroupper();	/* the constants above */
+		return;
+	}
+	if (interval == 512)
+		for (size_t m = 0; m < n; m++, dst += 512, src += 512)
+			out[m] = crc16_interval512(dst, src, 512, k, kf0, kf1, kf2, kf3);
+	else
+		for (size_t m = 0; m < n; m++, dst += interval, src += interval)
+			out[m] = crc16_interval512(dst, src, interval, k, kf0, kf1, kf2, kf3);
+	_mm256_zeroupper();
 }

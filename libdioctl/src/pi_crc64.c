@@ -37,6 +37,8 @@
 
 typedef uint64_t (*crc64_fn)(uint64_t crc, const void *buf, size_t len);
 typedef uint64_t (*crc64_copy_fn)(uint64_t crc, void *dst, const void *src, size_t len);
+typedef void (*crc64_multi_fn)(void *dst, const void *src, size_t interval, size_t n,
+			       uint64_t *out);
 
 /* crc64_tab[k][b]: CRC register after byte b followed by k zero bytes. */
 static uint64_t crc64_tab[8][256];
@@ -52,6 +54,16 @@ static int have_pclmul, have_vpclmul256, have_vpclmul512;
  */
 static uint64_t fold_k[17][2] __attribute__((aligned(16)));
 static uint64_t k_mu;
+/*
+ * The end of the multi-interval paths (pi_crc64_copy_multi_*()):
+ * kfin[e] takes a 16-byte block with (15 - e) * 16 bytes after it in its
+ * interval straight to its share of reduce128()'s T, X * x^64 moved
+ * to the end: the fold constants for D = (15 - e) * 128 + 64.  Entries
+ * 4j..4j+3 are the lanes of the j-th of four 512-bit registers, 8+2j and
+ * 9+2j of the j-th of four 256-bit ones, 8+j of eight 128-bit ones.
+ */
+static uint64_t kfin[16][2] __attribute__((aligned(64)));
+static crc64_multi_fn crc64_multi_impl = pi_crc64_copy_multi_slice8;
 
 static void crc64_init_tables(void)
 {
@@ -124,6 +136,12 @@ static void crc64_init_consts(void)
 		fold_k[d / 128][0] = rev64(xpow_mod(d + 63));
 		fold_k[d / 128][1] = rev64(xpow_mod(d - 1));
 	}
+	for (unsigned int e = 0; e < 16; e++) {
+		unsigned int d = (15 - e) * 128 + 64;
+
+		kfin[e][0] = rev64(xpow_mod(d + 63));
+		kfin[e][1] = rev64(xpow_mod(d - 1));
+	}
 	for (int i = 0; i < 64; i++) {		/* x^65 .. x^128 */
 		uint64_t carry = r >> 63;
 
@@ -158,14 +176,17 @@ static void crc64_init(void)
 	if (have_vpclmul512) {
 		crc64_impl = pi_crc64_vpclmul512;
 		crc64_copy_impl = pi_crc64_copy_vpclmul512;
+		crc64_multi_impl = pi_crc64_copy_multi_vpclmul512;
 		crc64_impl_name = "AVX-512 VPCLMULQDQ";
 	} else if (have_vpclmul256) {
 		crc64_impl = pi_crc64_vpclmul256;
 		crc64_copy_impl = pi_crc64_copy_vpclmul256;
+		crc64_multi_impl = pi_crc64_copy_multi_vpclmul256;
 		crc64_impl_name = "VPCLMULQDQ AVX2";
 	} else if (have_pclmul) {
 		crc64_impl = pi_crc64_pclmul;
 		crc64_copy_impl = pi_crc64_copy_pclmul;
+		crc64_multi_impl = pi_crc64_copy_multi_pclmul;
 		crc64_impl_name = "PCLMULQDQ";
 	}
 }
@@ -252,6 +273,28 @@ uint64_t pi_crc64_copy(uint64_t crc, void *dst, const void *src, size_t len)
 	return crc64_copy_impl(crc, dst, src, len);
 }
 
+void pi_crc64_copy_multi(void *dst, const void *src, size_t interval, size_t n, uint64_t *out)
+{
+	crc64_multi_impl(dst, src, interval, n, out);
+}
+
+/*
+ * n intervals one call each; the multi paths' fallback for an interval
+ * that is not a multiple of their round.
+ */
+static inline void crc64_multi_each(crc64_copy_fn fn, uint8_t *dst, const uint8_t *src,
+				    size_t interval, size_t n, uint64_t *out)
+{
+	for (size_t m = 0; m < n; m++, dst += interval, src += interval)
+		out[m] = fn(0, dst, src, interval);
+}
+
+void pi_crc64_copy_multi_slice8(void *dst, const void *src, size_t interval, size_t n,
+				uint64_t *out)
+{
+	crc64_multi_each(pi_crc64_copy_slice8, dst, src, interval, n, out);
+}
+
 /*
  * ---- PCLMULQDQ, 128-bit ----
  *
@@ -296,21 +339,27 @@ PCLMUL static INLINE __m128i ld128(uint8_t *dst, const uint8_t *src, size_t i)
  * rev64(x^127 mod P) = fold_k[1].hi), then T mod P = (T1*x^64 mod P) + T0
  * by Barrett: q = floor(T1*x^64 / P) = T1 + floor(T1*mu' / x^64), and
  * T1*x^64 mod P = low64(q*P').  The shifts undo the one-bit offset of
- * reflected products.
+ * reflected products.  barrett64() is the second step alone, T (T1 the
+ * low quadword) to the register.
  */
-PCLMUL static INLINE uint64_t reduce128(__m128i x)
+PCLMUL static INLINE uint64_t barrett64(__m128i t)
 {
-	__m128i t, v, w;
+	__m128i v, w;
 	uint64_t lo, hi;
 
-	t = _mm_clmulepi64_si128(x, kload(128), 0x10);	/* L * k.hi */
-	t = _mm_xor_si128(t, _mm_srli_si128(x, 8));
 	v = _mm_clmulepi64_si128(t, _mm_cvtsi64_si128(k_mu), 0x00);
 	v = _mm_xor_si128(t, _mm_slli_epi64(v, 1));		/* q */
 	w = _mm_clmulepi64_si128(v, _mm_cvtsi64_si128(CRC64_POLY_REFL), 0x00);
 	lo = _mm_cvtsi128_si64(w);
 	hi = _mm_extract_epi64(w, 1);
 	return ((hi << 1) | (lo >> 63)) ^ _mm_extract_epi64(t, 1);
+}
+
+PCLMUL static INLINE uint64_t reduce128(__m128i x)
+{
+	__m128i t = _mm_clmulepi64_si128(x, kload(128), 0x10);	/* L * k.hi */
+
+	return barrett64(_mm_xor_si128(t, _mm_srli_si128(x, 8)));
 }
 
 /* 16-byte blocks from src + i on, one at a time, then the tail. */
@@ -377,6 +426,75 @@ PCLMUL uint64_t pi_crc64_pclmul(uint64_t crc, const void *buf, size_t len)
 PCLMUL uint64_t pi_crc64_copy_pclmul(uint64_t crc, void *dst, const void *src, size_t len)
 {
 	return crc64_pclmul_core(crc, dst, src, len);
+}
+
+/*
+ * ---- several intervals, PCLMULQDQ ----
+ *
+ * pi_crc64_copy_multi_*(): the CRC of each of n intervals (from 0, as
+ * dio_pi_crc64_nvme(0, ...)), copying them, for dio_pi_generate_copy().
+ * Per interval, the same rounds as the path's single-buffer loop; at the
+ * end every lane goes straight to its share of T with its own constant
+ * (kfin), the shares are XORed together and one Barrett step makes the
+ * register: one product deep instead of a chain of folds, no table, no
+ * call, no branch but the loops'.  The intervals are independent, so the
+ * CPU overlaps one interval's end with the next one's loads.  An interval
+ * that is not a multiple of the path's round goes through its plain
+ * copying function, one call each.
+ */
+PCLMUL static INLINE __m128i kfinload(unsigned int e)
+{
+	return _mm_load_si128((const __m128i *)kfin[e]);
+}
+
+/* The 16 bytes at src + i, stored at dst + i. */
+PCLMUL static INLINE __m128i ldst128(uint8_t *dst, const uint8_t *src, size_t i)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(src + i));
+
+	_mm_storeu_si128((__m128i *)(dst + i), v);
+	return v;
+}
+
+PCLMUL void pi_crc64_copy_multi_pclmul(void *dstv, const void *srcv, size_t interval,
+				       size_t n, uint64_t *out)
+{
+	uint8_t *dst = dstv;
+	const uint8_t *src = srcv;
+	const __m128i k = kload(1024), init = _mm_cvtsi64_si128(-1);
+
+	if (!interval || interval % 128) {
+		crc64_multi_each(pi_crc64_copy_pclmul, dst, src, interval, n, out);
+		return;
+	}
+	for (size_t m = 0; m < n; m++, dst += interval, src += interval) {
+		__m128i x0, x1, x2, x3, x4, x5, x6, x7;
+
+		x0 = _mm_xor_si128(ldst128(dst, src, 0), init);
+		x1 = ldst128(dst, src, 16);
+		x2 = ldst128(dst, src, 32);
+		x3 = ldst128(dst, src, 48);
+		x4 = ldst128(dst, src, 64);
+		x5 = ldst128(dst, src, 80);
+		x6 = ldst128(dst, src, 96);
+		x7 = ldst128(dst, src, 112);
+		for (size_t i = 128; i < interval; i += 128) {
+			x0 = fold_onto(x0, k, ldst128(dst, src, i));
+			x1 = fold_onto(x1, k, ldst128(dst, src, i + 16));
+			x2 = fold_onto(x2, k, ldst128(dst, src, i + 32));
+			x3 = fold_onto(x3, k, ldst128(dst, src, i + 48));
+			x4 = fold_onto(x4, k, ldst128(dst, src, i + 64));
+			x5 = fold_onto(x5, k, ldst128(dst, src, i + 80));
+			x6 = fold_onto(x6, k, ldst128(dst, src, i + 96));
+			x7 = fold_onto(x7, k, ldst128(dst, src, i + 112));
+		}
+		x0 = _mm_xor_si128(fold(x0, kfinload(8)), fold(x1, kfinload(9)));
+		x2 = _mm_xor_si128(fold(x2, kfinload(10)), fold(x3, kfinload(11)));
+		x4 = _mm_xor_si128(fold(x4, kfinload(12)), fold(x5, kfinload(13)));
+		x6 = _mm_xor_si128(fold(x6, kfinload(14)), fold(x7, kfinload(15)));
+		x0 = _mm_xor_si128(_mm_xor_si128(x0, x2), _mm_xor_si128(x4, x6));
+		out[m] = ~barrett64(x0);
+	}
 }
 
 /*
@@ -482,6 +600,62 @@ VPCLMUL256 uint64_t pi_crc64_copy_vpclmul256(uint64_t crc, void *dst, const void
 	return crc64_vpclmul256_core(crc, dst, src, len);
 }
 
+VPCLMUL256 static INLINE __m256i ldst256(uint8_t *dst, const uint8_t *src, size_t i)
+{
+	__m256i v = _mm256_loadu_si256((const __m256i *)(src + i));
+
+	_mm256_storeu_si256((__m256i *)(dst + i), v);
+	return v;
+}
+
+/* Each lane of x folded by its own constant in k, no data added. */
+VPCLMUL256 static INLINE __m256i fold256_lanes(__m256i x, __m256i k)
+{
+	return _mm256_xor_si256(_mm256_clmulepi64_epi128(x, k, 0x00),
+				_mm256_clmulepi64_epi128(x, k, 0x11));
+}
+
+/* Several intervals: four registers, 128 bytes a round, as above. */
+VPCLMUL256 void pi_crc64_copy_multi_vpclmul256(void *dstv, const void *srcv, size_t interval,
+					       size_t n, uint64_t *out)
+{
+	uint8_t *dst = dstv;
+	const uint8_t *src = srcv;
+	const __m256i k = kload256(1024);
+	const __m256i kf0 = _mm256_load_si256((const __m256i *)kfin[8]);
+	const __m256i kf1 = _mm256_load_si256((const __m256i *)kfin[10]);
+	const __m256i kf2 = _mm256_load_si256((const __m256i *)kfin[12]);
+	const __m256i kf3 = _mm256_load_si256((const __m256i *)kfin[14]);
+	const __m256i init = _mm256_zextsi128_si256(_mm_cvtsi64_si128(-1));
+
+	if (!interval || interval % 128) {
+		crc64_multi_each(pi_crc64_copy_vpclmul256, dst, src, interval, n, out);
+		_mm256_zeroupper();	/* the constants above */
+		return;
+	}
+	for (size_t m = 0; m < n; m++, dst += interval, src += interval) {
+		__m256i y0, y1, y2, y3;
+		__m128i x;
+
+		y0 = _mm256_xor_si256(ldst256(dst, src, 0), init);
+		y1 = ldst256(dst, src, 32);
+		y2 = ldst256(dst, src, 64);
+		y3 = ldst256(dst, src, 96);
+		for (size_t i = 128; i < interval; i += 128) {
+			y0 = fold256(y0, k, ldst256(dst, src, i));
+			y1 = fold256(y1, k, ldst256(dst, src, i + 32));
+			y2 = fold256(y2, k, ldst256(dst, src, i + 64));
+			y3 = fold256(y3, k, ldst256(dst, src, i + 96));
+		}
+		y0 = _mm256_xor_si256(fold256_lanes(y0, kf0), fold256_lanes(y1, kf1));
+		y2 = _mm256_xor_si256(fold256_lanes(y2, kf2), fold256_lanes(y3, kf3));
+		y0 = _mm256_xor_si256(y0, y2);
+		x = _mm_xor_si128(_mm256_castsi256_si128(y0), _mm256_extracti128_si256(y0, 1));
+		out[m] = ~barrett64(x);
+	}
+	_mm256_zeroupper();
+}
+
 /*
  * ---- AVX-512 VPCLMULQDQ ----
  *
@@ -566,16 +740,91 @@ VPCLMUL512 uint64_t pi_crc64_copy_vpclmul512(uint64_t crc, void *dst, const void
 	return crc64_vpclmul512_core(crc, dst, src, len);
 }
 
+VPCLMUL512 static INLINE __m512i ldst512(uint8_t *dst, const uint8_t *src, size_t i)
+{
+	__m512i v = _mm512_loadu_si512((const void *)(src + i));
+
+	_mm512_storeu_si512((void *)(dst + i), v);
+	return v;
+}
+
+/*
+ * One interval of the several-interval AVX-512 path, copied: sixteen
+ * lanes, each taken to its share of T by its own constant (kf0..kf3),
+ * then their XOR and the Barrett step.  Inlined with interval a constant
+ * for 512-byte intervals: straight-line code, no inner loop.
+ */
+VPCLMUL512 static INLINE uint64_t crc64_interval512(uint8_t *dst, const uint8_t *src,
+						    size_t interval, __m512i k, __m512i kf0,
+						    __m512i kf1, __m512i kf2, __m512i kf3)
+{
+	const __m512i init = _mm512_zextsi128_si512(_mm_cvtsi64_si128(-1));
+	__m512i z0, z1, z2, z3, a, b;
+	__m256i y;
+
+	z0 = _mm512_xor_si512(ldst512(dst, src, 0), init);
+	z1 = ldst512(dst, src, 64);
+	z2 = ldst512(dst, src, 128);
+	z3 = ldst512(dst, src, 192);
+	for (size_t i = 256; i < interval; i += 256) {
+		z0 = fold512(z0, k, ldst512(dst, src, i));
+		z1 = fold512(z1, k, ldst512(dst, src, i + 64));
+		z2 = fold512(z2, k, ldst512(dst, src, i + 128));
+		z3 = fold512(z3, k, ldst512(dst, src, i + 192));
+	}
+	/* Sixteen lanes, sixteen constants, three-way XORs. */
+	a = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z0, kf0, 0x00),
+				      _mm512_clmulepi64_epi128(z0, kf0, 0x11),
+				      _mm512_clmulepi64_epi128(z1, kf1, 0x00), 0x96);
+	b = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z1, kf1, 0x11),
+				      _mm512_clmulepi64_epi128(z2, kf2, 0x00),
+				      _mm512_clmulepi64_epi128(z2, kf2, 0x11), 0x96);
+	a = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z3, kf3, 0x00),
+				      _mm512_clmulepi64_epi128(z3, kf3, 0x11), a, 0x96);
+	a = _mm512_xor_si512(a, b);
+	y = _mm256_xor_si256(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1));
+	return ~barrett64(_mm_xor_si128(_mm256_castsi256_si128(y),
+					_mm256_extracti128_si256(y, 1)));
+}
+
+/* Several intervals: four registers, 256 bytes a round, as above. */
+VPCLMUL512 void pi_crc64_copy_multi_vpclmul512(void *dstv, const void *srcv, size_t interval,
+					       size_t n, uint64_t *out)
+{
+	uint8_t *dst = dstv;
+	const uint8_t *src = srcv;
+	const __m512i k = kload512(2048);
+	const __m512i kf0 = _mm512_load_si512((const void *)kfin[0]);
+	const __m512i kf1 = _mm512_load_si512((const void *)kfin[4]);
+	const __m512i kf2 = _mm512_load_si512((const void *)kfin[8]);
+	const __m512i kf3 = _mm512_load_si512((const void *)kfin[12]);
+
+	if (!interval || interval % 256) {
+		crc64_multi_each(pi_crc64_copy_vpclmul512, dst, src, interval, n, out);
+		_mm256_zeroupper();	/* the constants above */
+		return;
+	}
+	if (interval == 512)
+		for (size_t m = 0; m < n; m++, dst += 512, src += 512)
+			out[m] = crc64_interval512(dst, src, 512, k, kf0, kf1, kf2, kf3);
+	else
+		for (size_t m = 0; m < n; m++, dst += interval, src += interval)
+			out[m] = crc64_interval512(dst, src, interval, k, kf0, kf1, kf2, kf3);
+	_mm256_zeroupper();
+}
+
 /* ---- the paths, for the tests and the benchmark ---- */
 
 const struct pi_crc64_path pi_crc64_paths[] = {
 	{ "AVX-512 VPCLMULQDQ", "vpclmul512", pi_crc64_vpclmul512,
-	  pi_crc64_copy_vpclmul512, pi_crc64_have_vpclmul512 },
+	  pi_crc64_copy_vpclmul512, pi_crc64_have_vpclmul512,
+	  pi_crc64_copy_multi_vpclmul512 },
 	{ "VPCLMULQDQ AVX2", "vpclmul256", pi_crc64_vpclmul256,
-	  pi_crc64_copy_vpclmul256, pi_crc64_have_vpclmul256 },
+	  pi_crc64_copy_vpclmul256, pi_crc64_have_vpclmul256,
+	  pi_crc64_copy_multi_vpclmul256 },
 	{ "PCLMULQDQ fold8", "pclmul", pi_crc64_pclmul,
-	  pi_crc64_copy_pclmul, pi_crc64_have_pclmul },
+	  pi_crc64_copy_pclmul, pi_crc64_have_pclmul, pi_crc64_copy_multi_pclmul },
 	{ "slice-by-8", "slice8", pi_crc64_slice8,
-	  pi_crc64_copy_slice8, NULL },
-	{ NULL, NULL, NULL, NULL, NULL },
+	  pi_crc64_copy_slice8, NULL, pi_crc64_copy_multi_slice8 },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };

@@ -28,6 +28,25 @@ uint16_t pi_crc16_copy_vpclmul512(uint16_t crc, void *dst, const void *src, size
 int pi_crc16_have_vpclmul512(void);
 
 /*
+ * The CRC-16/T10-DIF of each of n intervals of interval bytes at src (from
+ * 0, as dio_pi_crc16_t10dif(0, ...)) into out[0..n), copying the n *
+ * interval bytes to dst (no overlap): dio_pi_generate_copy()'s loop.
+ * pi_crc16_copy_multi() is the best for the CPU; the VPCLMULQDQ ones
+ * (only where pi_crc16_have_*()) fold each interval with one Barrett step
+ * at its end, when interval is a multiple of 256 (AVX-512) or 128 (256-bit)
+ * bytes, else they call their single-buffer function per interval; the
+ * ISA-L one calls crc16_t10dif_copy() per interval.
+ */
+void pi_crc16_copy_multi(void *dst, const void *src, size_t interval, size_t n,
+			 uint16_t *out);
+void pi_crc16_copy_multi_isal(void *dst, const void *src, size_t interval, size_t n,
+			      uint16_t *out);
+void pi_crc16_copy_multi_vpclmul256(void *dst, const void *src, size_t interval, size_t n,
+				    uint16_t *out);
+void pi_crc16_copy_multi_vpclmul512(void *dst, const void *src, size_t interval, size_t n,
+				    uint16_t *out);
+
+/*
  * CRC-64/NVME, same convention as dio_pi_crc64_nvme(), one function per
  * path.  The _copy_ ones also copy len bytes from src to dst (which must
  * not overlap) in the same pass, and return the CRC of them.  A path
@@ -49,6 +68,24 @@ uint64_t pi_crc64_copy_vpclmul512(uint64_t crc, void *dst, const void *src, size
 int pi_crc64_have_vpclmul512(void);
 /* The dispatched copying one (dio_pi_crc64_nvme() is the plain one). */
 uint64_t pi_crc64_copy(uint64_t crc, void *dst, const void *src, size_t len);
+/*
+ * The CRC-64/NVME of each of n intervals of interval bytes at src (from 0,
+ * as dio_pi_crc64_nvme(0, ...)) into out[0..n), copying the n * interval
+ * bytes to dst (no overlap): dio_pi_generate_copy()'s loop.  The folding
+ * paths end each interval with one Barrett step when interval is a
+ * multiple of their round (256 bytes for AVX-512, else 128), and call
+ * their single-buffer copy per interval otherwise; slice-by-8 always does.
+ */
+void pi_crc64_copy_multi(void *dst, const void *src, size_t interval, size_t n,
+			 uint64_t *out);
+void pi_crc64_copy_multi_vpclmul512(void *dst, const void *src, size_t interval, size_t n,
+				    uint64_t *out);
+void pi_crc64_copy_multi_vpclmul256(void *dst, const void *src, size_t interval, size_t n,
+				    uint64_t *out);
+void pi_crc64_copy_multi_pclmul(void *dst, const void *src, size_t interval, size_t n,
+				uint64_t *out);
+void pi_crc64_copy_multi_slice8(void *dst, const void *src, size_t interval, size_t n,
+				uint64_t *out);
 /* The name of the path the dispatch chose for this CPU. */
 const char *pi_crc64_dispatch_name(void);
 
@@ -59,6 +96,8 @@ struct pi_crc64_path {
 	uint64_t (*crc)(uint64_t crc, const void *buf, size_t len);
 	uint64_t (*copy)(uint64_t crc, void *dst, const void *src, size_t len);
 	int (*supported)(void);	/* NULL: everywhere */
+	void (*copy_multi)(void *dst, const void *src, size_t interval, size_t n,
+			   uint64_t *out);
 };
 extern const struct pi_crc64_path pi_crc64_paths[];
 

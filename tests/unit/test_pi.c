@@ -415,6 +415,125 @@ static void test_copy_paths(void **state)
 	free(dst);
 }
 
+/*
+ * The several-interval copying CRCs (dio_pi_generate_copy()'s loop): each
+ * interval's CRC equal to slice-by-8's, the exact bytes copied, nothing
+ * written around the destination or past out[n - 1], for every path
+ * whatever the dispatch picks, at the PI intervals, at intervals that are
+ * not a multiple of a path's round (its fallback), odd interval counts
+ * and any alignment of either buffer.
+ */
+static const size_t multi_intervals[] = { 512, 4096, 128, 256, 384, 640, 100, 1000 };
+static const size_t multi_counts[] = { 0, 1, 2, 3, 4, 5, 7, 16, 17 };
+
+typedef void (*multi16_fn)(void *, const void *, size_t, size_t, uint16_t *);
+typedef void (*multi64_fn)(void *, const void *, size_t, size_t, uint64_t *);
+
+static void check_multi(multi16_fn f16, multi64_fn f64, const uint8_t *src0, uint8_t *dst0)
+{
+	for (size_t ii = 0; ii < sizeof(multi_intervals) / sizeof(multi_intervals[0]); ii++) {
+		for (size_t ci = 0; ci < sizeof(multi_counts) / sizeof(multi_counts[0]); ci++) {
+			size_t iv = multi_intervals[ii], n = multi_counts[ci], len = iv * n;
+			size_t so = rnd() % 64, dof = 1 + rnd() % 63;
+			const uint8_t *src = src0 + so;
+			uint8_t *dst = dst0 + dof;
+			uint64_t o64[18];
+			uint16_t o16[18];
+
+			memset(dst0, 0x5a, 17 * 4096 + 128);
+			memset(o64, 0xa5, sizeof(o64));
+			memset(o16, 0xa5, sizeof(o16));
+			if (f16)
+				f16(dst, src, iv, n, o16);
+			else
+				f64(dst, src, iv, n, o64);
+			for (size_t m = 0; m < n; m++) {
+				const uint8_t *in = src + m * iv;
+
+				if (f16)
+					assert_int_equal(o16[m], pi_crc16_slice8(0, in, iv));
+				else
+					assert_int_equal(o64[m], pi_crc64_slice8(0, in, iv));
+			}
+			if (f16)
+				assert_int_equal(o16[n], 0xa5a5);
+			else
+				assert_int_equal(o64[n], 0xa5a5a5a5a5a5a5a5ULL);
+			assert_memory_equal(dst, src, len);
+			assert_int_equal(dst[-1], 0x5a);
+			assert_int_equal(dst[len], 0x5a);
+		}
+	}
+	/* And against the bit-at-a-time references, once per path. */
+	if (f16) {
+		uint16_t o[3];
+
+		f16(dst0, src0 + 5, 512, 3, o);
+		for (int m = 0; m < 3; m++)
+			assert_int_equal(o[m], ref_crc16(src0 + 5 + m * 512, 512));
+	} else {
+		uint64_t o[3];
+
+		f64(dst0, src0 + 5, 512, 3, o);
+		for (int m = 0; m < 3; m++)
+			assert_int_equal(o[m], ref_crc64(src0 + 5 + m * 512, 512));
+	}
+}
+
+static void test_copy_multi_paths(void **state)
+{
+	enum { MAXLEN = 17 * 4096 };
+	uint8_t *src = malloc(MAXLEN + 64), *dst = malloc(MAXLEN + 128);
+
+	assert_non_null(src);
+	assert_non_null(dst);
+	fill_random(src, MAXLEN + 64);
+	for (const struct pi_crc64_path *cp = pi_crc64_paths; cp->name; cp++) {
+		assert_non_null(cp->copy_multi);
+		if (path_ok(cp))
+			check_multi(NULL, cp->copy_multi, src, dst);
+	}
+	check_multi(NULL, pi_crc64_copy_multi, src, dst);
+	for (int path = 0; path < 4; path++) {
+		multi16_fn fn = path == 0 ? pi_crc16_copy_multi_isal :
+				path == 1 ? pi_crc16_copy_multi_vpclmul256 :
+				path == 2 ? pi_crc16_copy_multi_vpclmul512 : pi_crc16_copy_multi;
+
+		if ((path == 1 && !pi_crc16_have_vpclmul256()) ||
+		    (path == 2 && !pi_crc16_have_vpclmul512())) {
+			fprintf(stderr, "# CRC16 multi path %d: not supported by this CPU\n", path);
+			continue;
+		}
+		check_multi(fn, NULL, src, dst);
+	}
+	/* Data that makes every lane's high half non-zero: all ones. */
+	memset(src, 0xff, MAXLEN + 64);
+	for (const struct pi_crc64_path *cp = pi_crc64_paths; cp->name; cp++) {
+		uint64_t o[2];
+
+		if (!path_ok(cp))
+			continue;
+		cp->copy_multi(dst, src, 4096, 2, o);
+		assert_int_equal(o[0], ref_crc64(src, 4096));
+		assert_int_equal(o[1], o[0]);
+	}
+	for (int path = 0; path < 3; path++) {
+		multi16_fn fn = path == 0 ? pi_crc16_copy_multi_isal :
+				path == 1 ? pi_crc16_copy_multi_vpclmul256 :
+				pi_crc16_copy_multi_vpclmul512;
+		uint16_t o[2];
+
+		if ((path == 1 && !pi_crc16_have_vpclmul256()) ||
+		    (path == 2 && !pi_crc16_have_vpclmul512()))
+			continue;
+		fn(dst, src, 512, 2, o);
+		assert_int_equal(o[0], ref_crc16(src, 512));
+		assert_int_equal(o[1], o[0]);
+	}
+	free(src);
+	free(dst);
+}
+
 static void test_ip_fast_vs_reference(void **state)
 {
 	uint8_t *b = malloc(BIG + 64);
@@ -654,6 +773,57 @@ static void test_generate_copy(void **state)
 			free(src);
 			free(dst);
 			free(want);
+			free(pi);
+			free(pi_want);
+		}
+	}
+}
+
+/*
+ * dio_pi_generate_copy() against memcpy() + dio_pi_generate() at given
+ * interval counts: 1 to past two batches of the CRCs' several-interval
+ * loop (16 intervals a call), every guard, PI type and interval size.
+ */
+static void test_generate_copy_counts(void **state)
+{
+	static const size_t counts[] = { 1, 2, 3, 5, 7, 15, 16, 17, 33 };
+	struct dio_pi_profile p;
+
+	FOR_EACH_PROFILE(p) {
+		for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+			size_t n = counts[ci], len = n * p.interval, pi_len;
+			size_t so = 1 + rnd() % 63, dof = 1 + rnd() % 63;
+			uint8_t *src = malloc(len + 64), *dst = malloc(len + 128);
+			uint8_t *pi, *pi_want;
+			struct dio_pi_params a = { .seed = rnd(), .app_tag = rnd() };
+
+			pi_len = dio_pi_len(&p, len);
+			pi = malloc(pi_len + 1);
+			pi_want = malloc(pi_len);
+			assert_non_null(src);
+			assert_non_null(dst);
+			assert_non_null(pi);
+			assert_non_null(pi_want);
+			fill_random(src, len + 64);
+			memset(dst, 0x5a, len + 128);
+			pi[pi_len] = 0xa5;
+			assert_int_equal(dio_pi_generate(&p, src + so, len, pi_want, &a), 0);
+			assert_int_equal(dio_pi_generate_copy(&p, dst + dof, src + so, len, pi, &a), 0);
+			assert_memory_equal(dst + dof, src + so, len);
+			assert_memory_equal(pi, pi_want, pi_len);
+			assert_int_equal(pi[pi_len], 0xa5);
+			assert_int_equal(dst[dof - 1], 0x5a);
+			assert_int_equal(dst[dof + len], 0x5a);
+			/* The guards against the bit-at-a-time references. */
+			for (size_t m = 0; m < n; m++) {
+				struct layout l = layout_of(&p);
+
+				assert_int_equal(get_be(pi + m * p.tuple_size + l.guard_off, l.guard_len),
+						 ref_guard(p.guard_type, src + so + m * p.interval,
+							   p.interval));
+			}
+			free(src);
+			free(dst);
 			free(pi);
 			free(pi_want);
 		}
@@ -1477,10 +1647,12 @@ int main(void)
 		cmocka_unit_test(test_crc16_fast_vs_portable),
 		cmocka_unit_test(test_crc64_fast_vs_portable),
 		cmocka_unit_test(test_copy_paths),
+		cmocka_unit_test(test_copy_multi_paths),
 		cmocka_unit_test(test_ip_fast_vs_reference),
 		cmocka_unit_test(test_ip_paths),
 		cmocka_unit_test(test_generate_all_profiles),
 		cmocka_unit_test(test_generate_copy),
+		cmocka_unit_test(test_generate_copy_counts),
 		cmocka_unit_test(test_ip_guard_matches_kernel_bytes),
 		cmocka_unit_test(test_iov_equals_contiguous),
 		cmocka_unit_test(test_corruptions_reported_exactly),
