@@ -13,6 +13,12 @@
 #   IDLE     seconds of the idle baseline's longer sleep (10; the shorter: 1)
 #   REPS     runs of each size (2); the report takes the smallest count
 #   ENGINES_SD, ENGINES_NVME  engines per device
+#   DEVS     devices measured ("sd nvme")
+#   WORKLOADS  workloads measured ("randread randwrite")
+#   EXTRA    1: also count the events of extra_kprobes and
+#            extra_tracepoints (TLB flushes, IPIs, page faults, timers,
+#            plugs, NVMe queueing and interrupts, PI buffers), reported
+#            per I/O in a table of their own
 #
 # What counts.  Tracepoints: a hist trigger each (keys=common_cpu; the
 # system calls keyed by number, only io_bench's threads; the work items by
@@ -88,6 +94,52 @@ crc16 crc_t10dif_update
 crc64 crc64_rocksoft_update
 ipcsum ip_compute_csum
 EOK
+	[ "${EXTRA:-0}" = 1 ] && extra_kprobes
+}
+# With EXTRA=1: events that cost much more under TCG than on hardware
+# (TLB flushes, IPIs, timer programming, page faults, emulated device
+# accesses) and the steps of a PI read, named x_*.
+extra_kprobes() {
+	cat <<'EOK'
+x_tlbflush flush_tlb_mm_range
+x_fpu kernel_fpu_begin_mask
+x_sched schedule
+x_ttwu try_to_wake_up
+x_resched native_smp_send_reschedule
+x_ipi1 native_send_call_func_single_ipi
+x_hrstart hrtimer_start_range_ns
+x_clockev clockevents_program_event
+x_ktime ktime_get
+x_mmfault handle_mm_fault
+x_kfree kfree
+x_kcfree kmem_cache_free
+x_submit_bio submit_bio
+x_flushplug blk_mq_flush_plug_list
+x_endio bio_endio
+x_rqend blk_mq_end_request
+x_rqendb blk_mq_end_request_batch
+x_bip_alloc bio_integrity_alloc
+x_bip_addpg bio_integrity_add_page
+x_bip_prep bio_integrity_prep
+x_bip_free bio_integrity_free
+x_t10prep t10_pi_type1_prepare
+x_t10cmpl t10_pi_type1_complete
+x_nvme_qrq nvme_queue_rq
+x_nvme_qrqs nvme_queue_rqs
+x_nvme_commit nvme_commit_rqs
+x_nvme_irq nvme_irq
+x_nvme_setup nvme_setup_cmd
+x_dma_map dma_map_page_attrs
+x_dma_sg dma_map_sg_attrs
+x_dio_pialloc dio_pi_alloc
+x_dio_piattach dio_pi_attach
+x_dio_piprep dio_pi_prepare
+x_dio_picmpl dio_pi_complete
+x_dio_pifree dio_pi_free
+x_dio_cwork dio_file_complete_work
+x_dio_submit dio_submit_ioctl
+x_dio_collect dio_collect_ioctl
+EOK
 }
 # Tracepoints, counted by hist triggers: "NAME GROUP/EVENT [COMM]"; with
 # COMM only that command's threads; the system calls by number too.
@@ -103,6 +155,20 @@ wakeup sched/sched_wakeup
 switch sched/sched_switch
 work workqueue/workqueue_queue_work
 irq irq/irq_handler_entry
+EOT
+	[ "${EXTRA:-0}" = 1 ] && cat <<'EOT'
+x_pf_user exceptions/page_fault_user
+x_pf_kernel exceptions/page_fault_kernel
+x_tlb tlb/tlb_flush
+x_ipi_cfs irq_vectors/call_function_single_entry
+x_ipi_cf irq_vectors/call_function_entry
+x_ipi_resched irq_vectors/reschedule_entry
+x_lapic_timer irq_vectors/local_timer_entry
+x_hrtimer timer/hrtimer_start
+x_plug block/block_plug
+x_unplug block/block_unplug
+x_rq_issue block/block_rq_issue
+x_idle power/cpu_idle
 EOT
 }
 
@@ -225,6 +291,7 @@ run() {
 	: "${BIN:?}" "${RAW:?}" "${SDEBUG:=dev_size_mb=64 dif=0 dix=0 delay=0}" "${N0:=2000}" "${N:=20000}"
 	: "${IOARGS:=-r 1 -C -q 32 -b 4096 -t 3600}" "${IDLE:=10}" "${REPS:=2}"
 	: "${ENGINES_SD:=dio_batch dio+fixed io_uring libaio psync}" "${ENGINES_NVME:=dio_batch dio+pi dio+fixed io_uring libaio psync}"
+	: "${DEVS:=sd nvme}" "${WORKLOADS:=randread randwrite}"
 	WORK=$(mktemp -d) EVLIST=$(mktemp) KPLIST=$(mktemp)
 	: >"$RAW"
 	status=0
@@ -244,9 +311,9 @@ run() {
 	sleep 5	# let the module loads and udev settle
 	measure 'idle-short#1' 0 sleep 1
 	measure 'idle-long#1' 0 sleep $((IDLE + 1))
-	for dev in sd nvme; do
+	for dev in $DEVS; do
 		if [ $dev = sd ]; then path=$sd engines=$ENGINES_SD; else path=$ns1 engines=$ENGINES_NVME; fi
-		for wl in randread randwrite; do
+		for wl in $WORKLOADS; do
 			if [ $wl = randread ]; then mix=100; else mix=0; fi
 			for e in $engines; do
 				r=1
@@ -358,6 +425,30 @@ report() {
 				fmt(per(k, RAWC)), fmt(bper(k, RAWC)), fmt(per(k, SLAB)), fmt(per(k, PAGE)),
 				fmt(per(k, LOCK)) " (" fmt(per(k, LOCKOWN)) ")", fmt(per(k, GUP)), fmt(per(k, WAKE)), fmt(per(k, SW)),
 				fmt(per(k, WQ)), fmt(per(k, IRQ)), fmt(per(k, GUARD))
+		}
+		nx = 0
+		for (j = 1; j <= narmed; j++) if (aorder[j] ~ /^x_/) xev[++nx] = aorder[j]
+		if (nx) {
+			printf "\n### Extra events per I/O (EXTRA=1)\n"
+			prev = ""
+			for (i = 1; i <= nk; i++) {
+				split(keys[i], q, ":")
+				t = q[1] ", " q[2]
+				if (t != prev) {
+					printf "\n%s\n\n| event |", t
+					for (m = i; m <= nk; m++) { split(keys[m], r2, ":"); if (r2[1] ", " r2[2] != t) break
+						printf " %s |", r2[3] }
+					printf "\n|---|"
+					for (m2 = i; m2 < m; m2++) printf "---:|"
+					printf "\n"
+					for (j = 1; j <= nx; j++) {
+						printf "| %s (%s) |", substr(xev[j], 3), armed[xev[j]]
+						for (m2 = i; m2 < m; m2++) printf " %s |", fmt(per(keys[m2], xev[j]))
+						printf "\n"
+					}
+					prev = t
+				}
+			}
 		}
 		printf "\n### Idle guest, events per second (subtracted; at the start / at the end / from the smaller counts)\n\n"
 		nev = split("sys,cfu,ctu,cuefs,kmalloc,kmca,page,sl,slirq,slsave,slbh,mutex,gupf,pupf,wakeup,switch,work,irq", ev, ",")

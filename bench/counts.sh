@@ -21,8 +21,15 @@
 #   COUNTS_REPS    runs of each size; the smallest count is taken (2)
 #   COUNTS_ENGINES_SD, COUNTS_ENGINES_NVME  engines, space-separated
 #                  (dio_batch dio+fixed io_uring libaio psync; NVMe also dio+pi)
+#   COUNTS_DEVS    devices measured: sd nvme (both)
+#   COUNTS_WORKLOADS  randread randwrite (both)
+#   COUNTS_EXTRA   1: also count TLB flushes, IPIs, page faults, timers,
+#                  plugs, NVMe queueing and the PI read's steps (a table of
+#                  their own; counts-guest.sh extra_kprobes)
 #   COUNTS_OUT     where to save the tables (bench/results/counts-DATE.txt)
 #   BENCH_SDEBUG   scsi_debug options (dev_size_mb=64 dif=0 dix=0 delay=0)
+#   BENCH_CMDLINE  more guest kernel parameters, as make bench-guest's
+#                  ("tsc=reliable clocksource=tsc"; empty: the HPET)
 #   VM_TIMEOUT     seconds before the guest is killed (3000)
 # How each figure is made: bench/counts-guest.sh (top comment).
 # Exit status: 0 when every run completed with all I/O verified and no
@@ -34,7 +41,8 @@ src=$(cd "${COUNTS_SRC:-$top}" && pwd) || { echo "counts: no such COUNTS_SRC" >&
 res=$top/build/bench/counts
 : "${COUNTS_N:=20000}" "${COUNTS_N0:=2000}" "${COUNTS_IDLE:=10}" "${COUNTS_REPS:=2}" "${BENCH_SDEBUG:=dev_size_mb=64 dif=0 dix=0 delay=0}"
 : "${COUNTS_ARGS:=-r 1 -C -q 32 -b 4096 -t 3600}"
-export VM_TIMEOUT=${VM_TIMEOUT:-3000}
+: "${BENCH_CMDLINE=tsc=reliable clocksource=tsc}"
+export VM_TIMEOUT=${VM_TIMEOUT:-3000} VM_CMDLINE=$BENCH_CMDLINE
 
 die() { echo "counts: $*" >&2; exit 1; }
 
@@ -75,6 +83,8 @@ cp "$here/counts-guest.sh" "$here/guest-devices.sh" "$res/"
 		"$COUNTS_N" "$COUNTS_N0" "$COUNTS_IDLE" "$COUNTS_REPS" "$COUNTS_ARGS" "$BENCH_SDEBUG"
 	[ -n "${COUNTS_ENGINES_SD:-}" ] && printf "export ENGINES_SD='%s'\n" "$COUNTS_ENGINES_SD"
 	[ -n "${COUNTS_ENGINES_NVME:-}" ] && printf "export ENGINES_NVME='%s'\n" "$COUNTS_ENGINES_NVME"
+	printf "export DEVS='%s' WORKLOADS='%s' EXTRA='%s'\n" "${COUNTS_DEVS:-sd nvme}" \
+		"${COUNTS_WORKLOADS:-randread randwrite}" "${COUNTS_EXTRA:-0}"
 	cat <<'EOS'
 sh /tmp/results/counts-guest.sh run
 rc=$?

@@ -19,7 +19,7 @@
 #include <linux/seq_file.h>
 #include <linux/string.h>
 
-#define KC_MAX 64
+#define KC_MAX 96
 
 static char *syms[KC_MAX];
 static int nsyms;
