@@ -58,7 +58,7 @@ EXAMPLE_BINS	:= $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c)
 MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] tools/*.1)))
 TEST_LIBS	:= $(LIB_INTERNAL_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
 
-.PHONY: all module userspace lib tools tests bench examples man bench-guest bench-counts deps check check-debug \
+.PHONY: all module userspace lib tools tests bench examples man bench-guest bench-counts bench-icount deps check check-debug \
 	check-unit check-static check-dkms check-deb check-kcsan fuzz dkms-install deb demo install uninstall clean FORCE
 .DELETE_ON_ERROR:
 # The test helpers are kept between builds (make would delete them as
@@ -264,6 +264,13 @@ bench-counts:
 	@scripts/deps.sh --check || scripts/deps.sh
 	@$(MAKE) --no-print-directory userspace
 	@bench/counts.sh
+
+# Guest instructions and TCG blocks executed per I/O, whole guest and by
+# kernel function, counted by a QEMU plugin (bench/README.md).
+bench-icount:
+	@scripts/deps.sh --check || scripts/deps.sh
+	@$(MAKE) --no-print-directory userspace
+	@bench/icount.sh
 
 demo:
 	@scripts/deps.sh --check || scripts/deps.sh

@@ -8,6 +8,8 @@
 # the guest died without one.  VM_ROOT (default /) is the directory the
 # guest takes as its root filesystem (deb-check.sh: a throwaway root).
 # VM_CMDLINE: more kernel parameters (bench/run-guest.sh: the clocksource).
+# VM_QEMU_ARGS: more QEMU options, split at spaces (bench/icount.sh: a TCG
+# plugin).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -84,7 +86,7 @@ boot() {
 		-virtfs local,path="${VM_ROOT:-/}",mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$top",mount_tag=srctree,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$res",mount_tag=results,security_model=none,multidevs=remap \
-		"${nvme[@]}" </dev/null >"$res/console.log" 2>&1
+		"${nvme[@]}" ${VM_QEMU_ARGS:-} </dev/null >"$res/console.log" 2>&1
 }
 # QEMU itself has crashed (SIGSEGV, once in a make check) while the guest
 # was still in its firmware: a fault of the host's emulator, not of the

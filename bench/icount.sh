@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# make bench-icount: guest instructions and TCG translation blocks executed
+# per I/O, of the whole guest and by kernel function, for io_bench's
+# engines in one QEMU guest on Debian 12's kernel (6.1), counted by a TCG
+# plugin (bench/icount/icount.c), not sampled or timed.  Blocks executed
+# follow what a guest's CPU time costs under TCG (what make bench-guest
+# measures); instructions follow what it would cost on hardware.
+#   bench/icount.sh
+# Environment (all optional):
+#   ICOUNT_SRC      checkout whose module/, uapi/ and user space are
+#                   measured (default: this one)
+#   ICOUNT_N, ICOUNT_N0  I/Os counted (20000), and of the baseline run
+#                   subtracted from it (2000), as bench/counts.sh
+#   ICOUNT_DEVS     nvme sd (NVMe namespace 1: 512+8, PI type 1; the
+#                   scsi_debug disk without PI)
+#   ICOUNT_WORKLOADS  randread randwrite
+#   ICOUNT_ENGINES  dio_batch dio+fixed io_uring libaio (the last is the
+#                   reference of the ratios; io_uring if it is there)
+#   ICOUNT_TOP      functions listed per workload (25)
+#   ICOUNT_OUT      where to save the report (bench/results/icount-DATE.txt)
+#   BENCH_CMDLINE   more guest kernel parameters ("tsc=reliable
+#                   clocksource=tsc", as make bench-guest)
+#   BENCH_SDEBUG    scsi_debug options (dev_size_mb=64 dif=0 dix=0 delay=0)
+# The plugin needs QEMU's qemu-plugin.h of the installed QEMU: fetched once
+# from Debian's source package into $DIO_CACHE/qemu/VERSION (root, a
+# deb-src entry, as scripts/fio-src.sh).  About 5 minutes.
+# Exit status: 0 when every run completed with all I/O verified.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+src=$(cd "${ICOUNT_SRC:-$top}" && pwd) || { echo "icount: no such ICOUNT_SRC" >&2; exit 1; }
+res=$top/build/bench/icount
+: "${ICOUNT_N:=20000}" "${ICOUNT_N0:=2000}" "${ICOUNT_DEVS:=nvme sd}" "${ICOUNT_WORKLOADS:=randread randwrite}"
+: "${ICOUNT_ENGINES:=dio_batch dio+fixed io_uring libaio}" "${ICOUNT_TOP:=25}"
+: "${BENCH_CMDLINE=tsc=reliable clocksource=tsc}" "${BENCH_SDEBUG:=dev_size_mb=64 dif=0 dix=0 delay=0}"
+export VM_TIMEOUT=${VM_TIMEOUT:-1800} VM_CMDLINE=$BENCH_CMDLINE
+CACHE=${DIO_CACHE:-/var/cache/dio_batch}/qemu
+
+die() { echo "icount: $*" >&2; exit 1; }
+
+{ [ -f "$src/module/Makefile" ] && [ -x "$src/tests/vm/kernel.sh" ]; } || die "$src is not a dio_batch checkout"
+
+# qemu-plugin.h of the QEMU that runs the guest.
+ver=$(dpkg-query -W -f='${Version}' qemu-system-x86 2>/dev/null) || die "qemu-system-x86 is not installed (make deps)"
+hdr=$CACHE/$ver
+if [ ! -f "$hdr/qemu-plugin.h" ]; then
+	[ "$(id -u)" = 0 ] || die "QEMU $ver's qemu-plugin.h is not in $CACHE: run as root once"
+	# shellcheck source=scripts/debian-source.sh
+	. "$top/scripts/debian-source.sh"
+	s=$(host_debian_source)
+	uris=$(sed -n 1p <<<"$s") signed=$(sed -n 2p <<<"$s")
+	list=/etc/apt/sources.list.d/dio_batch-src.sources
+	want=$(printf 'Types: deb-src\nURIs: %s\nSuites: bookworm bookworm-updates\nComponents: main\n%s' \
+		"$uris" "${signed:+Signed-By: $signed
+}")
+	if [ "$(cat "$list" 2>/dev/null)" != "$want" ] || ! apt-cache showsrc qemu 2>/dev/null | grep -q "^Version: $ver\$"; then
+		echo "icount: adding $list ($uris)" >&2
+		printf '%s\n' "$want" >"$list"
+		apt-get update -q >&2
+	fi
+	rm -rf "$hdr.tmp" && mkdir -p "$hdr.tmp"
+	echo "icount: apt-get source qemu=$ver (for qemu-plugin.h)" >&2
+	(cd "$hdr.tmp" && apt-get source -q --download-only "qemu=$ver" >&2) || die "apt-get source qemu=$ver failed"
+	orig=$(ls "$hdr.tmp"/qemu_*.orig.tar.* 2>/dev/null | head -n 1)
+	[ -n "$orig" ] || die "no orig tarball of qemu $ver"
+	tar -xf "$orig" -C "$hdr.tmp" --wildcards '*/include/qemu/qemu-plugin.h' || die "no qemu-plugin.h in $orig"
+	find "$hdr.tmp" -name qemu-plugin.h -exec cp {} "$hdr.tmp/qemu-plugin.h" \; -quit
+	[ -f "$hdr.tmp/qemu-plugin.h" ] || die "no qemu-plugin.h in $orig"
+	rm -rf "$hdr" && mkdir -p "$hdr" && mv "$hdr.tmp/qemu-plugin.h" "$hdr/" && rm -rf "$hdr.tmp"
+fi
+
+commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo '?')
+[ -n "$(git -C "$src" status --porcelain -- module uapi libdioctl bench/io_bench.c 2>/dev/null | head -n 1)" ] && commit="$commit+changes"
+echo "icount: building libdioctl, io_bench and kmodctl in $src" >&2
+make -C "$src" --no-print-directory lib build/bench/io_bench build/tests/kmodctl >&2 ||
+	die "user-space build failed"
+"$top/tests/vm/kernel.sh" prepare 6.1 || die "kernel 6.1 could not be prepared"
+eval "$("$top/tests/vm/kernel.sh" env 6.1)" || die "kernel.sh env 6.1 failed"
+rm -rf "$res" && mkdir -p "$res/bin"
+echo "icount: building the plugin and dio_batch ($src/module, $commit) for $KVER" >&2
+cc -O2 -Wall -shared -fPIC -I"$hdr" -o "$res/libicount.so" "$here/icount/icount.c" -lpthread ||
+	die "the plugin does not build"
+cc -O2 -Wall -o "$res/bin/mark" "$here/icount/mark.c" || die "mark does not build"
+"$src/tests/vm/kernel.sh" build-module 6.1 "$res/ko" >"$res/build.log" 2>&1 ||
+	{ cat "$res/build.log" >&2; die "dio_batch does not build for $KVER"; }
+cp "$src/build/bench/io_bench" "$src/build/tests/kmodctl" "$res/ko/dio_batch.ko" "$res/bin/" ||
+	die "cannot copy the binaries"
+cp "$here/guest-devices.sh" "$res/"
+
+{
+	printf "N='%s' N0='%s' DEVS='%s' WORKLOADS='%s' ENGINES='%s' SDEBUG='%s'\n" \
+		"$ICOUNT_N" "$ICOUNT_N0" "$ICOUNT_DEVS" "$ICOUNT_WORKLOADS" "$ICOUNT_ENGINES" "$BENCH_SDEBUG"
+	cat <<'EOS'
+B=/tmp/results
+. $B/guest-devices.sh
+$B/bin/kmodctl insert $B/bin/dio_batch.ko || exit 1
+$B/bin/kmodctl probe sd_mod && $B/bin/kmodctl probe scsi_debug "$SDEBUG" && $B/bin/kmodctl probe nvme || exit 1
+sd=$(wait_dev scsi_debug_disk) && ns1=$(wait_dev nvme_ns 1) || { echo "icount: devices missing"; exit 1; }
+cp $B/bin/io_bench $B/bin/mark /tmp/ || exit 1
+cat /proc/kallsyms > $B/kallsyms
+echo "GUEST $(uname -r), $(nproc) CPUs" > $B/runs
+echo "DEV sd $sd scsi_debug $SDEBUG" >> $B/runs
+echo "DEV nvme $ns1 NVMe nsid 1, integrity $(cat /sys/block/${ns1#/dev/}/integrity/format)" >> $B/runs
+sleep 3
+i=0 rc=0
+for dev in $DEVS; do
+	if [ $dev = sd ]; then path=$sd; else path=$ns1; fi
+	for wl in $WORKLOADS; do
+		if [ $wl = randread ]; then mix=100; else mix=0; fi
+		for e in $ENGINES; do
+			io() { /tmp/io_bench -r 1 -C -q 32 -b 4096 -t 3600 -m $mix -e $e -n "$1" $path; }
+			io 1000 >/dev/null 2>&1		# warm
+			# Three dumps: the end of the N0 window starts the other.
+			/tmp/mark || exit 1
+			echo "DUMP $i $dev:$wl:$e:0:start $N0" >> $B/runs
+			for k in 0 1; do
+				if [ $k = 0 ]; then n=$N0; else n=$((N0 + N)); fi
+				io $n > $B/out.$dev.$wl.$e.$k 2>&1 || { rc=1; echo "icount: $dev $wl $e -n $n failed"; cat $B/out.$dev.$wl.$e.$k; }
+				/tmp/mark || exit 1
+				i=$((i + 1))
+				echo "DUMP $i $dev:$wl:$e:$k:end $n" >> $B/runs
+				[ $k = 0 ] && echo "DUMP $i $dev:$wl:$e:1:start $((N0 + N))" >> $B/runs
+			done
+			i=$((i + 1))
+			echo "icount: $dev $wl $e done"
+		done
+	done
+done
+exit $rc
+EOS
+} >"$res/guest.sh"
+
+echo "icount: booting $KVER (TCG, the plugin loaded); the guest's progress follows" >&2
+start=$(date +%s)
+VM_QEMU_ARGS="-plugin $res/libicount.so,out=$res/icount" "$top/tests/vm/run.sh" 6.1 "$res" &
+vm=$!
+tail -n +1 -s 1 -F --pid=$vm "$res/guest.log" 2>/dev/null
+wait $vm
+rc=$?
+echo "icount: guest ran $(($(date +%s) - start)) s, status $rc" >&2
+grep -E 'BUG:|WARNING:|Oops|Kernel panic' "$res/console.log" >&2 && rc=1
+
+out=${ICOUNT_OUT:-$top/bench/results/icount-$(date +%Y%m%d-%H%M%S).txt}
+mkdir -p "$(dirname "$out")"
+{
+	echo "dio_batch guest instructions and TCG blocks per I/O (bench/icount.sh), $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "module, libdioctl and io_bench of commit $commit; guest: QEMU TCG, $KVER, 2 CPUs"
+	echo "io_bench -r 1 -C -q 32 -b 4096 -m 100|0 -e ENGINE -n N0|N0+N, N0 = $ICOUNT_N0, N = $ICOUNT_N"
+	echo
+	python3 "$here/icount-report.py" "$res" "$ICOUNT_TOP"
+} >"$out" || rc=1
+cat "$out"
+echo
+echo "icount: saved to $out (status $rc)"
+[ "$rc" = 0 ]
