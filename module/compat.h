@@ -391,11 +391,13 @@ static inline void dio_bi_name(struct dio_bi *out)
 /*
  * dio_bdev_integrity() reads @bdev's PI format into *@out.  It returns
  * false, with *@out all zero, when the device has no integrity metadata.
+ * @cache (or NULL): a word the caller keeps for @bdev, zero at first,
+ * where 6.1 remembers which profile it found (see there).
  */
 #ifdef HAVE_BI_CSUM_TYPE
 /* 6.11+: the format is described by csum_type and flags. */
 static inline bool dio_bdev_integrity(struct block_device *bdev,
-				      struct dio_bi *out)
+				      struct dio_bi *out, unsigned long *cache)
 {
 	struct blk_integrity *bi = bdev_get_integrity(bdev);
 
@@ -444,31 +446,56 @@ static inline bool dio_bdev_integrity(struct block_device *bdev,
 /*
  * 6.1: a registered profile, known by its name: block/t10-pi.c's six (type
  * 2 registers type 1's).  Any other (dm-integrity's, "nop") carries no PI
- * the module knows.  Exact names, not substrings: this runs per request.
+ * the module knows.  Exact names, not substrings.
  */
-static inline bool dio_bdev_integrity(struct block_device *bdev,
-				      struct dio_bi *out)
+static const struct {
+	const char	*name;
+	unsigned int	guard;
+	unsigned int	type;
+} dio_profiles[] = {
+	{ "T10-DIF-TYPE1-CRC",   DIO_GUARD_CRC16, 1 },
+	{ "T10-DIF-TYPE1-IP",    DIO_GUARD_IP,    1 },
+	{ "T10-DIF-TYPE3-CRC",   DIO_GUARD_CRC16, 3 },
+	{ "T10-DIF-TYPE3-IP",    DIO_GUARD_IP,    3 },
+	{ "EXT-DIF-TYPE1-CRC64", DIO_GUARD_CRC64, 1 },
+	{ "EXT-DIF-TYPE3-CRC64", DIO_GUARD_CRC64, 3 },
+};
+
+/*
+ * @p's index in dio_profiles[], ARRAY_SIZE() for another.  This runs per
+ * request: *@cache keeps the last profile looked up (its address, with
+ * its index + 1 in the low bits) so that the names are compared once.
+ * The caller holds the disk open, so its driver and t10_pi stay loaded:
+ * the address of a profile it remembered is not reused meanwhile.
+ */
+static inline unsigned int dio_profile_index(const struct blk_integrity_profile *p,
+					     unsigned long *cache)
 {
-	static const struct {
-		const char	*name;
-		unsigned int	guard;
-		unsigned int	type;
-	} profiles[] = {
-		{ "T10-DIF-TYPE1-CRC",   DIO_GUARD_CRC16, 1 },
-		{ "T10-DIF-TYPE1-IP",    DIO_GUARD_IP,    1 },
-		{ "T10-DIF-TYPE3-CRC",   DIO_GUARD_CRC16, 3 },
-		{ "T10-DIF-TYPE3-IP",    DIO_GUARD_IP,    3 },
-		{ "EXT-DIF-TYPE1-CRC64", DIO_GUARD_CRC64, 1 },
-		{ "EXT-DIF-TYPE3-CRC64", DIO_GUARD_CRC64, 3 },
-	};
+	unsigned long c = cache ? READ_ONCE(*cache) : 0;
+	const char *name = p->name ?: "";
+	unsigned int i;
+
+	BUILD_BUG_ON(ARRAY_SIZE(dio_profiles) + 1 > 7);
+	BUILD_BUG_ON(__alignof__(struct blk_integrity_profile) < 8);
+	if (c && (c & ~7UL) == (unsigned long)p)
+		return (c & 7) - 1;
+	for (i = 0; i < ARRAY_SIZE(dio_profiles); i++)
+		if (!strcmp(name, dio_profiles[i].name))
+			break;
+	if (cache)
+		WRITE_ONCE(*cache, (unsigned long)p | (i + 1));
+	return i;
+}
+
+static inline bool dio_bdev_integrity(struct block_device *bdev,
+				      struct dio_bi *out, unsigned long *cache)
+{
 	struct blk_integrity *bi = bdev_get_integrity(bdev);
-	const char *name;
 	unsigned int i;
 
 	memset(out, 0, sizeof(*out));
 	if (!bi || !bi->profile || !bi->tuple_size)
 		return false;
-	name = bi->profile->name ?: "";
 	out->md_size = bi->tuple_size;
 	out->interval = 1U << bi->interval_exp;
 	out->kgenerate = bi->flags & BLK_INTEGRITY_GENERATE;
@@ -476,12 +503,10 @@ static inline bool dio_bdev_integrity(struct block_device *bdev,
 	out->device_capable = bi->flags & BLK_INTEGRITY_DEVICE_CAPABLE;
 	out->guard = DIO_GUARD_NONE;
 	out->type = 1;
-	for (i = 0; i < ARRAY_SIZE(profiles); i++) {
-		if (!strcmp(name, profiles[i].name)) {
-			out->guard = profiles[i].guard;
-			out->type = profiles[i].type;
-			break;
-		}
+	i = dio_profile_index(bi->profile, cache);
+	if (i < ARRAY_SIZE(dio_profiles)) {
+		out->guard = dio_profiles[i].guard;
+		out->type = dio_profiles[i].type;
 	}
 	out->pi_size = out->guard == DIO_GUARD_CRC64 ? 16 :
 		       out->guard != DIO_GUARD_NONE ? 8 : 0;

@@ -38,7 +38,6 @@ static DEFINE_MUTEX(dio_ctx_mutex);	/* dio_ctx_list, dio_ctx.users */
 static LIST_HEAD(dio_ctx_list);
 static struct kmem_cache *dio_ctx_cache;
 static struct kmem_cache *dio_file_cache;
-static struct lock_class_key dio_file_reqs_key;
 
 static struct dio_ctx *dio_ctx_find(struct ipc_namespace *ns, u64 key)
 {
@@ -168,10 +167,10 @@ static void dio_file_release_mem(struct kref *ref)
 {
 	struct dio_file *df = container_of(ref, struct dio_file, ref);
 
-	WARN_ON_ONCE(!xa_empty(&df->reqs));
+	WARN_ON_ONCE(!hash_empty(df->reqs));
 	WARN_ON_ONCE(!list_empty(&df->done));
-	xa_destroy(&df->reqs);
 	xa_destroy(&df->opened);
+	dio_file_free_kreqs(df);
 	mmdrop(df->mm);
 	dio_ctx_put(df->ctx);
 	kmem_cache_free(dio_file_cache, df);
@@ -212,9 +211,8 @@ static struct dio_file *dio_file_alloc(struct dio_ctx *ctx)
 	df->ctx = ctx;
 	mmgrab(current->mm);
 	df->mm = current->mm;
-	xa_init_flags(&df->reqs, XA_FLAGS_LOCK_IRQ);
-	/* IRQ-safe, unlike df->opened: a lock class of its own for lockdep. */
-	lockdep_set_class(&df->reqs.xa_lock, &dio_file_reqs_key);
+	spin_lock_init(&df->lock);
+	hash_init(df->reqs);
 	INIT_LIST_HEAD(&df->done);
 	init_waitqueue_head(&df->wait);
 	INIT_WORK(&df->reap_work, dio_file_reap_work);

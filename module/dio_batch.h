@@ -30,6 +30,7 @@
 
 #include <linux/bio.h>
 #include <linux/blkdev.h>
+#include <linux/hashtable.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/llist.h>
@@ -47,6 +48,8 @@
 #include "compat.h"
 
 #define DIO_MAX_BATCH		4096U
+/* A descriptor's request table: 256 buckets (max_inflight is 1024). */
+#define DIO_REQ_HASH_BITS	8
 #define DIO_MAX_PI_PAGES	32U
 #define DIO_MAX_PI_BYTES	(64U * 1024)
 #define DIO_MAX_IO_BYTES	(64U * 1024 * 1024)
@@ -102,6 +105,7 @@ struct dio_handle {
 	bool			revoked;
 	dev_t			dev;
 	struct dio_bdev		bdev;
+	unsigned long		pi_profile;	/* dio_bdev_integrity()'s */
 };
 
 struct dio_opener {
@@ -124,10 +128,11 @@ struct dio_file {
 	struct dio_ctx		*ctx;
 	struct mm_struct	*mm;		/* creator's: submits, reports */
 	/*
-	 * reqs.xa_lock (IRQ-safe) guards the request table, the done list,
-	 * nr_done and released; completions take it from interrupt context.
+	 * @lock (IRQ-safe) guards the request table, the done list, nr_done
+	 * and released; completions take it from interrupt context.
 	 */
-	struct xarray		reqs;		/* user address -> dio_kreq */
+	spinlock_t		lock;
+	DECLARE_HASHTABLE(reqs, DIO_REQ_HASH_BITS);	/* key -> dio_kreq */
 	struct list_head	done;
 	unsigned int		nr_done;
 	unsigned int		nr_reqs;	/* submitted, not yet reported */
@@ -140,6 +145,9 @@ struct dio_file {
 	struct xarray		opened;		/* id -> dio_opener; ctx->lock */
 	spinlock_t		fixed_lock;	/* @fixed */
 	struct dio_fixed	*fixed;		/* registered buffers, or NULL */
+	/* Reported requests' structs, kept for reuse (io.c). */
+	struct llist_head	kreq_cache;
+	atomic_t		nr_kreq_cache;
 };
 
 /*
@@ -168,9 +176,26 @@ static inline struct dio_bio *dio_bio(struct bio *bio)
 	return container_of(bio, struct dio_bio, bio);
 }
 
+#define DIO_PI_INLINE	64
+
+/*
+ * What a request reports: struct dio_request's fields from result to
+ * pi_err_source, written back by dio_put_result().
+ */
+struct dio_result {
+	s64			result;
+	u64			pi_err_interval;
+	u64			pi_err_expected;
+	u64			pi_err_actual;
+	u8			pi_err_tag;
+	u8			pi_err_source;
+};
+
 struct dio_kreq {
+	struct hlist_node	hnode;		/* dio_file.reqs */
 	struct list_head	node;		/* dio_file.done */
-	struct llist_node	complete;	/* dio_file.complete */
+	/* dio_file.complete while live; dio_file.kreq_cache once freed */
+	struct llist_node	complete;
 	struct dio_file		*df;
 	struct dio_handle	*h;
 	/* Both held until the request is freed (reported or reaped). */
@@ -194,8 +219,16 @@ struct dio_kreq {
 	unsigned int		pi_len;		/* bytes of PI for the data */
 	unsigned int		pi_off;		/* bytes given to bios so far */
 	struct dio_bi		bi;		/* the device's PI format */
+	struct dio_result	out;		/* to write back */
+	/*
+	 * From here on, not zeroed by dio_kreq_alloc(), and in this order:
+	 * user copies go to and from [pi_inline, ureq] only (the cache's
+	 * whitelist).  @pi for up to DIO_PI_INLINE bytes (a 4 KiB read's
+	 * eight 8-byte tuples), zeroed when used: no allocation per request.
+	 * Cache-line aligned, so that it never crosses a page.
+	 */
+	u8			pi_inline[DIO_PI_INLINE] __aligned(DIO_PI_INLINE);
 	struct dio_request	ureq;		/* the request as submitted */
-	struct dio_request	out;		/* result fields to write back */
 };
 
 /* main.c */
@@ -204,6 +237,8 @@ long dio_ctx_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 /* uarg.c */
 int dio_copy_arg(void *karg, size_t ksize, size_t min_size,
 		 const void __user *uarg);
+int dio_copy_request(struct dio_request *r, u64 uaddr);
+int dio_put_result(u64 uaddr, const struct dio_result *res);
 
 /* context.c */
 long dio_ctx_init_ioctl(void __user *arg);
@@ -246,12 +281,14 @@ unsigned int dio_fixed_bio_add(struct bio *bio, const struct dio_kbuf *b,
 unsigned long dio_fixed_pages(u64 addr, u64 len);
 
 /* io.c */
+extern atomic_t dio_kreqs_kept;
 __poll_t dio_ctx_poll(struct file *file, struct poll_table_struct *pt);
 long dio_submit_ioctl(struct dio_file *df, void __user *arg);
 long dio_wait_ioctl(struct dio_file *df, void __user *arg);
 long dio_collect_ioctl(struct dio_file *df, void __user *arg);
 void dio_file_reap_all(struct dio_file *df);
 void dio_file_complete_work(struct work_struct *work);
+void dio_file_free_kreqs(struct dio_file *df);
 int dio_io_module_init(void);
 void dio_io_module_exit(void);
 

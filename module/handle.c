@@ -487,7 +487,7 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
 	q->max_segment_size = queue_max_segment_size(rq);
 	q->dev_major = MAJOR(bdev->bd_dev);
 	q->dev_minor = MINOR(bdev->bd_dev);
-	if (!dio_bdev_integrity(bdev, &bi))
+	if (!dio_bdev_integrity(bdev, &bi, NULL))
 		return;
 	strscpy(q->profile, bi.name, sizeof(q->profile));
 	q->pi_interval = bi.interval;

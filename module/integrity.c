@@ -194,7 +194,8 @@ int dio_pi_check_request(struct dio_kreq *kreq)
 	const struct dio_bi *bi = &kreq->bi;
 	unsigned int f = r->pi_flags;
 
-	dio_bdev_integrity(bdev, &kreq->bi);	/* all zero without PI */
+	/* All zero without PI. */
+	dio_bdev_integrity(bdev, &kreq->bi, &kreq->h->pi_profile);
 	if (f & ~DIO_PI_F_ALL)
 		return -EINVAL;
 	if (!pi && (r->pi_buf || r->pi_len))
@@ -305,7 +306,7 @@ struct dio_pi_check {
 static int dio_pi_fail(struct dio_kreq *kreq, u64 sector, u8 tag, u64 expected,
 		       u64 actual)
 {
-	struct dio_request *o = &kreq->out;
+	struct dio_result *o = &kreq->out;
 
 	o->pi_err_interval = sector;
 	o->pi_err_tag = tag;
@@ -387,11 +388,25 @@ static int dio_bio_gather(struct bio *bio, unsigned int j, unsigned int off,
 	return 0;
 }
 
+/* Check @n intervals of data at @data, interval @i of the request first. */
+static int dio_pi_check_run(struct dio_kreq *kreq, u64 seed, u64 i,
+			    const u8 *data, unsigned int n, unsigned int flags)
+{
+	unsigned int interval = kreq->bi.interval;
+	int ret = 0;
+
+	for (; n && !ret; n--, i++, data += interval)
+		ret = dio_pi_check_tuple(kreq, seed + i, data,
+					 dio_pi_tuple(kreq, i), flags);
+	return ret;
+}
+
 /*
- * Verify one bio's data against the kernel buffer, interval by interval,
- * on the pages it holds: in place where an interval lies within one page,
- * through @scratch (allocated on first need) where it does not.  @next
- * gets the interval after the bio's last.
+ * Verify one bio's data against the kernel buffer, on the pages it holds:
+ * in place, a page's worth of whole intervals at a time, where intervals
+ * lie within one page; through @scratch (allocated on first need), one at
+ * a time, where one does not.  @next gets the interval after the bio's
+ * last.
  */
 static int dio_pi_verify_bio(struct dio_kreq *kreq, struct bio *bio,
 			     unsigned int flags, void **scratch, u64 *next)
@@ -404,30 +419,33 @@ static int dio_pi_verify_bio(struct dio_kreq *kreq, struct bio *bio,
 		struct bio_vec *bv = &bio->bi_io_vec[j];
 		unsigned int at = bv->bv_offset + off;
 		struct page *page = dio_nth_page(bv->bv_page, at >> PAGE_SHIFT);
+		unsigned int n;
 		void *p;
 
 		at &= ~PAGE_MASK;
-		if (bv->bv_len - off >= interval && at + interval <= PAGE_SIZE) {
+		/* The whole intervals of this bvec that lie in this page. */
+		n = min_t(unsigned int, bv->bv_len - off, PAGE_SIZE - at) /
+		    interval;
+		if (n) {
 			p = kmap_local_page(page);
-			ret = dio_pi_check_tuple(kreq, seed + i, p + at,
-						 dio_pi_tuple(kreq, i), flags);
+			ret = dio_pi_check_run(kreq, seed, i, p + at, n, flags);
 			kunmap_local(p);
 		} else {
+			n = 1;
 			if (!*scratch)
 				*scratch = kmalloc(interval, GFP_KERNEL);
 			if (!*scratch)
 				return -ENOMEM;
 			ret = dio_bio_gather(bio, j, off, *scratch, interval);
 			if (!ret)
-				ret = dio_pi_check_tuple(kreq, seed + i, *scratch,
-							 dio_pi_tuple(kreq, i),
-							 flags);
+				ret = dio_pi_check_run(kreq, seed, i, *scratch,
+						       1, flags);
 		}
 		/* On to the next interval, which may start in a later bvec. */
-		off += interval;
+		i += n;
+		off += n * interval;
 		while (j < bio->bi_vcnt && off >= bio->bi_io_vec[j].bv_len)
 			off -= bio->bi_io_vec[j++].bv_len;
-		i++;
 	}
 	*next = i;
 	return ret;
@@ -476,16 +494,24 @@ static int dio_pi_verify(struct dio_kreq *kreq, unsigned int flags)
 }
 
 /*
- * A physically contiguous PI buffer: kmalloc() up to a page (a power-of-two
- * size that never crosses a page), whole pages above.  Zeroed: generation
- * fills only the PI tuple of each metadata entry, and a device may return
- * less than it was given.  Charged to the caller's memory cgroup.
+ * A physically contiguous PI buffer: the request's own pi_inline up to
+ * DIO_PI_INLINE bytes, kmalloc() up to a page (a
+ * power-of-two size that never crosses a page), whole pages above.
+ * Zeroed: generation fills only the PI tuple of each metadata entry, and
+ * a device may return less than it was given.  Charged to the caller's
+ * memory cgroup.
  */
 static int dio_pi_alloc(struct dio_kreq *kreq, unsigned int len)
 {
 	struct page *page;
 
-	if (len <= PAGE_SIZE) {
+	BUILD_BUG_ON(offsetof(struct dio_kreq, pi_inline) % DIO_PI_INLINE);
+	if (len <= DIO_PI_INLINE) {
+		/* dio_kreq_alloc() does not zero it. */
+		memset(kreq->pi_inline, 0, sizeof(kreq->pi_inline));
+		kreq->pi = kreq->pi_inline;
+		kreq->pi_order = 0;
+	} else if (len <= PAGE_SIZE) {
 		kreq->pi = kzalloc(roundup_pow_of_two(len), GFP_KERNEL_ACCOUNT);
 		kreq->pi_order = 0;
 		if (!kreq->pi)
@@ -509,16 +535,9 @@ static int dio_pi_alloc(struct dio_kreq *kreq, unsigned int len)
  */
 static int dio_pi_refuse(struct dio_kreq *kreq, int err)
 {
-	struct dio_request __user *u = u64_to_user_ptr(kreq->uaddr);
-	size_t off = offsetof(struct dio_request, result);
-	size_t end = offsetof(struct dio_request, pad3);
-	struct dio_request out;
-
 	kreq->out.result = err;
 	kreq->out.pi_err_source = DIO_PI_SRC_USER;
-	/* Through the stack: hardened usercopy guards slab objects. */
-	memcpy((void *)&out + off, (void *)&kreq->out + off, end - off);
-	if (copy_to_user((void __user *)u + off, (void *)&out + off, end - off))
+	if (dio_put_result(kreq->uaddr, &kreq->out))
 		return -EFAULT;
 	return err;
 }
@@ -834,7 +853,7 @@ bool dio_pi_needs_process(struct dio_kreq *kreq)
 void dio_pi_complete(struct dio_kreq *kreq)
 {
 	const struct dio_request *r = &kreq->ureq;
-	struct dio_request *o = &kreq->out;
+	struct dio_result *o = &kreq->out;
 	unsigned int chk;
 	int ret;
 
@@ -896,10 +915,13 @@ void dio_pi_free(struct dio_kreq *kreq)
 {
 	if (!kreq->pi)
 		return;
-	if (kreq->pi_len <= PAGE_SIZE)
-		kfree(kreq->pi);
-	else
-		free_pages((unsigned long)kreq->pi, kreq->pi_order);
+	/* pi_inline is part of the request. */
+	if (kreq->pi != kreq->pi_inline) {
+		if (kreq->pi_len <= PAGE_SIZE)
+			kfree(kreq->pi);
+		else
+			free_pages((unsigned long)kreq->pi, kreq->pi_order);
+	}
 	kreq->pi = NULL;
 }
 
@@ -913,7 +935,9 @@ DEFINE_DEBUGFS_ATTRIBUTE(dio_locate_reads_fops, dio_locate_reads_get, NULL,
 
 /**
  * dio_pi_module_init - debugfs: dio_batch/locate_reads, the re-reads made
- *	so far to find refused intervals
+ *	so far to find refused intervals, and dio_batch/kept_kreqs, the
+ *	request structs descriptors keep for reuse (io.c; the tests count
+ *	live requests as the dio_kreq slab's objects less these)
  *
  * Return: 0 (debugfs is optional).
  */
@@ -922,6 +946,8 @@ int dio_pi_module_init(void)
 	dio_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file_unsafe("locate_reads", 0444, dio_debugfs, NULL,
 				   &dio_locate_reads_fops);
+	debugfs_create_atomic_t("kept_kreqs", 0444, dio_debugfs,
+				&dio_kreqs_kept);
 	return 0;
 }
 

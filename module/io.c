@@ -39,10 +39,10 @@
  * A descriptor closed with requests in flight reaps them from a work item
  * (the events are sent then).
  *
- * The request table of a descriptor is keyed by the request's user address
- * divided by the smallest request size: requests that do not overlap never
- * share a key, and a table of requests laid out in an array stays dense
- * (one xarray leaf per 64 requests, not one per request).
+ * The request table of a descriptor is a hash table keyed by the request's
+ * user address divided by the smallest request size: requests that do not
+ * overlap never share a key.  Entering and leaving it allocates nothing:
+ * its link is in the request.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -61,8 +61,12 @@
 #include "dio_batch.h"
 
 #define DIO_REQ_KEY_SHIFT	ilog2(DIO_REQUEST_SIZE_VER0)
+/* Freed request structs a descriptor keeps for its next submissions. */
+#define DIO_KREQ_CACHE		64
 
 static struct kmem_cache *dio_kreq_cache;
+/* Request structs kept in all descriptors' caches (debugfs kept_kreqs). */
+atomic_t dio_kreqs_kept = ATOMIC_INIT(0);
 struct bio_set dio_bio_set;
 struct workqueue_struct *dio_wq;
 
@@ -72,10 +76,21 @@ static unsigned long dio_req_key(u64 uaddr)
 	return uaddr >> DIO_REQ_KEY_SHIFT;
 }
 
-/* The request submitted at @uaddr on @df, or NULL; xa_lock held. */
+/* The request in @df's table under @key, or NULL; df->lock held. */
+static struct dio_kreq *dio_kreq_find(struct dio_file *df, u64 key)
+{
+	struct dio_kreq *kreq;
+
+	hash_for_each_possible(df->reqs, kreq, hnode, key)
+		if (dio_req_key(kreq->uaddr) == key)
+			return kreq;
+	return NULL;
+}
+
+/* The request submitted at @uaddr on @df, or NULL; df->lock held. */
 static struct dio_kreq *dio_kreq_lookup(struct dio_file *df, u64 uaddr)
 {
-	struct dio_kreq *kreq = xa_load(&df->reqs, dio_req_key(uaddr));
+	struct dio_kreq *kreq = dio_kreq_find(df, dio_req_key(uaddr));
 
 	return kreq && kreq->uaddr == uaddr ? kreq : NULL;
 }
@@ -91,7 +106,7 @@ static void dio_kreq_complete(struct dio_kreq *kreq, bool wake)
 	struct dio_file *df = kreq->df;
 	unsigned long flags;
 
-	xa_lock_irqsave(&df->reqs, flags);
+	spin_lock_irqsave(&df->lock, flags);
 	kreq->done = true;
 	list_add_tail(&kreq->node, &df->done);
 	df->nr_done++;
@@ -105,7 +120,7 @@ static void dio_kreq_complete(struct dio_kreq *kreq, bool wake)
 	/* No waiter, no wake-up: its lock is not taken for nothing. */
 	if (wake && wq_has_sleeper(&df->wait))
 		wake_up(&df->wait);
-	xa_unlock_irqrestore(&df->reqs, flags);
+	spin_unlock_irqrestore(&df->lock, flags);
 }
 
 /* Are all the pages of @bio still dirty (a read's, dirtied at submission)? */
@@ -249,6 +264,42 @@ void dio_file_complete_work(struct work_struct *work)
 	}
 }
 
+/* ---- request structs ---- */
+
+/*
+ * Keep a freed request's struct for @df's next submissions, as io_uring
+ * keeps its requests: no slab round trip, and no zeroing of the whole
+ * struct, per request.  At most DIO_KREQ_CACHE a descriptor, charged to
+ * the memory cgroup that allocated them, freed with the descriptor.
+ */
+static void dio_kreq_recycle(struct dio_kreq *kreq)
+{
+	struct dio_file *df = kreq->df;
+
+	if (atomic_inc_return(&df->nr_kreq_cache) > DIO_KREQ_CACHE) {
+		atomic_dec(&df->nr_kreq_cache);
+		kmem_cache_free(dio_kreq_cache, kreq);
+		return;
+	}
+	atomic_inc(&dio_kreqs_kept);
+	llist_add(&kreq->complete, &df->kreq_cache);
+}
+
+/**
+ * dio_file_free_kreqs - free the request structs a descriptor kept
+ * @df: the descriptor, being freed
+ */
+void dio_file_free_kreqs(struct dio_file *df)
+{
+	struct llist_node *node = llist_del_all(&df->kreq_cache);
+	struct dio_kreq *kreq, *next;
+
+	llist_for_each_entry_safe(kreq, next, node, complete) {
+		atomic_dec(&dio_kreqs_kept);
+		kmem_cache_free(dio_kreq_cache, kreq);
+	}
+}
+
 /*
  * Free a request that left the table; its pages are released.  Process
  * context: the submitter's when it is reported, the reaper's otherwise.
@@ -272,11 +323,11 @@ static void dio_kreq_free(struct dio_kreq *kreq)
 	dio_fixed_put(kreq->fixed);
 	dio_pi_free(kreq);
 	dio_handle_put(kreq->h);
-	kmem_cache_free(dio_kreq_cache, kreq);
+	dio_kreq_recycle(kreq);
 	dio_file_put(df);
 }
 
-/* Take a done request off the done list; xa_lock held. */
+/* Take a done request off the done list; df->lock held. */
 static void dio_kreq_claim(struct dio_file *df, struct dio_kreq *kreq)
 {
 	list_del_init(&kreq->node);
@@ -295,24 +346,24 @@ static void dio_kreq_unclaim_list(struct dio_file *df, struct list_head *list)
 
 	if (list_empty(list))
 		return;
-	xa_lock_irq(&df->reqs);
+	spin_lock_irq(&df->lock);
 	list_for_each_entry(kreq, list, node) {
 		kreq->claimed = false;
 		n++;
 	}
 	list_splice_init(list, &df->done);
 	df->nr_done += n;
-	xa_unlock_irq(&df->reqs);
+	spin_unlock_irq(&df->lock);
 	wake_up(&df->wait);
 }
 
 /* Take @kreq out of the table: its address may be submitted again. */
 static void dio_kreq_remove(struct dio_file *df, struct dio_kreq *kreq)
 {
-	xa_lock_irq(&df->reqs);
-	__xa_erase(&df->reqs, dio_req_key(kreq->uaddr));
+	spin_lock_irq(&df->lock);
+	hash_del(&kreq->hnode);
 	df->nr_reqs--;
-	xa_unlock_irq(&df->reqs);
+	spin_unlock_irq(&df->lock);
 }
 
 /**
@@ -331,17 +382,17 @@ void dio_file_reap_all(struct dio_file *df)
 	LIST_HEAD(list);
 	bool from_work;
 
-	xa_lock_irq(&df->reqs);
+	spin_lock_irq(&df->lock);
 	from_work = df->released;
 	df->released = true;
 	list_for_each_entry(kreq, &df->done, node) {
 		kreq->claimed = true;
-		__xa_erase(&df->reqs, dio_req_key(kreq->uaddr));
+		hash_del(&kreq->hnode);
 		df->nr_reqs--;
 	}
 	list_splice_init(&df->done, &list);
 	df->nr_done = 0;
-	xa_unlock_irq(&df->reqs);
+	spin_unlock_irq(&df->lock);
 
 	list_for_each_entry_safe(kreq, next, &list, node)
 		dio_kreq_free(kreq);
@@ -375,9 +426,11 @@ static int dio_req_check(const struct dio_request *r)
 	if ((r->flags & DIO_REQ_FIXED) ? (r->flags & DIO_REQ_IOVEC) :
 					 r->buf_index)
 		return -EINVAL;
-	if (r->pad0 || r->pad2[0] || r->pad2[1] || r->pad2[2] ||
-	    memchr_inv(r->pad3, 0, sizeof(r->pad3)) ||
-	    r->reserved[0] || r->reserved[1])
+	/* One test of all the padding: no branch, and no memchr_inv() call. */
+	BUILD_BUG_ON(sizeof(r->pad3) != 6);
+	if (r->pad0 | r->pad2[0] | r->pad2[1] | r->pad2[2] |
+	    r->pad3[0] | r->pad3[1] | r->pad3[2] | r->pad3[3] | r->pad3[4] |
+	    r->pad3[5] | r->reserved[0] | r->reserved[1])
 		return -EINVAL;
 	if (r->opcode == DIO_OP_FLUSH)
 		return (r->flags || r->buf || r->len || r->offset ||
@@ -600,27 +653,26 @@ out_put_bio:
 
 /*
  * Enter @kreq in its descriptor's table, counted against max_inflight.
- * Return: 0, -EAGAIN (limit reached), -EBUSY (this address, or one it
- * overlaps, is in flight) or -ENOMEM.
+ * Return: 0, -EAGAIN (limit reached) or -EBUSY (this address, or one it
+ * overlaps, is in flight).
  */
 static int dio_kreq_insert(struct dio_file *df, struct dio_kreq *kreq)
 {
-	int ret;
+	u64 key;
 
-	xa_lock_irq(&df->reqs);
+	spin_lock_irq(&df->lock);
 	if (df->nr_reqs >= READ_ONCE(dio_max_inflight)) {
-		xa_unlock_irq(&df->reqs);
+		spin_unlock_irq(&df->lock);
 		return -EAGAIN;
 	}
-	/* Counted first: __xa_insert() may drop the lock to allocate. */
+	key = dio_req_key(kreq->uaddr);
+	if (dio_kreq_find(df, key)) {
+		spin_unlock_irq(&df->lock);
+		return -EBUSY;
+	}
+	hash_add(df->reqs, &kreq->hnode, key);
 	df->nr_reqs++;
-	ret = __xa_insert(&df->reqs, dio_req_key(kreq->uaddr), kreq,
-			  GFP_KERNEL_ACCOUNT);
-	if (ret)
-		df->nr_reqs--;
-	xa_unlock_irq(&df->reqs);
-	if (ret)
-		return ret;
+	spin_unlock_irq(&df->lock);
 	kref_get(&df->ref);
 	return 0;
 }
@@ -659,7 +711,8 @@ static int dio_kreq_permitted(struct dio_kreq *kreq)
  * What one SUBMIT call looks up once for all its requests: the user's
  * pinned-memory account, the registered set (when a request first needs
  * it), and the handle the last request named with the files its reads and
- * writes are checked against (when one first needs each).  Every request
+ * writes are checked against (when one first needs each), and the request
+ * structs it took from the descriptor's cache.  Every request
  * takes its own references from these; the batch's are dropped at the
  * end of the call.  A handle revoked during the call refuses the requests
  * after that; its access (which of its openers may read or write) is the
@@ -671,7 +724,52 @@ struct dio_batch {
 	struct dio_handle	*h;
 	struct file		*file[2];	/* [write], or NULL */
 	bool			looked[2];	/* @file[write] was looked up */
+	struct llist_node	*kreqs;		/* taken from the kreq cache */
 };
+
+/*
+ * A request struct for batch @b of @df: one the descriptor kept (taken a
+ * batch's worth at a time: only llist_del_all() is safe against other
+ * takers), or a new one.  Zeroed up to pi_inline; the caller fills ureq,
+ * dio_pi_alloc() zeroes pi_inline when it uses it.
+ */
+static struct dio_kreq *dio_kreq_alloc(struct dio_file *df,
+				       struct dio_batch *b)
+{
+	struct llist_node *node;
+	struct dio_kreq *kreq;
+
+	/* The cache's user copy whitelist: [pi_inline, ureq]. */
+	BUILD_BUG_ON(offsetof(struct dio_kreq, ureq) !=
+		     offsetofend(struct dio_kreq, pi_inline));
+	if (!b->kreqs)
+		b->kreqs = llist_del_all(&df->kreq_cache);
+	node = b->kreqs;
+	if (node) {
+		b->kreqs = node->next;
+		atomic_dec(&df->nr_kreq_cache);
+		atomic_dec(&dio_kreqs_kept);
+		kreq = llist_entry(node, struct dio_kreq, complete);
+	} else {
+		kreq = kmem_cache_alloc(dio_kreq_cache, GFP_KERNEL);
+		if (!kreq)
+			return NULL;
+	}
+	memset(kreq, 0, offsetof(struct dio_kreq, pi_inline));
+	return kreq;
+}
+
+/* Give back the kept request structs batch @b took and did not use. */
+static void dio_batch_return_kreqs(struct dio_file *df, struct dio_batch *b)
+{
+	struct llist_node *last = b->kreqs;
+
+	if (!last)
+		return;
+	while (last->next)
+		last = last->next;
+	llist_add_batch(b->kreqs, last, &df->kreq_cache);
+}
 
 static void dio_batch_drop_handle(struct dio_batch *b)
 {
@@ -724,31 +822,25 @@ static int dio_submit_one(struct dio_file *df, struct dio_batch *b, u64 uaddr)
 	struct dio_user *user = b->user;
 	struct iovec fast[UIO_FASTIOV], *iov = NULL;
 	struct iov_iter iter = {};
-	struct dio_request ureq;
 	struct dio_kreq *kreq;
 	int ret;
 
-	/*
-	 * Through the stack: hardened usercopy refuses user copies into
-	 * slab objects of a cache without a whitelist.
-	 */
-	ret = dio_copy_arg(&ureq, sizeof(ureq), DIO_REQUEST_SIZE_VER0,
-			   u64_to_user_ptr(uaddr));
-	if (ret)
-		return ret;
-	ret = dio_req_check(&ureq);
-	if (ret)
-		return ret;
-	kreq = kmem_cache_zalloc(dio_kreq_cache, GFP_KERNEL);
+	kreq = dio_kreq_alloc(df, b);
 	if (!kreq)
 		return -ENOMEM;
-	kreq->ureq = ureq;
+	kreq->df = df;
+	/* Straight into the request: ureq is in the cache's whitelist. */
+	ret = dio_copy_request(&kreq->ureq, uaddr);
+	if (ret)
+		goto out_free_kreq;
+	ret = dio_req_check(&kreq->ureq);
+	if (ret)
+		goto out_free_kreq;
 	kreq->h = dio_batch_handle(b, df, kreq->ureq.handle);
 	if (!kreq->h) {
 		ret = -EBADF;
 		goto out_free_kreq;
 	}
-	kreq->df = df;
 	kreq->uaddr = uaddr;
 	kreq->opcode = kreq->ureq.opcode;
 	atomic_set(&kreq->remaining, 1);	/* submission bias */
@@ -810,7 +902,7 @@ out_put_file:
 out_put_handle:
 	dio_handle_put(kreq->h);
 out_free_kreq:
-	kmem_cache_free(dio_kreq_cache, kreq);
+	dio_kreq_recycle(kreq);
 	return ret;
 }
 
@@ -890,6 +982,7 @@ long dio_submit_ioctl(struct dio_file *df, void __user *arg)
 	if (ret)
 		i--;
 	blk_finish_plug(&plug);
+	dio_batch_return_kreqs(df, &b);
 	dio_batch_drop_handle(&b);
 	dio_fixed_put(b.fixed);
 	dio_user_put(b.user);
@@ -950,7 +1043,7 @@ static bool dio_req_ready(struct dio_file *df, u64 uaddr,
 	bool ready = true;
 
 	*out = NULL;
-	xa_lock_irq(&df->reqs);
+	spin_lock_irq(&df->lock);
 	kreq = dio_kreq_lookup(df, uaddr);
 	if (kreq && !kreq->claimed) {
 		if (kreq->done) {
@@ -960,7 +1053,7 @@ static bool dio_req_ready(struct dio_file *df, u64 uaddr,
 			ready = false;
 		}
 	}
-	xa_unlock_irq(&df->reqs);
+	spin_unlock_irq(&df->lock);
 	return ready;
 }
 
@@ -970,17 +1063,8 @@ static bool dio_req_ready(struct dio_file *df, u64 uaddr,
  */
 static int dio_kreq_write_result(struct dio_kreq *kreq)
 {
-	size_t off = offsetof(struct dio_request, result);
-	size_t end = offsetof(struct dio_request, pad3);
-	void __user *u = u64_to_user_ptr(kreq->uaddr);
-	struct dio_request out;
-
 	dio_pi_report(kreq);
-	/* Through the stack, as in dio_submit_one(). */
-	memcpy((void *)&out + off, (const void *)&kreq->out + off, end - off);
-	if (copy_to_user(u + off, (const void *)&out + off, end - off))
-		return -EFAULT;
-	return 0;
+	return dio_put_result(kreq->uaddr, &kreq->out);
 }
 
 /*
@@ -1004,12 +1088,12 @@ static void dio_kreq_remove_list(struct dio_file *df, struct list_head *list)
 
 	if (list_empty(list))
 		return;
-	xa_lock_irq(&df->reqs);
+	spin_lock_irq(&df->lock);
 	list_for_each_entry(kreq, list, node) {
-		__xa_erase(&df->reqs, dio_req_key(kreq->uaddr));
+		hash_del(&kreq->hnode);
 		df->nr_reqs--;
 	}
-	xa_unlock_irq(&df->reqs);
+	spin_unlock_irq(&df->lock);
 	list_for_each_entry_safe(kreq, next, list, node)
 		dio_kreq_free(kreq);
 }
@@ -1089,7 +1173,7 @@ static unsigned int dio_kreq_claim_list(struct dio_file *df,
 	struct dio_kreq *kreq;
 	unsigned int n;
 
-	xa_lock_irq(&df->reqs);
+	spin_lock_irq(&df->lock);
 	for (n = 0; n < max; n++) {
 		kreq = list_first_entry_or_null(&df->done, struct dio_kreq,
 						node);
@@ -1098,7 +1182,7 @@ static unsigned int dio_kreq_claim_list(struct dio_file *df,
 		dio_kreq_claim(df, kreq);
 		list_add_tail(&kreq->node, list);
 	}
-	xa_unlock_irq(&df->reqs);
+	spin_unlock_irq(&df->lock);
 	return n;
 }
 
@@ -1191,9 +1275,20 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
  */
 int dio_io_module_init(void)
 {
+	/*
+	 * User copies go to and from pi_inline (PI, integrity.c) and ureq
+	 * (the request, dio_submit_one()), which follows it.
+	 */
+	size_t useroffset = offsetof(struct dio_kreq, pi_inline);
+	size_t usersize = sizeof_field(struct dio_kreq, pi_inline) +
+			  sizeof_field(struct dio_kreq, ureq);
 	int ret;
 
-	dio_kreq_cache = KMEM_CACHE(dio_kreq, SLAB_ACCOUNT);
+	dio_kreq_cache = kmem_cache_create_usercopy("dio_kreq",
+						    sizeof(struct dio_kreq),
+						    __alignof__(struct dio_kreq),
+						    SLAB_ACCOUNT, useroffset,
+						    usersize, NULL);
 	if (!dio_kreq_cache)
 		return -ENOMEM;
 	ret = bioset_init(&dio_bio_set, BIO_POOL_SIZE,

@@ -49,3 +49,81 @@ int dio_copy_arg(void *karg, size_t ksize, size_t min_size,
 	*(u32 *)karg = usize;
 	return 0;
 }
+
+/**
+ * dio_copy_request - copy a struct dio_request in from user space
+ * @r: the kernel's copy
+ * @uaddr: the user's struct
+ *
+ * The common case, a struct of this module's size, in sixteen 8-byte
+ * loads: the work of copy_from_user() on hardware, and a fraction of it
+ * under TCG, where a string copy runs a translation block per byte (the
+ * benchmarks' guests).  Anything else goes through dio_copy_arg(), so @r
+ * must be in memory hardened usercopy allows (the stack, or a whitelisted
+ * field).
+ *
+ * Context: process context; may fault in user memory and sleep.
+ *
+ * Return: as dio_copy_arg().
+ */
+int dio_copy_request(struct dio_request *r, u64 uaddr)
+{
+	const u64 __user *u = u64_to_user_ptr(uaddr);
+	u64 *k = (u64 *)r;
+	unsigned int i;
+
+	BUILD_BUG_ON(sizeof(*r) % sizeof(u64));
+	if (!user_access_begin(u, sizeof(*r)))
+		return -EFAULT;
+	for (i = 0; i < sizeof(*r) / sizeof(u64); i++)
+		unsafe_get_user(k[i], &u[i], out_slow);
+	user_access_end();
+	if (r->size == sizeof(*r))
+		return 0;
+	goto slow;
+
+out_slow:
+	user_access_end();
+slow:
+	return dio_copy_arg(r, sizeof(*r), DIO_REQUEST_SIZE_VER0, u);
+}
+
+/**
+ * dio_put_result - write a request's result fields back to user space
+ * @uaddr: the user's struct dio_request
+ * @res: its result, pi_err_interval, pi_err_expected, pi_err_actual,
+ *	pi_err_tag and pi_err_source
+ *
+ * Field by field: every byte written comes from @res, and there is no
+ * string copy (a byte loop under TCG).
+ *
+ * Context: process context; may fault in user memory and sleep.
+ *
+ * Return: 0 or -EFAULT.
+ */
+int dio_put_result(u64 uaddr, const struct dio_result *res)
+{
+	struct dio_request __user *u = u64_to_user_ptr(uaddr);
+	size_t off = offsetof(struct dio_request, result);
+	size_t end = offsetof(struct dio_request, pad3);
+
+	/* These fields are all of [result, pad3), in this order. */
+	BUILD_BUG_ON(end != offsetofend(struct dio_request, pi_err_source));
+	BUILD_BUG_ON(offsetof(struct dio_request, pi_err_tag) !=
+		     offsetofend(struct dio_request, pi_err_actual));
+	BUILD_BUG_ON(end - off != offsetofend(struct dio_result, pi_err_source));
+	if (!user_access_begin((void __user *)u + off, end - off))
+		return -EFAULT;
+	unsafe_put_user(res->result, &u->result, out_fault);
+	unsafe_put_user(res->pi_err_interval, &u->pi_err_interval, out_fault);
+	unsafe_put_user(res->pi_err_expected, &u->pi_err_expected, out_fault);
+	unsafe_put_user(res->pi_err_actual, &u->pi_err_actual, out_fault);
+	unsafe_put_user(res->pi_err_tag, &u->pi_err_tag, out_fault);
+	unsafe_put_user(res->pi_err_source, &u->pi_err_source, out_fault);
+	user_access_end();
+	return 0;
+
+out_fault:
+	user_access_end();
+	return -EFAULT;
+}

@@ -1701,6 +1701,61 @@ static void test_one_object_per_request(void **state)
 	free(buf);
 }
 
+/* The request structs a descriptor keeps for reuse (debugfs kept_kreqs). */
+static long kept_kreqs(void)
+{
+	char *v = tl_sysfs_read("/sys/kernel/debug/dio_batch/kept_kreqs");
+	long n;
+
+	assert_non_null(v);
+	n = strtol(v, NULL, 10);
+	free(v);
+	return n;
+}
+
+/*
+ * A descriptor keeps at most 64 of its reported requests' structs, reuses
+ * them before it allocates, and frees them when it goes.
+ */
+static void test_kept_structs_bounded(void **state)
+{
+	enum { N = 200 };
+	struct dio_request *r = calloc(N, sizeof(*r)), **rp = calloc(N, sizeof(*rp));
+	uint8_t *buf = tl_xalloc(N * 4096, 0);
+	long kept0 = kept_kreqs(), objs0 = tl_slab_active("dio_kreq") + kept0;
+	int ctx = track(sys_dio_init(0, DIO_PRIVATE)), h, i, round;
+
+	assert_true(ctx >= 0);
+	h = sys_dio_open(ctx, d.fd, DIO_OPEN_NOCLAIM);
+	assert_true(h >= 1);
+	for (i = 0; i < N; i++) {
+		dio_req_prep_read(&r[i], h, buf + i * 4096, 4096, i * 4096);
+		rp[i] = &r[i];
+	}
+	for (round = 0; round < 3; round++) {
+		assert_int_equal(tl_dio_submit(ctx, rp, N), N);
+		/* The kept ones went to the new requests first. */
+		assert_int_equal(kept_kreqs(), kept0);
+		assert_int_equal(tl_slab_active("dio_kreq") + kept_kreqs(), objs0 + N);
+		collect_exactly(ctx, rp, N);
+		for (i = 0; i < N; i++)
+			assert_int_equal(r[i].result, 4096);
+		/* 64 kept, the other 136 freed; none alive. */
+		assert_int_equal(kept_kreqs(), kept0 + 64);
+		assert_int_equal(tl_slab_active("dio_kreq"), objs0 - kept0);
+		assert_int_equal(tl_slab_active("dio_kreq") + kept_kreqs(), objs0 + 64);
+	}
+	untrack_close(ctx);
+	/* The descriptor's memory goes with its last reference. */
+	for (i = 0; i < 50 && kept_kreqs() != kept0; i++)
+		usleep(100000);
+	assert_int_equal(kept_kreqs(), kept0);
+	assert_int_equal(tl_slab_active("dio_kreq") + kept_kreqs(), objs0);
+	free(r);
+	free(rp);
+	free(buf);
+}
+
 /* Closing a descriptor with requests in flight: they are reaped. */
 static void test_close_with_inflight(void **state)
 {
@@ -1805,6 +1860,7 @@ int main(void)
 		T(test_revoked_handle, setup_sd512),
 		T(test_readonly_handle, setup_sd512),
 		T(test_one_object_per_request, setup_sd512),
+		T(test_kept_structs_bounded, setup_sd512),
 		T(test_close_with_inflight, setup_sd512),
 		TD("roundtrip_sd4k", test_roundtrip, setup_sd4k),
 		TD("edges_sd4k", test_edges, setup_sd4k),

@@ -64,7 +64,11 @@ char *tl_sysfs_read(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "sdb" for "/dev/sdb". */
 const char *tl_basename(const char *dev);
 
-/* Active objects of a slab cache, -1 when it does not exist. */
+/*
+ * Active objects of a slab cache, -1 when it does not exist.  For
+ * "dio_kreq": the live requests, less the structs descriptors keep for
+ * reuse (debugfs dio_batch/kept_kreqs).
+ */
 long tl_slab_active(const char *cache);
 /*
  * Wait up to @seconds for a cache to hold @want objects (RCU and deferred
