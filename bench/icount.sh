@@ -41,7 +41,7 @@ die() { echo "icount: $*" >&2; exit 1; }
 { [ -f "$src/module/Makefile" ] && [ -x "$src/tests/vm/kernel.sh" ]; } || die "$src is not a dio_batch checkout"
 
 # qemu-plugin.h of the QEMU that runs the guest.
-ver=$(dpkg-query -W -f='${Version}' qemu-system-x86 2>/dev/null) || die "qemu-system-x86 is not installed (make deps)"
+ver=$(dpkg-query -W -f='${source:Version}' qemu-system-x86 2>/dev/null) || die "qemu-system-x86 is not installed (make deps)"
 hdr=$CACHE/$ver
 if [ ! -f "$hdr/qemu-plugin.h" ]; then
 	[ "$(id -u)" = 0 ] || die "QEMU $ver's qemu-plugin.h is not in $CACHE: run as root once"
