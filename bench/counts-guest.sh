@@ -312,9 +312,9 @@ run() {
 	measure 'idle-short#1' 0 sleep 1
 	measure 'idle-long#1' 0 sleep $((IDLE + 1))
 	for dev in $DEVS; do
-		if [ $dev = sd ]; then path=$sd engines=$ENGINES_SD; else path=$ns1 engines=$ENGINES_NVME; fi
+		if [ "$dev" = sd ]; then path=$sd engines=$ENGINES_SD; else path=$ns1 engines=$ENGINES_NVME; fi
 		for wl in $WORKLOADS; do
-			if [ $wl = randread ]; then mix=100; else mix=0; fi
+			if [ "$wl" = randread ]; then mix=100; else mix=0; fi
 			for e in $engines; do
 				r=1
 				while [ $r -le "$REPS" ]; do

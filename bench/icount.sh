@@ -61,7 +61,10 @@ if [ ! -f "$hdr/qemu-plugin.h" ]; then
 	rm -rf "$hdr.tmp" && mkdir -p "$hdr.tmp"
 	echo "icount: apt-get source qemu=$ver (for qemu-plugin.h)" >&2
 	(cd "$hdr.tmp" && apt-get source -q --download-only "qemu=$ver" >&2) || die "apt-get source qemu=$ver failed"
-	orig=$(ls "$hdr.tmp"/qemu_*.orig.tar.* 2>/dev/null | head -n 1)
+	orig=
+	for f in "$hdr.tmp"/qemu_*.orig.tar.*; do
+		[ -f "$f" ] && orig=$f && break
+	done
 	[ -n "$orig" ] || die "no orig tarball of qemu $ver"
 	tar -xf "$orig" -C "$hdr.tmp" --wildcards '*/include/qemu/qemu-plugin.h' || die "no qemu-plugin.h in $orig"
 	find "$hdr.tmp" -name qemu-plugin.h -exec cp {} "$hdr.tmp/qemu-plugin.h" \; -quit

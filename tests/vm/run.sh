@@ -77,6 +77,8 @@ rm -f "$res/guest.rc" "$res/guest.log" "$res/dmesg.txt"
 # (dmesg-*.txt) and checks it there; check.sh greps the console (err and
 # above: BUG, Oops, KASAN, panics, stalls, hung tasks) for a guest that died
 # before it could save its log, and the log guest-init.sh saves last.
+# VM_QEMU_ARGS, one option or value a word.
+read -r -a qemu_args <<<"${VM_QEMU_ARGS:-}"
 boot() {
 	timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
 		-M q35 -cpu max,la57=off -smp "$VM_SMP" -m "$VM_MEM" -accel tcg,thread=multi \
@@ -86,7 +88,7 @@ boot() {
 		-virtfs local,path="${VM_ROOT:-/}",mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$top",mount_tag=srctree,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$res",mount_tag=results,security_model=none,multidevs=remap \
-		"${nvme[@]}" ${VM_QEMU_ARGS:-} </dev/null >"$res/console.log" 2>&1
+		"${nvme[@]}" "${qemu_args[@]}" </dev/null >"$res/console.log" 2>&1
 }
 # QEMU itself has crashed (SIGSEGV, once in a make check) while the guest
 # was still in its firmware: a fault of the host's emulator, not of the
