@@ -495,11 +495,10 @@ static int dio_pi_verify(struct dio_kreq *kreq, unsigned int flags)
 
 /*
  * A physically contiguous PI buffer: the request's own pi_inline up to
- * DIO_PI_INLINE bytes, kmalloc() up to a page (a
- * power-of-two size that never crosses a page), whole pages above.
- * Zeroed: generation fills only the PI tuple of each metadata entry, and
- * a device may return less than it was given.  Charged to the caller's
- * memory cgroup.
+ * DIO_PI_INLINE bytes, kmalloc() up to a page (a power-of-two size that
+ * never crosses a page), whole pages above.  Zeroed: generation fills
+ * only the PI tuple of each metadata entry, and a device may return less
+ * than it was given.  Charged to the caller's memory cgroup.
  */
 static int dio_pi_alloc(struct dio_kreq *kreq, unsigned int len)
 {

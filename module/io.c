@@ -276,8 +276,7 @@ static void dio_kreq_recycle(struct dio_kreq *kreq)
 {
 	struct dio_file *df = kreq->df;
 
-	if (atomic_inc_return(&df->nr_kreq_cache) > DIO_KREQ_CACHE) {
-		atomic_dec(&df->nr_kreq_cache);
+	if (!atomic_add_unless(&df->nr_kreq_cache, 1, DIO_KREQ_CACHE)) {
 		kmem_cache_free(dio_kreq_cache, kreq);
 		return;
 	}

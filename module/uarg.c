@@ -76,15 +76,16 @@ int dio_copy_request(struct dio_request *r, u64 uaddr)
 	if (!user_access_begin(u, sizeof(*r)))
 		return -EFAULT;
 	for (i = 0; i < sizeof(*r) / sizeof(u64); i++)
-		unsafe_get_user(k[i], &u[i], out_slow);
+		unsafe_get_user(k[i], &u[i], out_end_access);
 	user_access_end();
 	if (r->size == sizeof(*r))
 		return 0;
-	goto slow;
+	/* Another size: read again, size first. */
+	return dio_copy_arg(r, sizeof(*r), DIO_REQUEST_SIZE_VER0, u);
 
-out_slow:
+out_end_access:
 	user_access_end();
-slow:
+	/* A fault: dio_copy_arg() tells a short older struct from a bad one. */
 	return dio_copy_arg(r, sizeof(*r), DIO_REQUEST_SIZE_VER0, u);
 }
 
