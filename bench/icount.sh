@@ -47,17 +47,7 @@ if [ ! -f "$hdr/qemu-plugin.h" ]; then
 	[ "$(id -u)" = 0 ] || die "QEMU $ver's qemu-plugin.h is not in $CACHE: run as root once"
 	# shellcheck source=scripts/debian-source.sh
 	. "$top/scripts/debian-source.sh"
-	s=$(host_debian_source)
-	uris=$(sed -n 1p <<<"$s") signed=$(sed -n 2p <<<"$s")
-	list=/etc/apt/sources.list.d/dio_batch-src.sources
-	want=$(printf 'Types: deb-src\nURIs: %s\nSuites: bookworm bookworm-updates\nComponents: main\n%s' \
-		"$uris" "${signed:+Signed-By: $signed
-}")
-	if [ "$(cat "$list" 2>/dev/null)" != "$want" ] || ! apt-cache showsrc qemu 2>/dev/null | grep -q "^Version: $ver\$"; then
-		echo "icount: adding $list ($uris)" >&2
-		printf '%s\n' "$want" >"$list"
-		apt-get update -q >&2
-	fi
+	debian_source_enable qemu "$ver" || die "no deb-src entry for qemu $ver"
 	rm -rf "$hdr.tmp" && mkdir -p "$hdr.tmp"
 	echo "icount: apt-get source qemu=$ver (for qemu-plugin.h)" >&2
 	(cd "$hdr.tmp" && apt-get source -q --download-only "qemu=$ver" >&2) || die "apt-get source qemu=$ver failed"

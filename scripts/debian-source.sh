@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Sourced by tests/vm/kernel.sh and scripts/fio-src.sh: where this Debian 12
-# host gets its packages.  The caller defines die().
+# Sourced by tests/vm/kernel.sh, scripts/fio-src.sh and bench/icount.sh:
+# where this Debian 12 host gets its packages.  The caller defines die().
 #
 # The host's bookworm main-archive source: prints its URIs, then its Signed-By
 # (a file name, or an empty line).
@@ -39,4 +39,26 @@ host_debian_source() {
 		done </etc/apt/sources.list
 	fi
 	die "no bookworm source found in /etc/apt/sources.list{,.d/*.sources}"
+}
+
+# debian_source_enable PACKAGE VERSION: make "apt-get source
+# PACKAGE=VERSION" work (root): the host's bookworm main archive as a
+# deb-src entry in /etc/apt/sources.list.d/dio_batch-src.sources, written
+# and apt-get updated when the entry is not that one or the version is
+# not known.  Status 1 when the host's source cannot be found.
+debian_source_enable() {
+	local pkg=$1 ver=$2 src uris signed want
+	local list=/etc/apt/sources.list.d/dio_batch-src.sources
+
+	src=$(host_debian_source) || return 1
+	uris=$(sed -n 1p <<<"$src") signed=$(sed -n 2p <<<"$src")
+	want=$(printf 'Types: deb-src\nURIs: %s\nSuites: bookworm bookworm-updates\nComponents: main\n%s' \
+		"$uris" "${signed:+Signed-By: $signed
+}")
+	if [ "$(cat "$list" 2>/dev/null)" != "$want" ] ||
+		! apt-cache showsrc "$pkg" 2>/dev/null | grep -q "^Version: $ver\$"; then
+		echo "${0##*/}: adding $list ($uris)" >&2
+		printf '%s\n' "$want" >"$list"
+		apt-get update -q >&2
+	fi
 }

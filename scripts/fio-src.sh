@@ -31,22 +31,11 @@ if [ -f "$dir/.dio_batch-configured" ]; then
 fi
 [ "$(id -u)" = 0 ] || die "the source of fio $ver is not in $CACHE: run as root once (sudo scripts/fio-src.sh)"
 
-# host_debian_source: the host's bookworm main-archive source, as
-# tests/vm/kernel.sh finds it.
+# debian_source_enable: the host's bookworm main-archive source as a
+# deb-src entry, as tests/vm/kernel.sh finds it.
 # shellcheck source=scripts/debian-source.sh
 . "$(dirname "$0")/debian-source.sh"
-
-src=$(host_debian_source)
-uris=$(sed -n 1p <<<"$src") signed=$(sed -n 2p <<<"$src")
-list=/etc/apt/sources.list.d/dio_batch-src.sources
-want=$(printf 'Types: deb-src\nURIs: %s\nSuites: bookworm bookworm-updates\nComponents: main\n%s' \
-	"$uris" "${signed:+Signed-By: $signed
-}")
-if [ "$(cat "$list" 2>/dev/null)" != "$want" ] || ! apt-cache showsrc fio 2>/dev/null | grep -q "^Version: $ver\$"; then
-	log "adding $list ($uris)"
-	printf '%s\n' "$want" >"$list"
-	apt-get update -q >&2
-fi
+debian_source_enable fio "$ver" || die "no deb-src entry for fio $ver"
 
 rm -rf "$top.tmp"
 mkdir -p "$top.tmp"
