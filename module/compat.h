@@ -10,6 +10,8 @@
  *  - struct blk_integrity: a profile with a name (6.1) -> csum_type and
  *    flags in the queue limits (6.11+)
  *  - pin_user_pages(): a vmas argument (6.1) -> none (6.5+)
+ *  - page fragments: page_frag_alloc_align() with a mask (6.1) ->
+ *    __page_frag_alloc_align() and page_frag_cache_drain()
  */
 #ifndef _DIO_BATCH_COMPAT_H
 #define _DIO_BATCH_COMPAT_H
@@ -25,6 +27,9 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
+#ifdef HAVE_LINUX_PAGE_FRAG_CACHE_H
+#include <linux/page_frag_cache.h>
+#endif
 #include <linux/uio.h>
 #include <linux/ipc_namespace.h>
 #include <linux/nsproxy.h>
@@ -197,6 +202,47 @@ static inline void dio_ipc_ns_put(struct ipc_namespace *ns)
 #else
 #define dio_nth_page(page, n)	((page) + (n))
 #endif
+
+/**
+ * dio_page_frag_alloc - a fragment of a page fragment cache
+ * @nc: the cache; its caller serialises
+ * @len: bytes, at most a page
+ * @gfp: for a new page of the cache
+ * @align: the fragment's alignment, a power of two
+ *
+ * The fragment holds a reference to its (compound) page: page_frag_free()
+ * drops it.  6.1 exports page_frag_alloc_align() taking an alignment mask;
+ * later kernels name that __page_frag_alloc_align() and wrap it.
+ *
+ * Return: the fragment's address, or NULL.
+ */
+static inline void *dio_page_frag_alloc(struct page_frag_cache *nc,
+					unsigned int len, gfp_t gfp,
+					unsigned int align)
+{
+#ifdef HAVE___PAGE_FRAG_ALLOC_ALIGN
+	return __page_frag_alloc_align(nc, len, gfp, -align);
+#else
+	return page_frag_alloc_align(nc, len, gfp, -align);
+#endif
+}
+
+/**
+ * dio_page_frag_cache_drain - drop a fragment cache's own page reference
+ * @nc: the cache, no longer used (zeroed, or holding a page)
+ *
+ * Fragments still allocated keep the page until page_frag_free().
+ */
+static inline void dio_page_frag_cache_drain(struct page_frag_cache *nc)
+{
+#ifdef HAVE_PAGE_FRAG_CACHE_DRAIN
+	page_frag_cache_drain(nc);
+#else
+	if (nc->va)
+		__page_frag_cache_drain(virt_to_head_page(nc->va),
+					nc->pagecnt_bias);
+#endif
+}
 
 /* ---- user buffers ---- */
 

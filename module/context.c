@@ -171,6 +171,8 @@ static void dio_file_release_mem(struct kref *ref)
 	WARN_ON_ONCE(!list_empty(&df->done));
 	xa_destroy(&df->opened);
 	dio_file_free_kreqs(df);
+	/* Fragments still in use keep their page. */
+	dio_page_frag_cache_drain(&df->pi_frag);
 	mmdrop(df->mm);
 	dio_ctx_put(df->ctx);
 	kmem_cache_free(dio_file_cache, df);
@@ -220,6 +222,7 @@ static struct dio_file *dio_file_alloc(struct dio_ctx *ctx)
 	INIT_WORK(&df->complete_work, dio_file_complete_work);
 	xa_init(&df->opened);
 	spin_lock_init(&df->fixed_lock);
+	mutex_init(&df->pi_frag_lock);
 	/* Pending I/O outlives the file: keep the module until it is freed. */
 	__module_get(THIS_MODULE);
 	return df;

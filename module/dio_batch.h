@@ -148,6 +148,13 @@ struct dio_file {
 	/* Reported requests' structs, kept for reuse (io.c). */
 	struct llist_head	kreq_cache;
 	atomic_t		nr_kreq_cache;
+	/*
+	 * Where requests' PI buffers of up to a page come from (integrity.c,
+	 * dio_pi_alloc()): fragments of compound pages, charged to the
+	 * descriptor's submitters.  @pi_frag_lock: SUBMIT's threads.
+	 */
+	struct mutex		pi_frag_lock;
+	struct page_frag_cache	pi_frag;
 };
 
 /*
@@ -176,8 +183,6 @@ static inline struct dio_bio *dio_bio(struct bio *bio)
 	return container_of(bio, struct dio_bio, bio);
 }
 
-#define DIO_PI_INLINE	64
-
 /*
  * What a request reports: struct dio_request's fields from result to
  * pi_err_source, written back by dio_put_result().
@@ -190,6 +195,9 @@ struct dio_result {
 	u8			pi_err_tag;
 	u8			pi_err_source;
 };
+
+/* dio_kreq.pi_order of a PI buffer that is a page fragment. */
+#define DIO_PI_FRAG	UINT_MAX
 
 struct dio_kreq {
 	struct hlist_node	hnode;		/* dio_file.reqs */
@@ -215,19 +223,15 @@ struct dio_kreq {
 	spinlock_t		bio_lock;	/* @bios */
 	struct bio		*bios;		/* completed, pages still held */
 	void			*pi;		/* kernel PI buffer, or NULL */
-	unsigned int		pi_order;	/* its page order */
+	unsigned int		pi_order;	/* its pages' order, or DIO_PI_FRAG */
 	unsigned int		pi_len;		/* bytes of PI for the data */
 	unsigned int		pi_off;		/* bytes given to bios so far */
 	struct dio_bi		bi;		/* the device's PI format */
 	struct dio_result	out;		/* to write back */
 	/*
-	 * From here on, not zeroed by dio_kreq_alloc(), and in this order:
-	 * user copies go to and from [pi_inline, ureq] only (the cache's
-	 * whitelist).  @pi for up to DIO_PI_INLINE bytes (a 4 KiB read's
-	 * eight 8-byte tuples), zeroed when used: no allocation per request.
-	 * Cache-line aligned, so that it never crosses a page.
+	 * Last, not zeroed by dio_kreq_alloc(): the only part of the struct
+	 * user copies go to and from (the cache's whitelist).
 	 */
-	u8			pi_inline[DIO_PI_INLINE] __aligned(DIO_PI_INLINE);
 	struct dio_request	ureq;		/* the request as submitted */
 };
 

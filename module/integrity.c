@@ -494,30 +494,49 @@ static int dio_pi_verify(struct dio_kreq *kreq, unsigned int flags)
 }
 
 /*
- * A physically contiguous PI buffer: the request's own pi_inline up to
- * DIO_PI_INLINE bytes, kmalloc() up to a page (a power-of-two size that
- * never crosses a page), whole pages above.  Zeroed: generation fills
- * only the PI tuple of each metadata entry, and a device may return less
- * than it was given.  Charged to the caller's memory cgroup.
+ * Every buffer the module puts into a bio, here and in dio_pi_locate(),
+ * is memory a lower layer may take page references on: LIO's file
+ * backstore hands the pages to its file's I/O (9p, NFS, the network
+ * stack), which does get_page()/put_page() on them, as the kernel's own
+ * direct I/O and integrity paths allow.  So it comes from the page
+ * allocator in units whose reference count covers every page: order-0
+ * pages, compound pages (__GFP_COMP), or fragments of compound pages that
+ * each hold a reference.  Never slab memory (newer kernels refuse
+ * references to slab pages; a slab object's page is not ours alone) and
+ * never a high-order allocation without __GFP_COMP: a reference taken and
+ * dropped on one of its tail pages frees that page under the module, and
+ * the module's own free then frees it again (t_stacks: LIO over 9p).
+ * Buffers are freed by dropping the module's reference: a page a lower
+ * layer still holds goes when that layer lets go.
+ */
+
+/*
+ * A physically contiguous, zeroed PI buffer of @len bytes, charged to the
+ * caller's memory cgroup: up to a page, a fragment of the descriptor's
+ * compound page (no page allocation per request), aligned to its size
+ * rounded up to a power of two so that it never crosses a page; above a
+ * page, a compound page of its own.  Zeroed: generation fills only the PI
+ * tuple of each metadata entry, and a device may return less than it was
+ * given.
  */
 static int dio_pi_alloc(struct dio_kreq *kreq, unsigned int len)
 {
+	struct dio_file *df = kreq->df;
 	struct page *page;
 
-	BUILD_BUG_ON(offsetof(struct dio_kreq, pi_inline) % DIO_PI_INLINE);
-	if (len <= DIO_PI_INLINE) {
-		/* dio_kreq_alloc() does not zero it. */
-		memset(kreq->pi_inline, 0, sizeof(kreq->pi_inline));
-		kreq->pi = kreq->pi_inline;
-		kreq->pi_order = 0;
-	} else if (len <= PAGE_SIZE) {
-		kreq->pi = kzalloc(roundup_pow_of_two(len), GFP_KERNEL_ACCOUNT);
-		kreq->pi_order = 0;
+	if (len <= PAGE_SIZE) {
+		mutex_lock(&df->pi_frag_lock);
+		kreq->pi = dio_page_frag_alloc(&df->pi_frag, len,
+					       GFP_KERNEL_ACCOUNT,
+					       roundup_pow_of_two(len));
+		mutex_unlock(&df->pi_frag_lock);
 		if (!kreq->pi)
 			return -ENOMEM;
+		memset(kreq->pi, 0, len);
+		kreq->pi_order = DIO_PI_FRAG;
 	} else {
 		kreq->pi_order = get_order(len);
-		page = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+		page = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_COMP |
 				   __GFP_NOWARN, kreq->pi_order);
 		if (!page)
 			return -ENOMEM;
@@ -660,7 +679,6 @@ static struct dentry *dio_debugfs;
 struct dio_locate_buf {
 	struct page	*data[DIO_LOCATE_PAGES];
 	void		*md;
-	unsigned int	md_order;
 	u64		per;		/* intervals one re-read covers */
 };
 
@@ -724,9 +742,9 @@ static void dio_locate_buf_free(struct dio_locate_buf *lb)
 	unsigned int p;
 
 	for (p = 0; p < DIO_LOCATE_PAGES && lb->data[p]; p++)
-		__free_page(lb->data[p]);
+		put_page(lb->data[p]);
 	if (lb->md)
-		free_pages((unsigned long)lb->md, lb->md_order);
+		put_page(virt_to_page(lb->md));
 	kfree(lb);
 }
 
@@ -745,9 +763,9 @@ static struct dio_locate_buf *dio_locate_buf_alloc(const struct dio_bi *bi)
 		if (!lb->data[p])
 			goto out_free_buf;
 	}
-	lb->md_order = get_order(lb->per * bi->md_size);
-	lb->md = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO,
-					  lb->md_order);
+	/* Compound: it goes into a bio (see dio_pi_alloc()). */
+	lb->md = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO | __GFP_COMP,
+					  get_order(lb->per * bi->md_size));
 	if (!lb->md)
 		goto out_free_buf;
 	return lb;
@@ -914,13 +932,11 @@ void dio_pi_free(struct dio_kreq *kreq)
 {
 	if (!kreq->pi)
 		return;
-	/* pi_inline is part of the request. */
-	if (kreq->pi != kreq->pi_inline) {
-		if (kreq->pi_len <= PAGE_SIZE)
-			kfree(kreq->pi);
-		else
-			free_pages((unsigned long)kreq->pi, kreq->pi_order);
-	}
+	/* Our reference only: see dio_pi_alloc(). */
+	if (kreq->pi_order == DIO_PI_FRAG)
+		page_frag_free(kreq->pi);
+	else
+		put_page(virt_to_page(kreq->pi));
 	kreq->pi = NULL;
 }
 

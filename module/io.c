@@ -729,8 +729,7 @@ struct dio_batch {
 /*
  * A request struct for batch @b of @df: one the descriptor kept (taken a
  * batch's worth at a time: only llist_del_all() is safe against other
- * takers), or a new one.  Zeroed up to pi_inline; the caller fills ureq,
- * dio_pi_alloc() zeroes pi_inline when it uses it.
+ * takers), or a new one.  Zeroed up to ureq, which the caller fills.
  */
 static struct dio_kreq *dio_kreq_alloc(struct dio_file *df,
 				       struct dio_batch *b)
@@ -738,9 +737,6 @@ static struct dio_kreq *dio_kreq_alloc(struct dio_file *df,
 	struct llist_node *node;
 	struct dio_kreq *kreq;
 
-	/* The cache's user copy whitelist: [pi_inline, ureq]. */
-	BUILD_BUG_ON(offsetof(struct dio_kreq, ureq) !=
-		     offsetofend(struct dio_kreq, pi_inline));
 	if (!b->kreqs)
 		b->kreqs = llist_del_all(&df->kreq_cache);
 	node = b->kreqs;
@@ -754,7 +750,7 @@ static struct dio_kreq *dio_kreq_alloc(struct dio_file *df,
 		if (!kreq)
 			return NULL;
 	}
-	memset(kreq, 0, offsetof(struct dio_kreq, pi_inline));
+	memset(kreq, 0, offsetof(struct dio_kreq, ureq));
 	return kreq;
 }
 
@@ -1274,13 +1270,9 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
  */
 int dio_io_module_init(void)
 {
-	/*
-	 * User copies go to and from pi_inline (PI, integrity.c) and ureq
-	 * (the request, dio_submit_one()), which follows it.
-	 */
-	size_t useroffset = offsetof(struct dio_kreq, pi_inline);
-	size_t usersize = sizeof_field(struct dio_kreq, pi_inline) +
-			  sizeof_field(struct dio_kreq, ureq);
+	/* User copies go to and from ureq only (dio_submit_one()). */
+	size_t useroffset = offsetof(struct dio_kreq, ureq);
+	size_t usersize = sizeof_field(struct dio_kreq, ureq);
 	int ret;
 
 	dio_kreq_cache = kmem_cache_create_usercopy("dio_kreq",

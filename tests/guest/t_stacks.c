@@ -1,0 +1,678 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The storage stacks databases run on, not only the simulators: PI through
+ * the kernel's own SCSI target (LIO, exported by its loopback fabric
+ * tcm_loop), device-mapper and the layers that do not pass integrity on.
+ *
+ * - LIO fileio backstores with PI types 1 and 3, their backing files on
+ *   the guest's 9p share: 9p takes page references on every page of the
+ *   target's I/O, the PI buffers the module attaches among them, which
+ *   turned a PI read into "BUG: Bad page state" while those buffers were
+ *   high-order pages without __GFP_COMP.  Writes and reads with user PI
+ *   and kernel PI, raw reads, and blocks corrupted behind the target (the
+ *   backing file's data, its .protection file's ref tag) reported exactly
+ *   by dioctl read and dioctl scrub, against LIO's own DIF code;
+ * - an iblock backstore over a scsi_debug DIF disk: LIO takes the disk's
+ *   PI format and passes the initiator's PI to it;
+ * - dm-linear mapping part of a disk: reports in the top device's numbering,
+ *   the disk below holding the remapped ref tags;
+ * - dm-multipath over two scsi_debug hosts with one WWN: exact reports, a
+ *   PI error fails no path, a path that fails in the middle of a batch of
+ *   PI writes leaves every block written and verified;
+ * - dm-crypt and loop, which carry no integrity: no PI in the query, PI
+ *   requests refused.
+ *
+ * Everything is driven as a user would: dioctl (JSON checked with jq),
+ * configfs, dmsetup, losetup.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "dioctl.h"
+#include "testlib.h"
+
+#define MiB	(1024 * 1024ULL)
+#define OUT	"/tmp/stacks.out"
+#define ERR	"/tmp/stacks.err"
+#define TGT	"/sys/kernel/config/target"
+/* The loopback fabric's target and initiator port names. */
+#define LOOP_WWN	"naa.5001405000000a01"
+#define LOOP_INIT	"naa.5001405000000b01"
+
+static char dioctl[512];
+
+/* Show a file on stdout (as TAP comments: the runner keeps them). */
+static void show(const char *path)
+{
+	tl_sh("sed 's/^/# /' %s", path);
+}
+
+/* dioctl ARGS, stdout in OUT and stderr in ERR; fails unless it exits @want. */
+static void __attribute__((format(printf, 2, 3))) dioctl_expect(int want, const char *fmt, ...)
+{
+	char args[768];
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	ret = tl_sh("%s %s >" OUT " 2>" ERR, dioctl, args);
+	print_message("# dioctl %s: exit %d\n", args, ret);
+	if (ret != want) {
+		show(OUT);
+		show(ERR);
+	}
+	assert_int_equal(ret, want);
+}
+
+/* jq -e EXPR on OUT must be true; shows OUT when not. */
+static void __attribute__((format(printf, 1, 2))) expect_jq(const char *fmt, ...)
+{
+	char expr[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(expr, sizeof(expr), fmt, ap);
+	va_end(ap);
+	if (tl_sh("jq -e '%s' " OUT " >/dev/null", expr)) {
+		print_message("# not true of dioctl's JSON: %s\n", expr);
+		show(OUT);
+		fail();
+	}
+}
+
+/* A shell command that must succeed. */
+#define must(...) assert_int_equal(tl_sh(__VA_ARGS__), 0)
+
+/*
+ * The disk whose SCSI vendor and model are these, as "/dev/sdX", waited
+ * for up to 10 s; the test fails without one.
+ */
+static void find_disk(const char *vendor, const char *model, char *dev, size_t len)
+{
+	char path[64], *v, *m;
+	glob_t g;
+	size_t i;
+	int tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		if (glob("/sys/block/sd*", 0, NULL, &g) == 0) {
+			for (i = 0; i < g.gl_pathc; i++) {
+				v = tl_sysfs_read("%s/device/vendor", g.gl_pathv[i]);
+				m = tl_sysfs_read("%s/device/model", g.gl_pathv[i]);
+				if (v && m && !strncmp(v, vendor, strlen(vendor)) &&
+				    !strncmp(m, model, strlen(model))) {
+					snprintf(path, sizeof(path), "/dev/%s",
+						 strrchr(g.gl_pathv[i], '/') + 1);
+					free(v);
+					free(m);
+					globfree(&g);
+					if (access(path, F_OK))
+						break;
+					snprintf(dev, len, "%s", path);
+					return;
+				}
+				free(v);
+				free(m);
+			}
+			globfree(&g);
+		}
+		usleep(100000);
+	}
+	print_message("# no disk of vendor %s, model %s appeared\n", vendor, model);
+	fail();
+}
+
+/* ---- LIO ---- */
+
+static void lio_modules(void)
+{
+	assert_int_equal(tl_kmod_probe("sd_mod", NULL), 0);
+	assert_int_equal(tl_kmod_probe("target_core_mod", NULL), 0);
+	assert_int_equal(tl_kmod_probe("target_core_file", NULL), 0);
+	assert_int_equal(tl_kmod_probe("target_core_iblock", NULL), 0);
+	assert_int_equal(tl_kmod_probe("tcm_loop", NULL), 0);
+	/* configfs may have come with target_core_mod, after the guest's boot. */
+	must("mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config");
+	assert_int_equal(access(TGT, F_OK), 0);
+}
+
+/*
+ * Export backstore HBA/NAME through tcm_loop; its disk in @dev.  The nexus
+ * (the initiator's end) comes first: tcm_loop scans a LUN when it is
+ * linked, and a scan without a nexus finds nothing.
+ */
+static void lio_export(const char *hba, const char *name, const char *model,
+		       char *dev, size_t len)
+{
+	must("mkdir -p " TGT "/loopback/" LOOP_WWN "/tpgt_1");
+	must("echo " LOOP_INIT " > " TGT "/loopback/" LOOP_WWN "/tpgt_1/nexus");
+	must("mkdir -p " TGT "/loopback/" LOOP_WWN "/tpgt_1/lun/lun_0");
+	must("ln -s " TGT "/core/%s/%s " TGT "/loopback/" LOOP_WWN "/tpgt_1/lun/lun_0/%s",
+	     hba, name, name);
+	find_disk("LIO-ORG", model, dev, len);
+	print_message("# LIO %s/%s is %s\n", hba, name, dev);
+}
+
+/* Take every LIO object down again (whatever of it exists). */
+static void lio_teardown(void)
+{
+	tl_sh("rm -f " TGT "/loopback/*/tpgt_1/lun/lun_0/* 2>/dev/null; "
+	      "rmdir " TGT "/loopback/*/tpgt_1/lun/lun_0 " TGT "/loopback/*/tpgt_1 "
+	      TGT "/loopback/* 2>/dev/null; "
+	      "for d in " TGT "/core/*_1/*/; do rmdir \"$d\"; done 2>/dev/null; "
+	      "rmdir " TGT "/core/*_1 2>/dev/null; true");
+}
+
+/*
+ * A fileio backstore of @mb MiB with PI type @type, verified by LIO, its
+ * file @file on the 9p share; exported, its disk in @dev.
+ */
+static void lio_fileio(const char *file, int mb, int type, char *dev, size_t len)
+{
+	const char *bs = TGT "/core/fileio_1/lio_fd";
+
+	lio_modules();
+	tl_sh("rm -f %s %s.protection", file, file);
+	must("mkdir -p %s", bs);
+	must("echo fd_dev_name=%s,fd_dev_size=%llu > %s/control", file, mb * MiB, bs);
+	must("echo 1 > %s/enable", bs);
+	must("echo %d > %s/attrib/pi_prot_type", type, bs);
+	must("echo 1 > %s/attrib/pi_prot_format", bs);
+	must("echo 1 > %s/attrib/pi_prot_verify", bs);
+	must("test -f %s.protection", file);
+	lio_export("fileio_1", "lio_fd", "FILEIO", dev, len);
+}
+
+static int teardown_lio(void **state)
+{
+	lio_teardown();
+	tl_scsi_debug_unload();
+	return 0;
+}
+
+/* The block at byte @off of @file, read, changed by @fn, written back. */
+static void edit_file(const char *file, uint64_t off, void *buf, size_t len,
+		      void (*fn)(void *buf))
+{
+	int fd = open(file, O_RDWR);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, len, off), (ssize_t)len);
+	fn(buf);
+	assert_int_equal(pwrite(fd, buf, len, off), (ssize_t)len);
+	assert_int_equal(fsync(fd), 0);
+	close(fd);
+}
+
+static void flip_byte(void *buf)
+{
+	((unsigned char *)buf)[100] ^= 0xff;
+}
+
+static void ref_0x777(void *buf)
+{
+	unsigned char *t = buf;
+
+	t[4] = 0;
+	t[5] = 0;
+	t[6] = 0x07;
+	t[7] = 0x77;
+}
+
+/*
+ * PI through LIO's fileio backstore of type @type: the suite's writes,
+ * reads and verification, then a block corrupted behind the target.
+ */
+static void lio_fileio_case(int type)
+{
+	const char *file = "/tmp/results/lio_fd.img";
+	unsigned char blk[512], tuple[8];
+	uint16_t guard_stored, guard_now;
+	char dev[64];
+
+	lio_fileio(file, 32, type, dev, sizeof(dev));
+	dioctl_expect(0, "query %s -j", dev);
+	expect_jq(".pi_tuple_size == 8 and .pi_interval == 512 and .pi_type == %d and "
+		  ".pi_profile == \"T10-DIF-TYPE%d-CRC\"", type, type);
+
+	/*
+	 * 1 MiB requests: 16 KiB of PI each, a buffer of several pages.  The
+	 * read is the one that ended in "Bad page state" before.
+	 */
+	dioctl_expect(0, "write %s -l 4M --random 11 --pi -j", dev);
+	expect_jq(".status == \"ok\" and .requests == 4");
+	dioctl_expect(0, "read %s -l 4M -v -j", dev);
+	expect_jq(".verified == true and .status == \"ok\"");
+	/* The device's PI back to the caller, and the module's own check. */
+	dioctl_expect(0, "read %s -l 4M --pi -j", dev);
+	dioctl_expect(0, "read %s -l 4M -j", dev);
+	/* Kernel PI: generated by the kernel on write, verified on read. */
+	dioctl_expect(0, "write %s -s 4M -l 2M --random 12 -j", dev);
+	dioctl_expect(0, "read %s -s 4M -l 2M -v -j", dev);
+	/* Small requests, PI inside one page. */
+	dioctl_expect(0, "write %s -s 8M -l 256K -b 4K -d 32 --random 13 --pi", dev);
+	dioctl_expect(0, "read %s -s 8M -l 256K -b 4K -d 32 -v", dev);
+	dioctl_expect(0, "scrub %s -j", dev);
+	expect_jq(".pi_failures == 0 and .complete == true");
+
+	/* Block 5's data changed behind the target: its guard no longer fits. */
+	edit_file(file, 5 * 512, blk, sizeof(blk), flip_byte);
+	guard_now = dio_pi_crc16_t10dif(0, blk, 512);
+	{
+		int fd = open("/tmp/results/lio_fd.img.protection", O_RDONLY);
+
+		assert_true(fd >= 0);
+		assert_int_equal(pread(fd, tuple, 8, 5 * 8), 8);
+		close(fd);
+	}
+	guard_stored = tuple[0] << 8 | tuple[1];
+	assert_int_not_equal(guard_now, guard_stored);
+	if (type == 1)	/* block 9's ref tag: 0x777 */
+		edit_file("/tmp/results/lio_fd.img.protection", 9 * 8, tuple, 8, ref_0x777);
+
+	dioctl_expect(4, "read %s -l 64K --pi", dev);
+	assert_int_equal(tl_sh("grep -q 'PI error: block 5 of this I/O (interval 5' " OUT), 0);
+	dioctl_expect(4, "read %s -l 64K -v -j", dev);
+	dioctl_expect(4, "scrub %s -j", dev);
+	expect_jq(".pi_failures == %d", type == 1 ? 2 : 1);
+	expect_jq(".failures[0] | .offset == 2560 and .interval == 5 and .tag == \"guard\" "
+		  "and .expected == \"%#x\" and .actual == \"%#x\"", guard_now, guard_stored);
+	if (type == 1)
+		expect_jq(".failures[1] | .interval == 9 and .tag == \"ref\" and "
+			  ".expected == \"0x9\" and .actual == \"0x777\"");
+	/* Raw: LIO and the initiator skip their checks, the data comes back. */
+	dioctl_expect(0, "read %s -s 2560 -l 512 --raw -O /tmp/stacks.raw", dev);
+	must("cmp -n 512 /tmp/stacks.raw /tmp/stacks.raw");
+	{
+		unsigned char raw[512];
+		int fd = open("/tmp/stacks.raw", O_RDONLY);
+
+		assert_true(fd >= 0);
+		assert_int_equal(read(fd, raw, 512), 512);
+		close(fd);
+		assert_memory_equal(raw, blk, 512);
+	}
+	/* Repaired by rewriting it: clean again. */
+	dioctl_expect(0, "write %s -l 64K --random 11 --pi", dev);
+	dioctl_expect(0, "scrub %s -r 0:1M -j", dev);
+	expect_jq(".pi_failures == 0");
+}
+
+static void test_lio_fileio_type1(void **state)
+{
+	lio_fileio_case(1);
+}
+
+static void test_lio_fileio_type3(void **state)
+{
+	lio_fileio_case(3);
+}
+
+/* An iblock backstore over a scsi_debug DIF disk takes the disk's format. */
+static void test_lio_iblock(void **state)
+{
+	const char *bs = TGT "/core/iblock_1/lio_ib";
+	char sd[64], dev[64];
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=32 dif=1 dix=1", sd, sizeof(sd)), 0);
+	lio_modules();
+	must("mkdir -p %s", bs);
+	must("echo udev_path=%s > %s/control", sd, bs);
+	must("echo 1 > %s/enable", bs);
+	must("grep -qx 1 %s/attrib/pi_prot_type", bs);
+	lio_export("iblock_1", "lio_ib", "IBLOCK", dev, sizeof(dev));
+	dioctl_expect(0, "query %s -j", dev);
+	expect_jq(".pi_tuple_size == 8 and .pi_type == 1");
+	dioctl_expect(0, "write %s -l 4M --random 21 --pi", dev);
+	dioctl_expect(0, "read %s -l 4M -v -j", dev);
+	expect_jq(".verified == true");
+	dioctl_expect(0, "write %s -s 4M -l 1M -b 4K -d 32 --random 22", dev);
+	dioctl_expect(0, "read %s -s 4M -l 1M -b 4K -d 32 -v", dev);
+	dioctl_expect(0, "scrub %s -r 0:5M -j", dev);
+	expect_jq(".pi_failures == 0");
+	/* LIO holds the disk below exclusively, as md and dm do. */
+	dioctl_expect(2, "query %s", sd);
+	must("grep -q 'Device or resource busy (EBUSY)' " ERR);
+	/* What LIO wrote is on it, PI included. */
+	lio_teardown();
+	dioctl_expect(0, "scrub %s -r 0:5M -j", sd);
+	expect_jq(".pi_failures == 0");
+	dioctl_expect(0, "read %s -l 4M -v", sd);
+}
+
+/* ---- device-mapper ---- */
+
+static void dm_modules(void)
+{
+	assert_int_equal(tl_kmod_probe("dm_mod", NULL), 0);
+}
+
+static int teardown_dm(void **state)
+{
+	tl_sh("dmsetup remove_all >/dev/null 2>&1; losetup -D 2>/dev/null; true");
+	tl_scsi_debug_unload();
+	return 0;
+}
+
+/* "MAJ:MIN" of a block device. */
+static void devno(const char *dev, char *out, size_t len)
+{
+	struct stat st;
+
+	assert_int_equal(stat(dev, &st), 0);
+	snprintf(out, len, "%u:%u", major(st.st_rdev), minor(st.st_rdev));
+}
+
+/*
+ * Change byte 100 of block @lba of scsi_debug disk @sd behind its PI (the
+ * kernel's generation off); the block's guard as stored and as its data
+ * now computes.
+ */
+static void corrupt_sd(const char *sd, uint64_t lba, uint16_t *stored, uint16_t *now)
+{
+	unsigned char *blk = tl_xalloc(512, 0);
+	int fd;
+
+	must("echo 0 > /sys/block/%s/integrity/write_generate", tl_basename(sd));
+	fd = open(sd, O_RDWR | O_DIRECT);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, blk, 512, lba * 512), 512);
+	*stored = dio_pi_crc16_t10dif(0, blk, 512);
+	blk[100] ^= 0xff;
+	*now = dio_pi_crc16_t10dif(0, blk, 512);
+	assert_int_equal(pwrite(fd, blk, 512, lba * 512), 512);
+	close(fd);
+	must("echo 1 > /sys/block/%s/integrity/write_generate", tl_basename(sd));
+	free(blk);
+}
+
+/*
+ * dm-linear over the middle of a disk, as LVM builds it: PI passes through,
+ * reports name the top device's blocks, the disk holds remapped ref tags.
+ */
+static void test_dm_linear(void **state)
+{
+	uint16_t stored, now;
+	char sd[64], dn[32];
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=64 dif=1 dix=1", sd, sizeof(sd)), 0);
+	dm_modules();
+	devno(sd, dn, sizeof(dn));
+	/* 16 MiB of the disk from sector 8192 (4 MiB) on. */
+	must("dmsetup create dio_lin --table '0 32768 linear %s 8192'", dn);
+	dioctl_expect(0, "query /dev/mapper/dio_lin -j");
+	expect_jq(".pi_tuple_size == 8 and .pi_type == 1 and .capacity == %llu", 16 * MiB);
+	dioctl_expect(0, "write /dev/mapper/dio_lin -l 2M --random 31 --pi");
+	dioctl_expect(0, "read /dev/mapper/dio_lin -l 2M -v -j");
+	expect_jq(".verified == true");
+	dioctl_expect(0, "write /dev/mapper/dio_lin -s 2M -l 1M -b 4K -d 16 --random 32");
+	dioctl_expect(0, "read /dev/mapper/dio_lin -s 2M -l 1M -v");
+
+	/* Block 5 of the mapping is sector 8197 of the disk. */
+	corrupt_sd(sd, 8192 + 5, &stored, &now);
+	dioctl_expect(4, "read /dev/mapper/dio_lin -l 64K --pi");
+	assert_int_equal(tl_sh("grep -q 'PI error: block 5 of this I/O (interval 5 ' " OUT), 0);
+	assert_int_equal(tl_sh("grep -q '  tag:      guard' " OUT), 0);
+	dioctl_expect(4, "scrub /dev/mapper/dio_lin -r 0:3M -j");
+	expect_jq(".pi_failures == 1 and (.failures[0] | .interval == 5 and .tag == \"guard\" "
+		  "and .expected == \"%#x\" and .actual == \"%#x\" and .found_by == \"device\")",
+		  now, stored);
+	/* The library's report, through a request of its own. */
+	dioctl_expect(4, "read /dev/mapper/dio_lin -s 2048 -l 1024 -j");
+	expect_jq(".failures[0] | .interval == 5 and .tag == \"guard\"");
+	dioctl_expect(0, "write /dev/mapper/dio_lin -l 64K --random 31 --pi");
+
+	/* On the disk, ref tags of the disk's own numbering. */
+	must("dmsetup remove dio_lin");
+	dioctl_expect(0, "tag get %s -L 8192 -n 3 -j", sd);
+	expect_jq("[.tags[].ref] == [\"0x00002000\", \"0x00002001\", \"0x00002002\"] or "
+		  "[.tags[].ref] == [\"0x2000\", \"0x2001\", \"0x2002\"]");
+	dioctl_expect(0, "scrub %s -r 4M:7M -j", sd);
+	expect_jq(".pi_failures == 0");
+}
+
+/* scsi_debug with two hosts, one LUN behind both: its two disks. */
+static void two_paths(char a[64], char b[64])
+{
+	char names[8][32];
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=32 dif=1 dix=1 add_host=2 "
+					    "vpd_use_hostno=0", a, 64), 0);
+	assert_int_equal(tl_scsi_debug_wait_disks(2, names, 8), 2);
+	snprintf(a, 64, "/dev/%s", names[0]);
+	snprintf(b, 64, "/dev/%s", names[1]);
+	must("test \"$(cat /sys/block/%s/device/wwid)\" = \"$(cat /sys/block/%s/device/wwid)\"",
+	     names[0], names[1]);
+	must("udevadm settle 2>/dev/null; test -b %s && test -b %s", a, b);
+}
+
+/* dm-multipath over @a and @b, round robin, named dio_mp. */
+static void mpath_create(const char *a, const char *b)
+{
+	char da[32], db[32];
+
+	assert_int_equal(tl_kmod_probe("dm_multipath", NULL), 0);
+	devno(a, da, sizeof(da));
+	devno(b, db, sizeof(db));
+	must("dmsetup create dio_mp --table '0 65536 multipath 0 0 1 1 round-robin 0 2 1 %s 1 %s 1'",
+	     da, db);
+}
+
+/*
+ * The paths of dio_mp that dmsetup status shows in state @state ("A"
+ * active, "F" failed) and, in *@fails, the failures counted on all paths.
+ * A path is "MAJ:MIN STATE FAIL_COUNT ...".
+ */
+static int mpath_paths(const char *state, int *fails)
+{
+	char line[512], *tok, *save = NULL, *prev = NULL;
+	int n = 0, next_is_count = 0;
+	FILE *p = popen("dmsetup status dio_mp", "r");
+
+	assert_non_null(p);
+	assert_non_null(fgets(line, sizeof(line), p));
+	pclose(p);
+	print_message("# dmsetup status dio_mp: %s", line);
+	*fails = 0;
+	for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+		unsigned int ma, mi;
+		char c;
+
+		if (next_is_count) {
+			*fails += atoi(tok);
+			next_is_count = 0;
+		} else if (prev && sscanf(prev, "%u:%u%c", &ma, &mi, &c) == 2) {
+			n += !strcmp(tok, state);
+			next_is_count = 1;
+		}
+		prev = tok;
+	}
+	return n;
+}
+
+static void test_dm_multipath_reports(void **state)
+{
+	uint16_t stored, now;
+	char a[64], b[64];
+	int fails;
+
+	dm_modules();
+	two_paths(a, b);
+	mpath_create(a, b);
+	dioctl_expect(0, "query /dev/mapper/dio_mp -j");
+	expect_jq(".pi_tuple_size == 8 and .pi_type == 1");
+	dioctl_expect(0, "write /dev/mapper/dio_mp -l 4M --random 41 --pi");
+	dioctl_expect(0, "read /dev/mapper/dio_mp -l 4M -v -j");
+	expect_jq(".verified == true");
+
+	corrupt_sd(a, 7, &stored, &now);
+	/* Every command names the block, its tag and both values. */
+	dioctl_expect(4, "read /dev/mapper/dio_mp -l 64K -v");
+	assert_int_equal(tl_sh("grep -q 'block 7 of this I/O (interval 7' " OUT), 0);
+	dioctl_expect(4, "read /dev/mapper/dio_mp -l 64K --pi -j");
+	expect_jq(".failures[0] | .interval == 7 and .tag == \"guard\" and "
+		  ".expected == \"%#x\" and .actual == \"%#x\"", now, stored);
+	dioctl_expect(4, "scrub /dev/mapper/dio_mp -r 0:4M -j");
+	expect_jq(".pi_failures == 1 and (.failures[0] | .interval == 7 and .tag == \"guard\" "
+		  "and .expected == \"%#x\" and .actual == \"%#x\")", now, stored);
+	/* A PI error is the data's, not the path's: both paths stay, unfailed. */
+	assert_int_equal(mpath_paths("A", &fails), 2);
+	assert_int_equal(fails, 0);
+}
+
+/*
+ * A path fails in the middle of 256 PI writes: dm-multipath retries them on
+ * the other, the batch completes, every block verifies, nothing is
+ * reported that did not fail.
+ */
+static void test_dm_multipath_path_failure(void **state)
+{
+	char a[64], b[64];
+	pid_t pid;
+	int st, fails;
+
+	dm_modules();
+	two_paths(a, b);
+	mpath_create(a, b);
+	/*
+	 * 20 ms a command: 256 writes at depth 16 take 16 rounds, about a
+	 * third of a second at least, however loaded the machine (a slower
+	 * guest only lengthens it); the path fails after the first round.
+	 */
+	assert_int_equal(tl_scsi_debug_ndelay(20000000), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		execl("/bin/sh", "sh", "-c", "exec \"$0\" write /dev/mapper/dio_mp -l 16M "
+		      "-b 64K -d 16 --random 51 --pi -j >" OUT " 2>" ERR, dioctl, (char *)NULL);
+		_exit(127);
+	}
+	usleep(60000);
+	must("echo offline > /sys/block/%s/device/state", tl_basename(b));
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		show(OUT);
+		show(ERR);
+	}
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	expect_jq(".status == \"ok\" and .requests == 256 and (.failures | length) == 0");
+	/* The failed path is failed in dm's eyes, the other active. */
+	assert_int_equal(mpath_paths("A", &fails), 1);
+	assert_int_equal(mpath_paths("F", &fails), 1);
+	assert_true(fails >= 1);
+	assert_int_equal(tl_scsi_debug_ndelay(0), 0);
+	dioctl_expect(0, "read /dev/mapper/dio_mp -l 16M -v -j");
+	expect_jq(".verified == true and (.failures | length) == 0");
+	/* On the path that stayed, the LUN itself: all of it, PI included. */
+	must("dmsetup remove dio_mp");
+	must("echo running > /sys/block/%s/device/state", tl_basename(b));
+	dioctl_expect(0, "scrub %s -r 0:16M -j", a);
+	expect_jq(".pi_failures == 0 and .io_errors == 0");
+}
+
+/* ---- layers that do not pass integrity on ---- */
+
+/* No PI in the query, and PI asked for is refused, by dioctl and the module. */
+static void expect_no_pi(const char *dev)
+{
+	struct dio_request r, *rp = &r;
+	struct dio_query q;
+	void *buf = tl_xalloc(4096, 0), *pi = tl_xalloc(4096, 0);
+	int ctx, fd, h;
+
+	dioctl_expect(0, "query %s -j", dev);
+	expect_jq(".pi_tuple_size == 0 and .pi_profile == null");
+	dioctl_expect(5, "write %s -l 64K --pi", dev);
+	dioctl_expect(0, "write %s -l 64K", dev);
+
+	ctx = sys_dio_init(0, DIO_PRIVATE);
+	assert_true(ctx >= 0);
+	fd = open(dev, O_RDWR | O_DIRECT);
+	assert_true(fd >= 0);
+	h = sys_dio_open(ctx, fd, 0);
+	assert_true(h >= 0);
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	assert_int_equal(sys_dio_query(ctx, h, &q), 0);
+	assert_int_equal(q.pi_tuple_size, 0);
+	dio_req_prep_read(&r, h, buf, 4096, 0);
+	assert_int_equal(dio_req_set_pi(&r, pi, 64, 0, 0, 0), 0);
+	assert_int_equal(tl_dio_submit(ctx, &rp, 1), -EOPNOTSUPP);
+	assert_int_equal(sys_dio_close(ctx, h), 0);
+	close(fd);
+	close(ctx);
+	free(buf);
+	free(pi);
+}
+
+static void test_dm_crypt_no_pi(void **state)
+{
+	char sd[64], dn[32];
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", sd, sizeof(sd)), 0);
+	dm_modules();
+	assert_int_equal(tl_kmod_probe("dm_crypt", NULL), 0);
+	devno(sd, dn, sizeof(dn));
+	must("dmsetup create dio_crypt --table '0 32768 crypt aes-xts-plain64 "
+	     "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f 0 %s 0'", dn);
+	expect_no_pi("/dev/mapper/dio_crypt");
+}
+
+static void test_loop_no_pi(void **state)
+{
+	char dev[64] = "";
+	FILE *p;
+
+	assert_int_equal(tl_kmod_probe("loop", NULL), 0);
+	must("truncate -s 16M /tmp/stacks.loop");
+	p = popen("losetup -f --show /tmp/stacks.loop", "r");
+	assert_non_null(p);
+	assert_non_null(fgets(dev, sizeof(dev), p));
+	pclose(p);
+	dev[strcspn(dev, "\n")] = 0;
+	assert_true(dev[0] == '/');
+	expect_no_pi(dev);
+	must("losetup -d %s", dev);
+}
+
+int main(void)
+{
+	const char *b = getenv("DIO_BUILD");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_lio_fileio_type1, teardown_lio),
+		cmocka_unit_test_teardown(test_lio_fileio_type3, teardown_lio),
+		cmocka_unit_test_teardown(test_lio_iblock, teardown_lio),
+		cmocka_unit_test_teardown(test_dm_linear, teardown_dm),
+		cmocka_unit_test_teardown(test_dm_multipath_reports, teardown_dm),
+		cmocka_unit_test_teardown(test_dm_multipath_path_failure, teardown_dm),
+		cmocka_unit_test_teardown(test_dm_crypt_no_pi, teardown_dm),
+		cmocka_unit_test_teardown(test_loop_no_pi, teardown_dm),
+	};
+
+	snprintf(dioctl, sizeof(dioctl), "%s/tools/dioctl", b ? b : "build");
+	/* No udev in the guest: dmsetup makes the /dev/mapper nodes itself. */
+	setenv("DM_DISABLE_UDEV", "1", 1);
+	if (access(dioctl, X_OK)) {
+		fprintf(stderr, "no dioctl at %s\n", dioctl);
+		return 1;
+	}
+	if (tl_dio_load())
+		return 1;
+	return cmocka_run_group_tests_name("stacks", tests, NULL, NULL);
+}
