@@ -780,15 +780,19 @@ out_free_buf:
  * of lb->per intervals are read again in order until one is refused, then
  * that chunk is halved until one interval is left (a 64 MiB request takes
  * at most 64 + 12 reads, not one per interval).  That interval is read
- * once more on its own: raw where the driver allows, so that the module
- * checks it and reports tag, expected and actual values; otherwise
- * checked, and a refusal names it with DIO_PI_TAG_NONE.  When the re-reads
+ * once more on its own, raw: where the driver honours that (SCSI; NVMe
+ * from 6.14), also below device-mapper, which passes the payload's flags
+ * to the device it maps to, the module checks it and reports tag,
+ * expected and actual values.  A driver that ignores the flags checks the
+ * block, and its refusal names the interval with DIO_PI_TAG_NONE (what
+ * the handle's own DIO_PI_CAP_NOCHECK says decides only what a caller may
+ * ask for: for a stacked device the module cannot tell what lies below).
+ * When the re-reads
  * all pass (the failure did not last), or the request's descriptor is
  * gone, pi_err_interval stays DIO_PI_INTERVAL_UNKNOWN.
  */
 static void dio_pi_locate(struct dio_kreq *kreq)
 {
-	bool raw = dio_nocheck_capable(dio_bdev_is_scsi(kreq->h->bdev.bdev));
 	u64 n = kreq->bytes / kreq->bi.interval, seed = dio_pi_seed(kreq);
 	u64 lo, hi = 0, mid;
 	struct dio_locate_buf *lb;
@@ -819,10 +823,10 @@ static void dio_pi_locate(struct dio_kreq *kreq)
 		else
 			goto out_free_buf;
 	}
-	ret = dio_pi_reread(kreq, lb, lo, 1, raw);
+	ret = dio_pi_reread(kreq, lb, lo, 1, true);
 	if (ret == -EILSEQ) {
 		dio_pi_fail(kreq, seed + lo, DIO_PI_TAG_NONE, 0, 0);
-	} else if (!ret && raw) {
+	} else if (!ret) {
 		ret = dio_pi_check_tuple(kreq, seed + lo, page_address(lb->data[0]),
 					 lb->md + kreq->bi.pi_offset,
 					 DIO_PI_CHK_ALL &
