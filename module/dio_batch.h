@@ -261,7 +261,7 @@ struct file *dio_handle_file(struct dio_handle *h, bool write);
 int dio_write_allowed(struct file *file, int err_ro);
 void dio_handle_put(struct dio_handle *h);
 void dio_file_drop_handles(struct dio_file *df);
-bool dio_bdev_is_scsi(struct block_device *bdev);
+bool dio_bdev_nocheck_capable(struct block_device *bdev);
 int dio_handle_module_init(void);
 void dio_handle_module_exit(void);
 

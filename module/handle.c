@@ -460,16 +460,20 @@ void dio_file_drop_handles(struct dio_file *df)
 }
 
 /**
- * dio_bdev_is_scsi - is @bdev a SCSI disk (sd)?
+ * dio_bdev_nocheck_capable - does @bdev's driver honour a raw read?
  * @bdev: the device
  *
- * Return: true when the disk's parent device sits on the SCSI bus.
+ * A SCSI disk's parent device sits on the SCSI bus; a stacked device's
+ * disk (device-mapper, md) has no parent device at all.
+ *
+ * Return: true when DIO_PI_NOCHECK reaches a driver that skips its checks.
  */
-bool dio_bdev_is_scsi(struct block_device *bdev)
+bool dio_bdev_nocheck_capable(struct block_device *bdev)
 {
 	struct device *parent = disk_to_dev(bdev->bd_disk)->parent;
 
-	return parent && parent->bus && !strcmp(parent->bus->name, "scsi");
+	return dio_nocheck_capable(parent && parent->bus &&
+				   !strcmp(parent->bus->name, "scsi"), !parent);
 }
 
 static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
@@ -507,7 +511,7 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
 		q->pi_caps |= DIO_PI_CAP_KVERIFY;
 	if (bi.device_capable)
 		q->pi_caps |= DIO_PI_CAP_DEVICE;
-	if (dio_nocheck_capable(dio_bdev_is_scsi(bdev)))
+	if (dio_bdev_nocheck_capable(bdev))
 		q->pi_caps |= DIO_PI_CAP_NOCHECK;
 	q->pi_tuple_size = bi.pi_size;
 	q->pi_guard_type = bi.guard;

@@ -223,8 +223,7 @@ int dio_pi_check_request(struct dio_kreq *kreq)
 	if ((f & DIO_PI_GEN_APPTAG) && r->app_tag == DIO_APP_ESCAPE &&
 	    bi->type == 1)
 		return -EINVAL;
-	if ((f & DIO_PI_NOCHECK) &&
-	    !dio_nocheck_capable(dio_bdev_is_scsi(bdev)))
+	if ((f & DIO_PI_NOCHECK) && !dio_bdev_nocheck_capable(bdev))
 		return -EOPNOTSUPP;
 	if (!pi)
 		return 0;
@@ -781,12 +780,13 @@ out_free_buf:
  * that chunk is halved until one interval is left (a 64 MiB request takes
  * at most 64 + 12 reads, not one per interval).  That interval is read
  * once more on its own, raw: where the driver honours that (SCSI; NVMe
- * from 6.14), also below device-mapper, which passes the payload's flags
- * to the device it maps to, the module checks it and reports tag,
- * expected and actual values.  A driver that ignores the flags checks the
- * block, and its refusal names the interval with DIO_PI_TAG_NONE (what
- * the handle's own DIO_PI_CAP_NOCHECK says decides only what a caller may
- * ask for: for a stacked device the module cannot tell what lies below).
+ * from 6.14), also below device-mapper before 6.14, which passes the
+ * payload's flags on to the device it maps to, the module checks it and
+ * reports tag, expected and actual values.  A driver that ignores the
+ * flags, or a 6.14+ dm whose clones lose them, checks the block, and its
+ * refusal names the interval with DIO_PI_TAG_NONE.  (The handle's
+ * DIO_PI_CAP_NOCHECK decides only what a caller may ask for, and says no
+ * for a stacked device, where the module cannot tell what lies below.)
  * When the re-reads
  * all pass (the failure did not last), or the request's descriptor is
  * gone, pi_err_interval stays DIO_PI_INTERVAL_UNKNOWN.
