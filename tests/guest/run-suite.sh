@@ -114,6 +114,30 @@ if [ -d /sys/module/dio_batch ]; then
 		record "unload dio_batch" fail
 	fi
 fi
+# kmemleak_known FILE: of the reports in FILE (kmemleak's format), the
+# known 6.1 bug's and the others: prints "ACCEPTED OTHER", the others'
+# reports on stderr.  6.1's sysfs_slab_add() leaks a cache's kobject name
+# when kobject_init_and_add() fails, which t_faultinj's sweep of the
+# module's load makes happen for the caches the load creates.  Accepted,
+# wherever in the run kmemleak comes to report it: a report whose
+# backtrace has kobject_set_name_vargs() under sysfs_slab_add() and whose
+# object is the name of one of the module's caches (dio_kreq, dio_ctx,
+# dio_file, dio_handle) or of its bio set's ("bio-N").  Nothing else.
+kmemleak_known() {
+	awk '
+	function flush() {
+		if (!inrep) return
+		if (slab && name && cache) acc++
+		else { other++; printf "%s", rep > "/dev/stderr" }
+	}
+	/^unreferenced object/ { flush(); inrep = 1; rep = ""; slab = name = cache = 0 }
+	{ rep = rep $0 "\n" }
+	/sysfs_slab_add/ { slab = 1 }
+	/kobject_set_name_vargs/ { name = 1 }
+	/^    [0-9a-f][0-9a-f] .*  (dio_(kreq|ctx|file|handle)|bio-[0-9]+)\./ { cache = 1 }
+	END { flush(); print acc + 0, other + 0 }' "$1"
+}
+
 # kmemleak reports only objects older than 5 s (MSECS_MIN_AGE) that two
 # scans found unreferenced: scan, wait past that age, scan again.
 kml=/sys/kernel/debug/kmemleak
@@ -129,9 +153,15 @@ if [ "${DIO_FLAVOUR:-}" = debug ] || [ -e "$kml" ]; then
 			why="writing scan to $kml failed (second scan)"
 		elif ! cat "$kml" >"$RESULTS/kmemleak.txt"; then
 			why="reading $kml failed"
-		elif [ -s "$RESULTS/kmemleak.txt" ]; then
-			echo "kmemleak reports:"; cat "$RESULTS/kmemleak.txt"
-			why="kmemleak reports leaks"
+		else
+			# shellcheck disable=SC2046 # two numbers
+			set -- $(kmemleak_known "$RESULTS/kmemleak.txt" 2>"$RESULTS/kmemleak-other.txt")
+			echo "# kmemleak: $1 leaks of sysfs_slab_add()'s kobject name for a cache" \
+				"of the module (a 6.1 bug) accepted, $2 other reports"
+			if [ "$2" != 0 ]; then
+				echo "kmemleak reports:"; cat "$RESULTS/kmemleak-other.txt"
+				why="kmemleak reports leaks"
+			fi
 		fi
 	fi
 	# A kmemleak that turned itself off (out of pool memory, an error)

@@ -402,6 +402,28 @@ static void corrupt_sd(const char *sd, uint64_t lba, uint16_t *stored, uint16_t 
 }
 
 /*
+ * dioctl's JSON report (scrub, or read -j) of one failing block @interval
+ * through device-mapper over a SCSI disk whose guard @actual should be
+ * @expected.  Before 6.14 dm passes the module's raw re-read on to the
+ * disk, which returns what it stores: the tag and both values.  From 6.14
+ * the payloads dm clones for the disk lose BIP_DISK_NOCHECK, the disk
+ * checks the re-read and refuses it again: the block, tag and values not
+ * known, and said so.
+ */
+static void expect_dm_report(uint64_t interval, uint16_t expected, uint16_t actual)
+{
+	if (!tl_kernel_at_least(6, 14)) {
+		expect_jq("(.failures | length) == 1 and (.failures[0] | .interval == %llu and "
+			  ".tag == \"guard\" and .expected == \"%#x\" and .actual == \"%#x\" and "
+			  ".found_by == \"device\")", (unsigned long long)interval, expected, actual);
+		return;
+	}
+	expect_jq("(.failures | length) == 1 and (.failures[0] | .interval == %llu and "
+		  ".tag == null and .expected == null and .found_by == \"device\" and "
+		  "(.note | test(\"tag and values unknown\")))", (unsigned long long)interval);
+}
+
+/*
  * dm-linear over the middle of a disk, as LVM builds it: PI passes through,
  * reports name the top device's blocks, the disk holds remapped ref tags.
  */
@@ -417,6 +439,9 @@ static void test_dm_linear(void **state)
 	must("dmsetup create dio_lin --table '0 32768 linear %s 8192'", dn);
 	dioctl_expect(0, "query /dev/mapper/dio_lin -j");
 	expect_jq(".pi_tuple_size == 8 and .pi_type == 1 and .capacity == %llu", 16 * MiB);
+	/* A raw read needs a driver that skips its checks: dm is none. */
+	expect_jq("(.pi_caps | index(\"nocheck\")) == null");
+	dioctl_expect(5, "read /dev/mapper/dio_lin -l 4K --raw");
 	dioctl_expect(0, "write /dev/mapper/dio_lin -l 2M --random 31 --pi");
 	dioctl_expect(0, "read /dev/mapper/dio_lin -l 2M -v -j");
 	expect_jq(".verified == true");
@@ -426,15 +451,11 @@ static void test_dm_linear(void **state)
 	/* Block 5 of the mapping is sector 8197 of the disk. */
 	corrupt_sd(sd, 8192 + 5, &stored, &now);
 	dioctl_expect(4, "read /dev/mapper/dio_lin -l 64K --pi");
-	assert_int_equal(tl_sh("grep -q 'PI error: block 5 of this I/O (interval 5 ' " OUT), 0);
-	assert_int_equal(tl_sh("grep -q '  tag:      guard' " OUT), 0);
+	must("grep -q 'PI error: block 5 of this I/O (interval 5 ' " OUT);
 	dioctl_expect(4, "scrub /dev/mapper/dio_lin -r 0:3M -j");
-	expect_jq(".pi_failures == 1 and (.failures[0] | .interval == 5 and .tag == \"guard\" "
-		  "and .expected == \"%#x\" and .actual == \"%#x\" and .found_by == \"device\")",
-		  now, stored);
-	/* The library's report, through a request of its own. */
+	expect_dm_report(5, now, stored);
 	dioctl_expect(4, "read /dev/mapper/dio_lin -s 2048 -l 1024 -j");
-	expect_jq(".failures[0] | .interval == 5 and .tag == \"guard\"");
+	expect_dm_report(5, now, stored);
 	dioctl_expect(0, "write /dev/mapper/dio_lin -l 64K --random 31 --pi");
 
 	/* On the disk, ref tags of the disk's own numbering. */
@@ -467,6 +488,8 @@ static void mpath_create(const char *a, const char *b)
 	char da[32], db[32];
 
 	assert_int_equal(tl_kmod_probe("dm_multipath", NULL), 0);
+	/* Not asked for by the table's load where modprobe cannot see the modules. */
+	assert_int_equal(tl_kmod_probe("dm_round_robin", NULL), 0);
 	devno(a, da, sizeof(da));
 	devno(b, db, sizeof(db));
 	must("dmsetup create dio_mp --table '0 65536 multipath 0 0 1 1 round-robin 0 2 1 %s 1 %s 1'",
@@ -523,13 +546,12 @@ static void test_dm_multipath_reports(void **state)
 	corrupt_sd(a, 7, &stored, &now);
 	/* Every command names the block, its tag and both values. */
 	dioctl_expect(4, "read /dev/mapper/dio_mp -l 64K -v");
-	assert_int_equal(tl_sh("grep -q 'block 7 of this I/O (interval 7' " OUT), 0);
+	must("grep -q 'block 7 of this I/O (interval 7' " OUT);
 	dioctl_expect(4, "read /dev/mapper/dio_mp -l 64K --pi -j");
-	expect_jq(".failures[0] | .interval == 7 and .tag == \"guard\" and "
-		  ".expected == \"%#x\" and .actual == \"%#x\"", now, stored);
+	expect_dm_report(7, now, stored);
 	dioctl_expect(4, "scrub /dev/mapper/dio_mp -r 0:4M -j");
-	expect_jq(".pi_failures == 1 and (.failures[0] | .interval == 7 and .tag == \"guard\" "
-		  "and .expected == \"%#x\" and .actual == \"%#x\")", now, stored);
+	expect_dm_report(7, now, stored);
+	expect_jq(".pi_failures == 1");
 	/* A PI error is the data's, not the path's: both paths stay, unfailed. */
 	assert_int_equal(mpath_paths("A", &fails), 2);
 	assert_int_equal(fails, 0);
@@ -628,6 +650,9 @@ static void test_dm_crypt_no_pi(void **state)
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", sd, sizeof(sd)), 0);
 	dm_modules();
 	assert_int_equal(tl_kmod_probe("dm_crypt", NULL), 0);
+	/* Where modprobe cannot see the guest kernel's modules, nothing loads them. */
+	assert_int_equal(tl_kmod_probe("ecb", NULL), 0);
+	assert_int_equal(tl_kmod_probe("xts", NULL), 0);
 	devno(sd, dn, sizeof(dn));
 	must("dmsetup create dio_crypt --table '0 32768 crypt aes-xts-plain64 "
 	     "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f 0 %s 0'", dn);
@@ -651,6 +676,105 @@ static void test_loop_no_pi(void **state)
 	must("losetup -d %s", dev);
 }
 
+/* ---- md ---- */
+
+static int teardown_md(void **state)
+{
+	tl_sh("mdadm --stop --scan >/dev/null 2>&1; true");
+	tl_sh("for d in /dev/nvme0n1 /dev/nvme0n5 /dev/sd?; do "
+	      "mdadm --zero-superblock \"$d\" >/dev/null 2>&1; done; true");
+	tl_scsi_debug_unload();
+	return 0;
+}
+
+/* Data offset of md member @member of /dev/@md, in bytes. */
+static uint64_t md_data_offset(const char *md, const char *member)
+{
+	char *s = tl_sysfs_read("/sys/block/%s/md/dev-%s/offset", md, member);
+	uint64_t off;
+
+	assert_non_null(s);
+	off = strtoull(s, NULL, 10) * 512;
+	free(s);
+	return off;
+}
+
+/*
+ * md RAID1 over two NVMe PI namespaces of one format (type 1 and type 2,
+ * which the kernel calls type 1): md stacks their integrity, so PI goes
+ * through (6.12 and later; 6.1's md loses the PI of reads, so the module
+ * offers none through md there).  A PI error on the mirror reads go to is
+ * not the caller's: md reads the block from the other mirror, rewrites
+ * the bad one with it and returns good data; the caller sees a verified
+ * read.
+ */
+static void test_md_raid1(void **state)
+{
+	const char *img = "/tmp/results/nvme1.img";
+	char a[64], b[64], buf[512];
+	uint64_t off;
+	FILE *f;
+
+	assert_int_equal(tl_kmod_probe("raid1", NULL), 0);
+	assert_int_equal(tl_nvme_dev(1, a, sizeof(a)), 0);
+	assert_int_equal(tl_nvme_dev(5, b, sizeof(b)), 0);
+	/*
+	 * QEMU refuses reads of blocks never written with PI (ref tag 0):
+	 * written once whole, as a new disk would be formatted, so that md
+	 * and mdadm can read their superblocks.
+	 */
+	dioctl_expect(0, "write %s -l $(blockdev --getsize64 %s) --pattern 0", a, a);
+	dioctl_expect(0, "write %s -l $(blockdev --getsize64 %s) --pattern 0", b, b);
+	/* Reads go to @a: @b is write-mostly. */
+	must("mdadm --create /dev/md0 --run --quiet --level=1 --raid-devices=2 --metadata=1.2 "
+	     "--assume-clean %s --write-mostly %s", a, b);
+	if (!tl_kernel_at_least(6, 12)) {
+		expect_no_pi("/dev/md0");
+		return;
+	}
+	dioctl_expect(0, "query /dev/md0 -j");
+	expect_jq(".pi_tuple_size == 8 and .pi_type == 1 and .pi_profile == \"T10-DIF-TYPE1-CRC\"");
+	dioctl_expect(0, "write /dev/md0 -l 2M --random 61 --pi");
+	dioctl_expect(0, "read /dev/md0 -l 2M -v -j");
+	expect_jq(".verified == true");
+	dioctl_expect(0, "write /dev/md0 -s 2M -l 1M -b 4K -d 16 --random 62");
+	dioctl_expect(0, "read /dev/md0 -s 2M -l 1M -v");
+
+	/* Block 5 of the array changed on @a behind its PI (QEMU: data first). */
+	off = md_data_offset("md0", tl_basename(a)) + 5 * 512;
+	f = fopen(img, "r+");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)off, SEEK_SET), 0);
+	assert_int_equal(fread(buf, 1, 512, f), 512);
+	buf[100] ^= 0xff;
+	assert_int_equal(fseek(f, (long)off, SEEK_SET), 0);
+	assert_int_equal(fwrite(buf, 1, 512, f), 512);
+	fclose(f);
+	/* The array answers from the good mirror and repairs the bad one. */
+	dioctl_expect(0, "read /dev/md0 -l 64K -v -j");
+	expect_jq(".verified == true and (.failures | length) == 0");
+	must("dmesg | grep -q 'md/raid1:md0: read error corrected'");
+	must("mdadm --stop /dev/md0");
+	dioctl_expect(0, "scrub %s -r %llu:%llu -j", a, (unsigned long long)(off - 5 * 512),
+		      (unsigned long long)(off - 5 * 512 + 64 * 1024));
+	expect_jq(".pi_failures == 0");
+}
+
+/* md RAID5 does not pass integrity on: no PI through it. */
+static void test_md_raid5_no_pi(void **state)
+{
+	char sd[64], names[8][32];
+
+	assert_int_equal(tl_kmod_probe("raid456", NULL), 0);
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1 per_host_store=1 add_host=3",
+					    sd, sizeof(sd)), 0);
+	assert_int_equal(tl_scsi_debug_wait_disks(3, names, 8), 3);
+	must("mdadm --create /dev/md1 --run --quiet --level=5 --raid-devices=3 --metadata=1.2 "
+	     "--assume-clean /dev/%s /dev/%s /dev/%s", names[0], names[1], names[2]);
+	expect_no_pi("/dev/md1");
+	must("mdadm --stop /dev/md1");
+}
+
 int main(void)
 {
 	const char *b = getenv("DIO_BUILD");
@@ -663,6 +787,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_dm_multipath_path_failure, teardown_dm),
 		cmocka_unit_test_teardown(test_dm_crypt_no_pi, teardown_dm),
 		cmocka_unit_test_teardown(test_loop_no_pi, teardown_dm),
+		cmocka_unit_test_teardown(test_md_raid1, teardown_md),
+		cmocka_unit_test_teardown(test_md_raid5_no_pi, teardown_md),
 	};
 
 	snprintf(dioctl, sizeof(dioctl), "%s/tools/dioctl", b ? b : "build");

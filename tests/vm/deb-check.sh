@@ -108,9 +108,14 @@ mount -t tmpfs -o size=4g tmpfs "$out/ovl" || fail_setup "tmpfs for the overlay"
 mkdir -p "$out/ovl/upper" "$out/ovl/work"
 mount -t overlay overlay -o "lowerdir=/,upperdir=$out/ovl/upper,workdir=$out/ovl/work" "$root" ||
 	fail_setup "overlay over /"
+# A checkout under /tmp would be hidden by the chroot's own /tmp: it is
+# given back its path there (the examples are built from it in the root).
 chroot_mounts() {
 	mount -t proc proc "$root/proc" && mount --rbind /sys "$root/sys" &&
-		mount --rbind /dev "$root/dev" && mount -t tmpfs tmpfs "$root/tmp"
+		mount --rbind /dev "$root/dev" && mount -t tmpfs tmpfs "$root/tmp" || return 1
+	case $top in
+	/tmp/*) mkdir -p "$root$top" && mount --bind "$top" "$root$top" ;;
+	esac
 }
 chroot_mounts || fail_setup "the chroot's /proc, /sys, /dev, /tmp"
 mkdir -p "$root/tmp/debs"
