@@ -11,6 +11,7 @@ PKGS=(
 	bc bison flex libelf-dev libssl-dev dwarves xz-utils zstd rsync
 	qemu-system-x86 busybox-static cpio kmod libkmod-dev dkms debootstrap
 	e2fsprogs dmsetup libc6-dev-i386
+	mdadm			# t_stacks: md RAID1 and RAID5 in the guest
 	apparmor		# apparmor_parser: t_security loads a profile in the guest
 	libcmocka-dev libisal-dev liburing-dev libaio-dev
 	sparse shellcheck	# tests/static-check.sh (checkpatch.pl: linux-source-6.1)
