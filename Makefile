@@ -7,6 +7,7 @@
 #   make check-debug   the guest suite on the debug kernel; prints the module's coverage
 #   make check-kcsan   the stress and fuzz programs on the KCSAN+UBSAN kernel
 #   make fuzz DURATION=3600  the coverage-guided ioctl fuzzer, corpus kept between runs
+#   make flakes LANES="debug 6.1" RUNS=3 LOAD=2  lanes run again and again: a table of failures
 #   make demo       boot a guest and show the project at work
 # See README.md.
 
@@ -59,7 +60,7 @@ MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] to
 TEST_LIBS	:= $(LIB_INTERNAL_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
 
 .PHONY: all module userspace lib tools tests bench examples man bench-guest bench-counts bench-icount deps check check-debug \
-	check-unit check-static check-dkms check-deb check-kcsan fuzz dkms-install deb demo install uninstall clean FORCE
+	check-unit check-static check-dkms check-deb check-kcsan fuzz flakes dkms-install deb demo install uninstall clean FORCE
 .DELETE_ON_ERROR:
 # The test helpers are kept between builds (make would delete them as
 # intermediates of the test programs).
@@ -205,6 +206,12 @@ check:
 # fault injection); make check runs it too.
 check-debug:
 	@$(MAKE) --no-print-directory check KERNELS=debug DKMS_CHECK=0 DEB_CHECK=0
+
+# Hunt flaky tests: LANES (default "debug 6.1") RUNS times each (3), with
+# LOAD busy loops beside them (0; LOAD=$$(nproc) loads every core), then a
+# table of every test that failed at least once (tests/vm/flakes.sh).
+flakes: userspace
+	@LANES="$(LANES)" RUNS="$(RUNS)" LOAD="$(LOAD)" tests/vm/flakes.sh
 
 # The stress and fuzz programs on the KCSAN+UBSAN kernel.  Not in make
 # check's KERNELS yet: a second kernel built from source would push a fresh

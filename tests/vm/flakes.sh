@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Hunt flaky tests: run the guest suite of chosen lanes several times,
+# optionally with the machine's CPUs loaded, and print a table of every
+# test that failed at least once, with how often.
+#   flakes.sh                 (env: LANES="debug 6.1", RUNS=3, LOAD=0|N,
+#                              TESTS="..." to run some programs only)
+# LOAD=N runs N busy loops (one per core: LOAD=$(nproc)) for the whole
+# hunt, so that every time bound in the suite is tried on a slow machine.
+# Each run's results stay in build/flakes/LANE-RUN/ (guest.log, the
+# programs' TAP output, the kernel logs).  Exit status 0 when nothing
+# failed.  A flaky test gets a root cause and a fix, never a retry.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+: "${LANES:=debug 6.1}" "${RUNS:=3}" "${LOAD:=0}"
+out=$top/build/flakes
+mkdir -p "$out"
+fails=$out/failures.txt
+: >"$fails"
+
+loads=()
+# shellcheck disable=SC2317 # called by the EXIT trap
+stop_load() {
+	[ ${#loads[@]} = 0 ] || kill "${loads[@]}" 2>/dev/null
+}
+trap stop_load EXIT
+trap 'exit 130' INT TERM
+for ((i = 0; i < LOAD; i++)); do
+	# shellcheck disable=SC2016 # the loop is the inner shell's
+	sh -c 'while :; do :; done' &
+	loads+=($!)
+done
+echo "flakes: lanes '$LANES', $RUNS runs each, $LOAD busy loops${TESTS:+, TESTS="$TESTS"}"
+
+tag_of() { echo "$1${TESTS:+-$(echo "$TESTS" | tr ' ' '_')}"; }
+for ((run = 1; run <= RUNS; run++)); do
+	for lane in $LANES; do
+		t0=$SECONDS
+		"$here/check.sh" "$lane" >"$out/check-$lane-$run.log" 2>&1
+		rc=$?
+		tag=$(tag_of "$lane")
+		rm -rf "$out/$lane-$run"
+		cp -r "$top/build/vm/$tag" "$out/$lane-$run" 2>/dev/null
+		rm -f "$out/$lane-$run"/*.img
+		# Failed cases: cmocka's "not ok", the runner's "FAILED: ...",
+		# and check.sh's own set-up verdicts.
+		{
+			grep -h '^not ok [0-9]' "$out/$lane-$run"/t_*.out 2>/dev/null |
+				sed 's/^not ok [0-9]* - //'
+			grep -h '^FAILED: ' "$out/$lane-$run/guest.log" 2>/dev/null | sed 's/^FAILED: //'
+			grep -h '^check\[.*\]: FAILED: ' "$out/check-$lane-$run.log" | sed 's/^check\[[^]]*\]: FAILED: //'
+		} | sort -u | sed "s/^/$lane\t/" | tee -a "$fails" | sed 's/^/flakes: failed: /'
+		echo "flakes: $lane run $run: $(tail -n 1 "$out/check-$lane-$run.log") ($((SECONDS - t0)) s, status $rc)"
+	done
+done
+
+echo
+echo "flakes: every test that failed at least once ($RUNS runs of each lane, LOAD=$LOAD):"
+if [ ! -s "$fails" ]; then
+	echo "  none"
+	exit 0
+fi
+printf '  %-8s %-6s %s\n' lane count test
+sort "$fails" | uniq -c | sort -rn | while read -r n lane name; do
+	printf '  %-8s %-6s %s\n' "$lane" "$n" "$name"
+done
+exit 1
