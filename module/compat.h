@@ -543,12 +543,14 @@ static inline bool dio_bdev_integrity(struct block_device *bdev,
 	if (!bi || !bi->profile || !bi->tuple_size)
 		return false;
 	/*
-	 * md RAID1 stacks its members' integrity here, but a read through it
-	 * on 6.1 completes with the payload it was given untouched: the PI
-	 * of the data read never reaches the caller (t_stacks: RAID1 over
-	 * two NVMe PI namespaces returns the zeroed buffer, where 6.12 and
-	 * 7.3 return the stored tuples).  No PI through md on these kernels:
-	 * refused rather than wrong.
+	 * md RAID1 stacks its members' integrity here, but does not carry
+	 * it: 6.1's raid1_write_request() sets its clones' bi_opf to the op
+	 * and REQ_SYNC | REQ_FUA, dropping REQ_INTEGRITY, so the NVMe driver
+	 * sets PRACT and the controller writes PI of its own instead of the
+	 * caller's; reads came back with the module's buffer untouched
+	 * (t_stacks: RAID1 over two NVMe PI namespaces, every guard 0, where
+	 * 6.12 and 7.3 return the stored tuples).  No PI through md on these
+	 * kernels: refused rather than wrong.
 	 */
 	if (!strncmp(bdev->bd_disk->disk_name, "md", 2))
 		return false;
