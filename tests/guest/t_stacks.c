@@ -137,6 +137,20 @@ static void find_disk(const char *vendor, const char *model, char *dev, size_t l
 	fail();
 }
 
+/*
+ * The PI round trip on @dev: @len from 0 written with PI dioctl computes
+ * and read back verified, then 1 MiB after it written with the kernel's
+ * PI in 4 KiB requests, 16 in flight, and read back verified.
+ */
+static void pi_roundtrip(const char *dev, const char *len, int seed)
+{
+	dioctl_expect(0, "write %s -l %s --random %d --pi", dev, len, seed);
+	dioctl_expect(0, "read %s -l %s -v -j", dev, len);
+	expect_jq(".verified == true and .status == \"ok\"");
+	dioctl_expect(0, "write %s -s %s -l 1M -b 4K -d 16 --random %d", dev, len, seed + 1);
+	dioctl_expect(0, "read %s -s %s -l 1M -b 4K -d 16 -v", dev, len);
+}
+
 /* ---- LIO ---- */
 
 static void lio_modules(void)
@@ -338,11 +352,7 @@ static void test_lio_iblock(void **state)
 	lio_export("iblock_1", "lio_ib", "IBLOCK", dev, sizeof(dev));
 	dioctl_expect(0, "query %s -j", dev);
 	expect_jq(".pi_tuple_size == 8 and .pi_type == 1");
-	dioctl_expect(0, "write %s -l 4M --random 21 --pi", dev);
-	dioctl_expect(0, "read %s -l 4M -v -j", dev);
-	expect_jq(".verified == true");
-	dioctl_expect(0, "write %s -s 4M -l 1M -b 4K -d 32 --random 22", dev);
-	dioctl_expect(0, "read %s -s 4M -l 1M -b 4K -d 32 -v", dev);
+	pi_roundtrip(dev, "4M", 21);
 	dioctl_expect(0, "scrub %s -r 0:5M -j", dev);
 	expect_jq(".pi_failures == 0");
 	/* LIO holds the disk below exclusively, as md and dm do. */
@@ -442,11 +452,7 @@ static void test_dm_linear(void **state)
 	/* A raw read needs a driver that skips its checks: dm is none. */
 	expect_jq("(.pi_caps | index(\"nocheck\")) == null");
 	dioctl_expect(5, "read /dev/mapper/dio_lin -l 4K --raw");
-	dioctl_expect(0, "write /dev/mapper/dio_lin -l 2M --random 31 --pi");
-	dioctl_expect(0, "read /dev/mapper/dio_lin -l 2M -v -j");
-	expect_jq(".verified == true");
-	dioctl_expect(0, "write /dev/mapper/dio_lin -s 2M -l 1M -b 4K -d 16 --random 32");
-	dioctl_expect(0, "read /dev/mapper/dio_lin -s 2M -l 1M -v");
+	pi_roundtrip("/dev/mapper/dio_lin", "2M", 31);
 
 	/* Block 5 of the mapping is sector 8197 of the disk. */
 	corrupt_sd(sd, 8192 + 5, &stored, &now);
@@ -539,9 +545,7 @@ static void test_dm_multipath_reports(void **state)
 	mpath_create(a, b);
 	dioctl_expect(0, "query /dev/mapper/dio_mp -j");
 	expect_jq(".pi_tuple_size == 8 and .pi_type == 1");
-	dioctl_expect(0, "write /dev/mapper/dio_mp -l 4M --random 41 --pi");
-	dioctl_expect(0, "read /dev/mapper/dio_mp -l 4M -v -j");
-	expect_jq(".verified == true");
+	pi_roundtrip("/dev/mapper/dio_mp", "4M", 41);
 
 	corrupt_sd(a, 7, &stored, &now);
 	/* Every command names the block, its tag and both values. */
@@ -734,11 +738,7 @@ static void test_md_raid1(void **state)
 	}
 	dioctl_expect(0, "query /dev/md0 -j");
 	expect_jq(".pi_tuple_size == 8 and .pi_type == 1 and .pi_profile == \"T10-DIF-TYPE1-CRC\"");
-	dioctl_expect(0, "write /dev/md0 -l 2M --random 61 --pi");
-	dioctl_expect(0, "read /dev/md0 -l 2M -v -j");
-	expect_jq(".verified == true");
-	dioctl_expect(0, "write /dev/md0 -s 2M -l 1M -b 4K -d 16 --random 62");
-	dioctl_expect(0, "read /dev/md0 -s 2M -l 1M -v");
+	pi_roundtrip("/dev/md0", "2M", 61);
 
 	/* Block 5 of the array changed on @a behind its PI (QEMU: data first). */
 	off = md_data_offset("md0", tl_basename(a)) + 5 * 512;
