@@ -79,6 +79,18 @@ rm -f "$res/guest.rc" "$res/guest.log" "$res/dmesg.txt"
 # before it could save its log, and the log guest-init.sh saves last.
 # VM_QEMU_ARGS, one option or value a word.
 read -r -a qemu_args <<<"${VM_QEMU_ARGS:-}"
+# QEMU runs in the background and is waited for, so that a run killed
+# (Ctrl-C, CI's time limit) takes its guest with it: bash runs a trap only
+# after a foreground command ends.  timeout passes the TERM on to QEMU.
+qpid=
+# shellcheck disable=SC2317 # called by the traps
+stop_guest() {
+	[ -z "$qpid" ] || kill "$qpid" 2>/dev/null
+	qpid=
+}
+trap stop_guest EXIT
+trap 'stop_guest; exit 130' INT
+trap 'stop_guest; exit 143' TERM
 boot() {
 	timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
 		-M q35 -cpu max,la57=off -smp "$VM_SMP" -m "$VM_MEM" -accel tcg,thread=multi \
@@ -88,7 +100,12 @@ boot() {
 		-virtfs local,path="${VM_ROOT:-/}",mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$top",mount_tag=srctree,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$res",mount_tag=results,security_model=none,multidevs=remap \
-		"${nvme[@]}" "${qemu_args[@]}" </dev/null >"$res/console.log" 2>&1
+		"${nvme[@]}" "${qemu_args[@]}" </dev/null >"$res/console.log" 2>&1 &
+	qpid=$!
+	wait "$qpid"
+	local rc=$?
+	qpid=
+	return $rc
 }
 # QEMU itself has crashed (SIGSEGV, once in a make check) while the guest
 # was still in its firmware: a fault of the host's emulator, not of the
