@@ -214,6 +214,7 @@ static void lio_fileio(const char *file, int mb, int type, char *dev, size_t len
 
 static int teardown_lio(void **state)
 {
+	tl_sh("chmod 0600 /dev/dio_batch");
 	lio_teardown();
 	tl_scsi_debug_unload();
 	return 0;
@@ -283,6 +284,17 @@ static void lio_fileio_case(int type)
 	dioctl_expect(0, "read %s -s 8M -l 256K -b 4K -d 32 -v", dev);
 	dioctl_expect(0, "scrub %s -j", dev);
 	expect_jq(".pi_failures == 0 and .complete == true");
+	/*
+	 * The corruption was reachable by any user with the door and the
+	 * disk: the same PI write and verified read as uid 1000.
+	 */
+	must("chmod 0666 /dev/dio_batch %s", dev);
+	must("setpriv --reuid=1000 --regid=1000 --clear-groups %s write %s -s 12M -l 2M "
+	     "--random 14 --pi >" OUT " 2>" ERR, dioctl, dev);
+	must("setpriv --reuid=1000 --regid=1000 --clear-groups %s read %s -s 12M -l 2M "
+	     "-v -j >" OUT " 2>" ERR, dioctl, dev);
+	expect_jq(".verified == true and .status == \"ok\"");
+	must("chmod 0600 /dev/dio_batch %s", dev);
 
 	/* Block 5's data changed behind the target: its guard no longer fits. */
 	edit_file(file, 5 * 512, blk, sizeof(blk), flip_byte);
