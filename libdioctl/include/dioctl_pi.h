@@ -410,7 +410,8 @@ DIO_PUBLIC int dio_pi_verify_iov(const struct dio_pi_profile *p,
  * a partition.
  *
  * Returns: 0, or -1 with errno: ENOTTY (@fd is not an NVMe namespace or
- * partition: use DIO_PI_NOCHECK), EACCES (the kernel refused the
+ * partition: use DIO_PI_NOCHECK; a device-mapper or md device is not one,
+ * even where it passes NVMe ioctls on to a namespace below), EACCES (the kernel refused the
  * passthrough: without CAP_SYS_ADMIN on Linux 6.1, on a partition, or a
  * descriptor not open for reading), EINVAL (@len or @offset not a multiple
  * of the interval, a bad profile, or beyond the namespace), EIO (the drive

@@ -16,6 +16,7 @@
  * on a partition.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -67,6 +68,30 @@ static int dev_start(int fd, uint64_t *start)
 	return 0;
 }
 
+/*
+ * Is @fd an NVMe namespace's block device (or a partition of one)?  Its
+ * sysfs directory, or a partition's parent's, has the namespace's nsid.
+ * A stacked device is not, even where its driver passes NVMe ioctls on to
+ * the namespace below (device-mapper does, to CAP_SYS_RAWIO, for a table
+ * that maps part of a disk): a passthrough there would address the
+ * namespace's blocks, not the device's.
+ */
+static bool is_nvme_ns(int fd)
+{
+	char path[96];
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode))
+		return false;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/nsid",
+		 major(st.st_rdev), minor(st.st_rdev));
+	if (access(path, F_OK) == 0)
+		return true;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../nsid",
+		 major(st.st_rdev), minor(st.st_rdev));
+	return access(path, F_OK) == 0;
+}
+
 /* An NVMe status (the ioctl's positive return) as an errno. */
 static int nvme_status_errno(int status)
 {
@@ -92,9 +117,13 @@ static int read_raw_at(int fd, const struct dio_pi_profile *p, void *buf,
 	uint64_t lba;
 	int nsid, ret;
 
+	if (!is_nvme_ns(fd)) {
+		/* Not an NVMe namespace: the block layer's raw read is the way. */
+		errno = ENOTTY;
+		return -1;
+	}
 	nsid = ioctl(fd, NVME_IOCTL_ID);
 	if (nsid < 0) {
-		/* Not an NVMe namespace: the block layer's raw read is the way. */
 		if (errno == EINVAL)
 			errno = ENOTTY;
 		return -1;

@@ -485,6 +485,54 @@ static void test_dm_linear(void **state)
 	expect_jq(".pi_failures == 0");
 }
 
+/*
+ * dm-linear over part of an NVMe PI namespace.  NVMe from 6.14 reads raw
+ * when no BIP_CHECK_* flag asks for a check, and dm's clones keep those
+ * flags: the module's raw re-read works through dm, reports are exact.
+ * Before, the NVMe driver checks every read, only its passthrough reads
+ * raw, and dm refuses ioctls for a table that maps part of a disk: the
+ * block is named, its tag and values not known.
+ */
+static void test_dm_linear_nvme(void **state)
+{
+	unsigned char blk[512];
+	uint16_t stored, now;
+	char ns[64], dn[32];
+	FILE *f;
+
+	dm_modules();
+	assert_int_equal(tl_nvme_dev(1, ns, sizeof(ns)), 0);
+	devno(ns, dn, sizeof(dn));
+	must("dmsetup create dio_lin --table '0 32768 linear %s 8192'", dn);
+	dioctl_expect(0, "query /dev/mapper/dio_lin -j");
+	expect_jq(".pi_tuple_size == 8 and .pi_type == 1 and (.pi_caps | index(\"nocheck\")) == null");
+	pi_roundtrip("/dev/mapper/dio_lin", "2M", 71);
+
+	/* Block 5 of the mapping, LBA 8197 of the namespace (QEMU: data first). */
+	f = fopen("/tmp/results/nvme1.img", "r+");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (8192 + 5) * 512L, SEEK_SET), 0);
+	assert_int_equal(fread(blk, 1, 512, f), 512);
+	stored = dio_pi_crc16_t10dif(0, blk, 512);
+	blk[100] ^= 0xff;
+	now = dio_pi_crc16_t10dif(0, blk, 512);
+	assert_int_equal(fseek(f, (8192 + 5) * 512L, SEEK_SET), 0);
+	assert_int_equal(fwrite(blk, 1, 512, f), 512);
+	fclose(f);
+
+	dioctl_expect(4, "scrub /dev/mapper/dio_lin -r 0:1M -j");
+	if (tl_kernel_at_least(6, 14))
+		expect_jq(".pi_failures == 1 and (.failures[0] | .interval == 5 and "
+			  ".tag == \"guard\" and .expected == \"%#x\" and .actual == \"%#x\")",
+			  now, stored);
+	else
+		expect_jq(".pi_failures == 1 and (.failures[0] | .interval == 5 and .tag == null "
+			  "and (.note | test(\"tag and values unknown\")))");
+	dioctl_expect(0, "write /dev/mapper/dio_lin -l 64K --random 71 --pi");
+	dioctl_expect(0, "scrub /dev/mapper/dio_lin -r 0:1M -j");
+	expect_jq(".pi_failures == 0");
+}
+
 /* scsi_debug with two hosts, one LUN behind both: its two disks. */
 static void two_paths(char a[64], char b[64])
 {
@@ -795,6 +843,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_lio_fileio_type3, teardown_lio),
 		cmocka_unit_test_teardown(test_lio_iblock, teardown_lio),
 		cmocka_unit_test_teardown(test_dm_linear, teardown_dm),
+		cmocka_unit_test_teardown(test_dm_linear_nvme, teardown_dm),
 		cmocka_unit_test_teardown(test_dm_multipath_reports, teardown_dm),
 		cmocka_unit_test_teardown(test_dm_multipath_path_failure, teardown_dm),
 		cmocka_unit_test_teardown(test_dm_crypt_no_pi, teardown_dm),
