@@ -608,7 +608,7 @@ static void test_dm_multipath_reports(void **state)
 	pi_roundtrip("/dev/mapper/dio_mp", "4M", 41);
 
 	corrupt_sd(a, 7, &stored, &now);
-	/* Every command names the block, its tag and both values. */
+	/* Every command names the block (before 6.14 its tag and values too). */
 	dioctl_expect(4, "read /dev/mapper/dio_mp -l 64K -v");
 	must("grep -q 'block 7 of this I/O (interval 7' " OUT);
 	dioctl_expect(4, "read /dev/mapper/dio_mp -l 64K --pi -j");
