@@ -53,6 +53,17 @@
 #define LOOP_INIT	"naa.5001405000000b01"
 
 static char dioctl[512];
+/* /dev/dio_batch's mode before a test opened it to uid 1000, or -1. */
+static int ctl_mode = -1;
+
+/* Give /dev/dio_batch back the mode it had (the tests after this one expect it). */
+static void ctl_mode_restore(void)
+{
+	unsigned int old;
+
+	if (ctl_mode >= 0 && tl_dio_ctl_chmod(ctl_mode, &old) == 0)
+		ctl_mode = -1;
+}
 
 /* Show a file on stdout (as TAP comments: the runner keeps them). */
 static void show(const char *path)
@@ -214,7 +225,7 @@ static void lio_fileio(const char *file, int mb, int type, char *dev, size_t len
 
 static int teardown_lio(void **state)
 {
-	tl_sh("chmod 0600 /dev/dio_batch");
+	ctl_mode_restore();
 	lio_teardown();
 	tl_scsi_debug_unload();
 	return 0;
@@ -288,13 +299,20 @@ static void lio_fileio_case(int type)
 	 * The corruption was reachable by any user with the door and the
 	 * disk: the same PI write and verified read as uid 1000.
 	 */
-	must("chmod 0666 /dev/dio_batch %s", dev);
+	{
+		unsigned int old;
+
+		assert_int_equal(tl_dio_ctl_chmod(0666, &old), 0);
+		ctl_mode = old;
+	}
+	must("chmod 0666 %s", dev);
 	must("setpriv --reuid=1000 --regid=1000 --clear-groups %s write %s -s 12M -l 2M "
 	     "--random 14 --pi >" OUT " 2>" ERR, dioctl, dev);
 	must("setpriv --reuid=1000 --regid=1000 --clear-groups %s read %s -s 12M -l 2M "
 	     "-v -j >" OUT " 2>" ERR, dioctl, dev);
 	expect_jq(".verified == true and .status == \"ok\"");
-	must("chmod 0600 /dev/dio_batch %s", dev);
+	ctl_mode_restore();
+	must("chmod 0600 %s", dev);
 
 	/* Block 5's data changed behind the target: its guard no longer fits. */
 	edit_file(file, 5 * 512, blk, sizeof(blk), flip_byte);
