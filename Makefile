@@ -136,9 +136,18 @@ $(B)/tests/guest/%: tests/guest/%.c $(LIB_INTERNAL_A) $(TESTLIB_OBJS)
 $(B)/tests/kmodctl: tests/kmodctl.c $(B)/tests/lib/testlib.o
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(B)/tests/lib/testlib.o -lkmod
+# t_abi's table (tests/lib/abi_rules.h) must have a row for every command,
+# struct version and flag mask the header defines: their names, listed here.
+$(B)/tests/abi_names.h: uapi/linux/dio_batch.h
+	@mkdir -p $(@D)
+	sed -n -E -e 's/^#[[:space:]]*define[[:space:]]+(DIO_IOC_[A-Za-z0-9_]+)[[:space:]].*/ABI_IOC(\1)/p' \
+		-e 's/^#[[:space:]]*define[[:space:]]+(DIO_[A-Za-z0-9_]+_SIZE_VER0)[[:space:]].*/ABI_SIZE(\1)/p' \
+		-e 's/^#[[:space:]]*define[[:space:]]+(DIO_[A-Za-z0-9_]+_F_ALL)[[:space:]].*/ABI_FLAGS(\1)/p' $< >$@
+$(B)/tests/guest/t_abi: $(B)/tests/abi_names.h
+$(B)/tests/guest/t_abi: private CPPFLAGS += -I$(B)/tests
 # A 32-bit program, for the compat_ioctl path (needs gcc-multilib).
 $(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/src/devinfo.c \
-		libdioctl/include/dioctl.h uapi/linux/dio_batch.h
+		libdioctl/include/dioctl.h uapi/linux/dio_batch.h tests/lib/abi_rules.h
 	@mkdir -p $(@D)
 	$(CC) -m32 -static $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ tests/compat32.c libdioctl/src/sys_dio.c \
 		libdioctl/src/devinfo.c

@@ -8,6 +8,12 @@
  * the 32-bit struct iovec array), the errnos of a NULL array, a bad handle
  * and a misaligned buffer, close.  Prints what failed; exit status 0 when all held.  The structs'
  * sizes are checked when it is compiled: one layout for 32 and 64 bits.
+ *
+ * compat32 --abi DEVICE ROW, run by t_abi: the ABI rules of the header's
+ * preamble for one row of tests/lib/abi_rules.h (a command, or
+ * "dio_request"), or for every number no row names ("sweep"), from a
+ * 32-bit program; the cases that fail are printed, exit status 0 when
+ * none did.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +25,7 @@
 #include <unistd.h>
 
 #include "dioctl.h"
+#include "lib/abi_rules.h"
 
 _Static_assert(sizeof(struct dio_features) == DIO_FEATURES_SIZE_VER0, "dio_features");
 _Static_assert(sizeof(struct dio_init) == DIO_INIT_SIZE_VER0, "dio_init");
@@ -40,6 +47,24 @@ _Static_assert(offsetof(struct dio_features, max_fixed_buf_bytes) == 64, "max_fi
 
 #define CHECK(c) do { if (!(c)) { printf("compat32: %s failed (errno %d)\n", #c, errno); return 1; } } while (0)
 
+/* compat32 --abi DEVICE ROW|sweep */
+static int abi_main(const char *dev, const char *row)
+{
+	const struct abi_subject *s = abi_subject_find(row);
+	struct abi_env e;
+	unsigned int failed;
+
+	if (!s && strcmp(row, "sweep")) {
+		printf("compat32: no row %s in tests/lib/abi_rules.h\n", row);
+		return 1;
+	}
+	if (abi_env_open(&e, "abi32", dev))
+		return 1;
+	failed = s ? abi_run_subject(&e, s) : abi_sweep(&e);
+	abi_env_close(&e);
+	return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct dio_request w, r, *rp;
@@ -50,6 +75,8 @@ int main(int argc, char **argv)
 	char *a, *b;
 
 	CHECK(sizeof(void *) == 4);
+	if (argc == 4 && !strcmp(argv[1], "--abi"))
+		return abi_main(argv[2], argv[3]);
 	CHECK(argc == 2);
 	CHECK(sys_dio_features(&f) == 0);
 	CHECK(f.abi_version == DIO_BATCH_ABI_VERSION);
