@@ -24,6 +24,11 @@ module_param_named(max_user_pinned_mb, dio_max_user_pinned_mb, uint, 0644);
 MODULE_PARM_DESC(max_user_pinned_mb,
 		 "MiB of user memory one user may have pinned by I/O in flight, whole pages per pin; 0: no ceiling; CAP_IPC_LOCK is exempt (default 256)");
 
+/*
+ * DIO_IOC_FEATURES reads only the size: struct dio_features is the
+ * output-only exception of the header's rules (no tail, no reserved field
+ * is read), so the probe answers a program of any age.
+ */
 static long dio_features_ioctl(void __user *arg)
 {
 	struct dio_features f = {
@@ -58,8 +63,9 @@ static long dio_features_ioctl(void __user *arg)
 
 /*
  * The size encoded in an ioctl number changes when a struct grows, so the
- * commands are matched on magic and number only; the struct's own size
- * field says which version the caller has.
+ * commands are matched on magic, number and direction, never on the size
+ * bits; the struct's own size field says which version the caller has.
+ * Another direction is another (unknown) command: -ENOTTY.
  */
 static bool dio_ioc_is(unsigned int cmd, unsigned int want)
 {

@@ -13,19 +13,50 @@
  *    DIO_IOC_UNREGISTER.  It is pollable: readable while it holds completions
  *    that were not yet reported by WAIT or COLLECT.
  *
- * Rules every argument struct follows:
+ * Rules every argument struct follows.  Each is stated here once, with its
+ * exceptions; tests/guest/t_abi.c checks every one for every command, from
+ * 64- and 32-bit programs.
  *
  *  - It starts with __u32 size, set by the caller to sizeof() of the struct
- *    it was compiled with.  The kernel accepts a smaller (older) struct and
- *    treats the missing tail as zero, and a larger (newer) one whose unknown
- *    tail is all zero; a non-zero unknown tail is -E2BIG, and so is a size
- *    above the page size (4096 on x86; as clone3() and openat2()).  A size below the first
- *    published version of the struct (its *_SIZE_VER0) is -EINVAL.
- *  - Only fixed-width types; user pointers are __u64; padding is explicit
- *    and must be zero.  32- and 64-bit programs share one layout.
- *  - Flag bits outside the documented *_F_ALL / *_ALL masks, and non-zero
- *    reserved or padding fields, are -EINVAL.
- *  - An ioctl number the descriptor does not know is -ENOTTY.
+ *    it was compiled with (struct dio_fixed_buf, an element of
+ *    DIO_IOC_REGISTER's array, has none: its layout never changes).  The
+ *    rules hold for struct dio_request too, which SUBMIT reads for each
+ *    request: a broken one is SUBMIT's error when the request is first.
+ *  - Sizes: below the struct's first published size (its *_SIZE_VER0) is
+ *    -EINVAL.  A smaller (older) struct is accepted and its missing tail
+ *    treated as zero.  A larger (newer) one is accepted when the tail the
+ *    kernel does not know is all zero; a non-zero byte in that tail is
+ *    -E2BIG.  A size above the page size (4096 on x86) is -E2BIG whatever
+ *    the bytes, as for clone3() and openat2().  The kernel never writes
+ *    past its own struct: a larger struct's tail is left as it was.
+ *  - Only fixed-width types; user pointers are __u64; padding is explicit.
+ *    32- and 64-bit programs share one layout (32-bit programs on a 64-bit
+ *    kernel go through compat_ioctl, under the same rules).
+ *  - A non-zero byte in a reserved or padding field is -EINVAL, and so is
+ *    a flag bit outside the field's *_F_ALL mask (a flags field documented
+ *    as "none defined yet" takes no bit).
+ *  - Fields documented "out:" are written, never read: what the caller left
+ *    there does not matter.  Exception: DIO_IOC_OPEN's @handle must be zero
+ *    (-EINVAL), so that a refused OPEN never changes it.
+ *  - Exception to the tail and reserved rules: struct dio_features, the
+ *    one output-only struct.  DIO_IOC_FEATURES, the probe a program makes
+ *    first whatever the age of its header, reads only @size (-EINVAL below
+ *    DIO_FEATURES_SIZE_VER0, -E2BIG above the page size): its reserved
+ *    fields and a larger struct's tail are not read, so neither -EINVAL
+ *    nor -E2BIG comes from them.  struct dio_query and struct dio_stat,
+ *    mostly "out:", follow every rule.
+ *
+ * Rules for ioctl numbers:
+ *
+ *  - Every command is _IOWR(DIO_BATCH_IOC_MAGIC, number, its struct).  The
+ *    module matches a command on magic, number and direction; the size
+ *    bits are ignored (the struct's @size says which version the caller
+ *    has), so a program built with a larger struct issues the same command
+ *    with its own size in them, and a binding may put any size there.
+ *  - The magic and number of a command with another direction (_IO, _IOR
+ *    or _IOW) is not that command: -ENOTTY.
+ *  - Each descriptor knows its own commands only: any other number, the
+ *    other descriptor's commands included, is -ENOTTY.
  *
  * The magic 0xDB shares its number with drivers/char/mwave (00-0F, removed
  * from Linux in 2023); this header uses 0x40-0x5F only.
@@ -95,11 +126,12 @@
  *		-EAGAIN while the user has pinned I/O in flight, -ENOMEM when
  *		the request alone does not fit.  (ABI 2)
  * @max_fixed_bufs: out: most buffers one DIO_IOC_REGISTER takes (ABI 3)
- * @reserved0:	zero
+ * @reserved0:	out: zero
  * @max_fixed_buf_bytes: out: largest registered buffer, bytes (ABI 3)
- * @reserved:	zero
+ * @reserved:	out: zero
  *
- * Only @size is read; the kernel writes min(@size, its size) bytes.
+ * The output-only struct of the rules at the top: only @size is read.  The
+ * kernel writes min(@size, its size) bytes.
  */
 struct dio_features {
 	__u32	size;
@@ -179,7 +211,8 @@ struct dio_init {
  * @size:	sizeof(struct dio_open)
  * @flags:	DIO_OPEN_NOCLAIM
  * @fd:		an open block device; its access mode becomes the handle's
- * @handle:	out: the handle (also the ioctl's return value)
+ * @handle:	out: the handle (also the ioctl's return value); zero on
+ *		input (-EINVAL), as the rules at the top say
  * @reserved:	zero
  *
  * The device is claimed exclusively with the context as holder unless
@@ -319,8 +352,9 @@ struct dio_query {
  * @nr_handles:	out: live handles
  * @reserved:	zero
  *
- * Only @size is read (and the reserved fields, which must be zero); the
- * kernel writes min(@size, its size) bytes.  (ABI 2)
+ * Only @size and the reserved fields (which must be zero) are read, and
+ * the size rules apply in full; the kernel writes min(@size, its size)
+ * bytes.  (ABI 2)
  */
 struct dio_stat {
 	__u32	size;
