@@ -387,14 +387,23 @@ main() {
 		# Objects of an in-tree build in module/ belong to another kernel.
 		find "$out/src" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' -o -name '.*.cmd' \
 			-o -name Module.symvers -o -name modules.order -o -name '*.a' \) -delete
-		if [ -z "$KCHROOT" ]; then
+		case "$out" in
+		*[!A-Za-z0-9_./-]*) w=1 ;; # Kbuild cannot build in a path with spaces, commas and the like
+		*) w= ;;
+		esac
+		if [ -z "$KCHROOT" ] && [ -z "$w" ]; then
 			make -s -C "$KDIR" M="$out/src/module" $cov modules >&2
 		else
-			# The kernel's compiler lives in the chroot: build there, copy back.
+			# The kernel's compiler lives in the chroot, or Kbuild cannot
+			# build where OUTDIR is: build in a plain temporary directory,
+			# copy back.
 			w=$(mktemp -d "$KCHROOT/var/tmp/dio-build.XXXXXX")
 			cp -r "$out/src" "$w/"
-			chroot73 make -s -C "${KDIR#"$KCHROOT"}" M="${w#"$KCHROOT"}/src/module" $cov modules >&2 ||
-				{ rm -rf "$w"; die "build-module: build in $KCHROOT failed"; }
+			if [ -n "$KCHROOT" ]; then
+				chroot73 make -s -C "${KDIR#"$KCHROOT"}" M="${w#"$KCHROOT"}/src/module" $cov modules >&2
+			else
+				make -s -C "$KDIR" M="$w/src/module" $cov modules >&2
+			fi || { rm -rf "$w"; die "build-module: the build in $w failed"; }
 			rm -rf "$out/src"
 			cp -r "$w/src" "$out/"
 			rm -rf "$w"

@@ -39,26 +39,31 @@ done
 # The controller is in a subsystem, so that a namespace can be detached
 # (Namespace Attachment) while it stays up; the guest boots with
 # nvme_core.multipath=N, so the namespaces are plain nvme0nX as without it.
+# QEMU's option syntax doubles a comma inside a value (the path).
+qres=${res//,/,,}
 # shellcheck disable=SC2054  # the commas separate QEMU's suboptions
 nvme=(
 	-device nvme-subsys,id=nvmesubsys0,nqn=diobatch
 	-device nvme,id=nvme0,serial=diobatch0,subsys=nvmesubsys0
-	-drive file="$res/nvme1.img",if=none,id=nvm1,format=raw,cache=writeback
+	-drive file="$qres/nvme1.img",if=none,id=nvm1,format=raw,cache=writeback
 	-device nvme-ns,drive=nvm1,bus=nvme0,nsid=1,ms=8,mset=0,pi=1
-	-drive file="$res/nvme2.img",if=none,id=nvm2,format=raw,cache=writeback
+	-drive file="$qres/nvme2.img",if=none,id=nvm2,format=raw,cache=writeback
 	-device nvme-ns,drive=nvm2,bus=nvme0,nsid=2,logical_block_size=4096,physical_block_size=4096,ms=16,mset=0,pi=1,pif=2
-	-drive file="$res/nvme3.img",if=none,id=nvm3,format=raw,cache=writeback
+	-drive file="$qres/nvme3.img",if=none,id=nvm3,format=raw,cache=writeback
 	-device nvme-ns,drive=nvm3,bus=nvme0,nsid=3,ms=8,mset=0,pi=3
 	# Metadata larger than PI: 16 bytes, the T10 type 1 CRC16 tuple in the
 	# first 8 (pil=1; Linux 6.1 takes PI only first, or as all of the
 	# metadata), 8 bytes the kernel does not interpret.
-	-drive file="$res/nvme4.img",if=none,id=nvm4,format=raw,cache=writeback
+	-drive file="$qres/nvme4.img",if=none,id=nvm4,format=raw,cache=writeback
 	-device nvme-ns,drive=nvm4,bus=nvme0,nsid=4,ms=16,mset=0,pi=1,pil=1
 	# Type 2: the kernel's profile is type 1's; libdioctl asks Identify.
-	-drive file="$res/nvme5.img",if=none,id=nvm5,format=raw,cache=writeback
+	-drive file="$qres/nvme5.img",if=none,id=nvm5,format=raw,cache=writeback
 	-device nvme-ns,drive=nvm5,bus=nvme0,nsid=5,ms=8,mset=0,pi=2
 )
 rm -f "$res/guest.rc" "$res/guest.log" "$res/dmesg.txt"
+# Where the checkout is, for the guest's init (in the results share, not on
+# the kernel command line: the path may hold spaces).
+printf '%s\n' "$top" >"$res/.top"
 # -cpu max without la57: with 5-level paging the debug kernel's KASAN once
 # reported a wild-memory-access in handle_edge_irq() during early boot
 # (start_kernel, long before any test; the direct map at 0xff11...), an
@@ -99,10 +104,10 @@ boot() {
 		-M q35 -cpu max,la57=off -smp "$VM_SMP" -m "$VM_MEM" -accel tcg,thread=multi \
 		-nographic -no-reboot -nodefaults -serial stdio \
 		-kernel "$VMLINUZ" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge init_on_alloc=0 nvme_core.multipath=N dio.top=$top ${KCMDLINE_EXTRA:-} ${VM_CMDLINE:-}" \
+		-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge init_on_alloc=0 nvme_core.multipath=N ${KCMDLINE_EXTRA:-} ${VM_CMDLINE:-}" \
 		-virtfs local,path="${VM_ROOT:-/}",mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-		-virtfs local,path="$top",mount_tag=srctree,security_model=none,readonly=on,multidevs=remap \
-		-virtfs local,path="$res",mount_tag=results,security_model=none,multidevs=remap \
+		-virtfs local,path="${top//,/,,}",mount_tag=srctree,security_model=none,readonly=on,multidevs=remap \
+		-virtfs local,path="$qres",mount_tag=results,security_model=none,multidevs=remap \
 		"${nvme[@]}" "${qemu_args[@]}" </dev/null >"$res/console.log" 2>&1 &
 	qpid=$!
 	wait "$qpid"
