@@ -22,6 +22,7 @@ KDIR		?= /lib/modules/$(KVER)/build
 KERNELS		?= 6.1 6.12 7.3 debug
 DKMS_CHECK	?= 1
 DEB_CHECK	?= 1
+ANYWHERE_CHECK	?= 1
 PREFIX		?= /usr/local
 # Debian's multiarch library directory where the compiler names one
 # (x86_64-linux-gnu), as for the distribution's own libraries.
@@ -201,10 +202,12 @@ deps:
 check:
 	@scripts/deps.sh --check || scripts/deps.sh
 	@rm -rf $(B)/results && mkdir -p $(B)/results
-	@if $(MAKE) --no-print-directory userspace; then \
+	@t0=$$(date +%s); if $(MAKE) --no-print-directory userspace; then \
+		printf 'make userspace\t%s\n' $$(($$(date +%s) - t0)) >>$(B)/results/phases; \
 		tests/run-unit.sh $(B) || true; \
 		tests/static-check.sh $(B) || true; \
-		KERNELS="$(KERNELS)" DKMS_CHECK="$(DKMS_CHECK)" DEB_CHECK="$(DEB_CHECK)" tests/vm/check-all.sh; \
+		KERNELS="$(KERNELS)" DKMS_CHECK="$(DKMS_CHECK)" DEB_CHECK="$(DEB_CHECK)" \
+			ANYWHERE_CHECK="$(ANYWHERE_CHECK)" tests/vm/check-all.sh; \
 	else \
 		echo "make check: make userspace failed; no test ran" >&2; \
 		echo "0 1" >$(B)/results/userspace.counts; \
@@ -214,7 +217,7 @@ check:
 # The guest suite on the debug kernel only (KASAN, kmemleak, lockdep,
 # fault injection); make check runs it too.
 check-debug:
-	@$(MAKE) --no-print-directory check KERNELS=debug DKMS_CHECK=0 DEB_CHECK=0
+	@$(MAKE) --no-print-directory check KERNELS=debug DKMS_CHECK=0 DEB_CHECK=0 ANYWHERE_CHECK=0
 
 # Hunt flaky tests: LANES (default "debug 6.1") RUNS times each (3), with
 # LOAD busy loops beside them (0; LOAD=$$(nproc) loads every core), then a
@@ -226,7 +229,7 @@ flakes: userspace
 # check's KERNELS yet: a second kernel built from source would push a fresh
 # machine's CI past its time budget (tests/README.md has the numbers).
 check-kcsan:
-	@$(MAKE) --no-print-directory check KERNELS=kcsan DKMS_CHECK=0 DEB_CHECK=0
+	@$(MAKE) --no-print-directory check KERNELS=kcsan DKMS_CHECK=0 DEB_CHECK=0 ANYWHERE_CHECK=0
 
 # The coverage-guided ioctl fuzzer for DURATION seconds (default 3600) on the
 # debug kernel, its corpus kept in /var/cache/dio_batch/kfuzz-corpus; not
@@ -288,9 +291,11 @@ bench-icount:
 	@$(MAKE) --no-print-directory userspace
 	@bench/icount.sh
 
+# The demo needs dioctl and kmodctl only: no fio engine (which would fetch
+# fio's source), no tests, no benchmarks.
 demo:
 	@scripts/deps.sh --check || scripts/deps.sh
-	@$(MAKE) --no-print-directory userspace
+	@$(MAKE) --no-print-directory tools $(B)/tests/kmodctl
 	@tests/vm/demo.sh
 
 # make install [DESTDIR=] [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] ...

@@ -2,7 +2,7 @@
 # Host unit tests: every build/tests/unit/* program (cmocka, TAP output).
 # Records "passed failed" in BUILD/results/unit.counts.
 B=${1:-build}
-pass=0 fail=0
+pass=0 fail=0 t0=$(date +%s)
 mkdir -p "$B/results"
 for t in "$B"/tests/unit/*; do
 	[ -x "$t" ] || continue
@@ -23,5 +23,6 @@ if [ $((pass + fail)) = 0 ]; then
 	fail=1
 fi
 echo "$pass $fail" >"$B/results/unit.counts"
+printf 'unit tests\t%s\n' $(($(date +%s) - t0)) >>"$B/results/phases"
 echo "unit: $pass passed, $fail failed"
 [ "$fail" = 0 ]

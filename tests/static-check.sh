@@ -156,5 +156,6 @@ for n in "${names[@]}"; do
 	fi
 done
 echo "$pass $fail" >"$res/static.counts"
+printf 'static checks\t%s\n' $(($(date +%s) - t0)) >>"$res/phases"
 echo "static: $pass passed, $fail failed ($(($(date +%s) - t0)) s)"
 [ "$fail" = 0 ]

@@ -23,6 +23,12 @@ for c in "$dir"/*.counts; do
 	printf '  %-10s %-24s %4d passed, %d failed\n' "$name" "${kver:--}" "$p" "$f"
 	pass=$((pass + p)) fail=$((fail + f))
 done
+# How long each phase took (check-all.sh, check.sh, the runners), in the
+# order they ended: what a run on a new machine spends its time on.
+if [ -s "$dir/phases" ]; then
+	echo "phases (seconds, in the order they ended):"
+	awk -F '\t' '{ printf "  %6d  %s\n", $2, $1 }' "$dir/phases"
+fi
 # The debug run's module coverage (tests/vm/coverage.py), when it ran.
 [ -s "$dir/debug.coverage" ] && sed 's/^/  /' "$dir/debug.coverage"
 [ $((pass + fail)) = 0 ] && fail=1

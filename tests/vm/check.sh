@@ -23,6 +23,9 @@ rm -f "$B/results/$tag.kver"
 # The same reports as the guest's run-suite.sh looks for.
 bad=$(sed -e '/^#/d' -e '/^[[:space:]]*$/d' "$here/report-patterns" | paste -s -d '|' -)
 
+# phase NAME T0: how long NAME took since T0 ($SECONDS), for the summary.
+phase() { printf '%s\t%s\n' "$1" $((SECONDS - $2)) >>"$B/results/phases"; }
+
 fail_setup() {
 	echo "check[$flavour]: FAILED: $*" >&2
 	echo "0 1" >"$counts"
@@ -31,7 +34,9 @@ fail_setup() {
 [ -n "$bad" ] || fail_setup "no report patterns in $here/report-patterns"
 
 echo "check[$flavour]: preparing kernel" >&2
+t0=$SECONDS
 "$here/kernel.sh" prepare "$flavour" || fail_setup "kernel $flavour could not be prepared"
+phase "kernel $flavour (install or build)" $t0
 eval "$("$here/kernel.sh" env "$flavour")" || fail_setup "kernel.sh env $flavour"
 echo "$KVER" >"$B/results/$tag.kver"
 rm -rf "$res" && mkdir -p "$res"
@@ -39,6 +44,7 @@ build_module() {
 	"$here/kernel.sh" build-module "$flavour" "$res/ko" >"$res/build.log" 2>&1 ||
 		{ cat "$res/build.log" >&2; fail_setup "module does not build for $KVER"; }
 }
+t0=$SECONDS
 build_module
 # Once (of some thirty debug builds) objtool warned of indirect calls in a
 # retpoline build: the objects had been compiled without the retpoline
@@ -55,6 +61,7 @@ fi
 if grep -iE 'warning' "$res/build.log" >&2; then
 	fail_setup "module build for $KVER has warnings"
 fi
+phase "module for $flavour" $t0
 
 # The fuzzers' knobs (DIO_FUZZ_*, DIO_KFUZZ_*) and TEST_TIMEOUT reach the
 # guest.  KFUZZ_CORPUS (a host directory, tests/vm/fuzz.sh): the coverage-
@@ -74,10 +81,11 @@ echo "guest: \$(uname -r)"
 exec sh '$top/tests/guest/run-suite.sh'
 EOS
 echo "check[$flavour]: booting $KVER" >&2
-start=$(date +%s)
+t0=$SECONDS
 "$here/run.sh" "$flavour" "$res"
 rc=$?
-echo "check[$flavour]: guest ran $(( $(date +%s) - start ))s, status $rc" >&2
+echo "check[$flavour]: guest ran $((SECONDS - t0))s, status $rc" >&2
+phase "guest $tag" $t0
 if [ -n "${KFUZZ_CORPUS:-}" ] && [ -d "$res/corpus" ]; then
 	cp -r "$res/corpus/." "$KFUZZ_CORPUS/"
 	echo "check[$flavour]: corpus: $(find "$KFUZZ_CORPUS" -type f | wc -l) entries in $KFUZZ_CORPUS" >&2

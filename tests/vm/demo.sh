@@ -3,7 +3,7 @@
 # dio_batch at work with dioctl: features, queries of a scsi_debug DIF/DIX
 # disk and three QEMU NVMe namespaces with PI, then a data block corrupted
 # behind the device's back and found again, block and tag.
-#   demo.sh            (after `make userspace`; results in build/demo)
+#   demo.sh            (after `make tools build/tests/kmodctl`, as make demo does; results in build/demo)
 # Exit status: 0 when every step did what it should, 1 otherwise.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +16,7 @@ say() { printf '\n=== %s\n' "$*"; }
 die() { echo "demo: $*" >&2; exit 1; }
 
 for f in "$B/tools/dioctl" "$B/tests/kmodctl"; do
-	[ -x "$f" ] || die "$f is missing: run 'make userspace' first"
+	[ -x "$f" ] || die "$f is missing: run 'make demo'"
 done
 
 say "Preparing Debian 12's kernel ($flavour) and building dio_batch for it"
