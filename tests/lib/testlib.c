@@ -19,6 +19,8 @@
 
 #include "testlib.h"
 
+static void tl_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 static struct kmod_ctx *tl_kmod(void)
 {
 	static struct kmod_ctx *ctx;
@@ -126,8 +128,12 @@ int tl_kmod_remove(const char *name)
 	ret = kmod_module_new_from_name(ctx, name, &mod);
 	if (ret < 0)
 		return ret;
-	/* A disk that was just closed may be held by udev-less probing briefly. */
-	for (i = 0; i < 50; i++) {
+	/*
+	 * A disk that was just closed may be held by udev-less probing
+	 * briefly, a module by the last references of its objects: up to
+	 * 5 s (x tl_slow_factor()) for what takes milliseconds.
+	 */
+	for (i = 0; i < 50 * tl_slow_factor(); i++) {
 		ret = kmod_module_remove_module(mod, 0);
 		if (ret != -EBUSY && ret != -EAGAIN)
 			break;
@@ -223,7 +229,7 @@ int tl_scsi_debug_wait_disks(int want, char names[][32], int max)
 {
 	int n = 0, i;
 
-	for (i = 0; i < 200; i++) {
+	for (i = 0; i < 200 * tl_slow_factor(); i++) {
 		n = tl_scsi_debug_disks(names, max);
 		if (n == want)
 			break;
@@ -237,7 +243,7 @@ static int tl_wait_path(const char *path, int seconds)
 	struct stat st;
 	int i;
 
-	for (i = 0; i < seconds * 20; i++) {
+	for (i = 0; i < seconds * 20 * tl_slow_factor(); i++) {
 		if (stat(path, &st) == 0)
 			return 0;
 		usleep(50000);
@@ -262,12 +268,17 @@ int tl_scsi_debug_load(const char *opts, char *dev, size_t devlen)
 	ret = tl_kmod_probe("scsi_debug", opts);
 	if (ret)
 		return ret;
-	for (i = 0; i < 200; i++) {
+	/*
+	 * Disks appear while the module loads, or a moment after (the scan
+	 * is asynchronous): 10 s (x tl_slow_factor()) for what takes well
+	 * under a second, t_bounds' thousand disks aside (it waits itself).
+	 */
+	for (i = 0; i < 200 * tl_slow_factor(); i++) {
 		if (tl_scsi_debug_disks(names, 8) > 0)
 			break;
 		usleep(50000);
 	}
-	if (i == 200) {
+	if (i == 200 * tl_slow_factor()) {
 		fprintf(stderr, "testlib: no scsi_debug disk appeared (%s)\n", opts);
 		return -ENODEV;
 	}
@@ -375,9 +386,14 @@ int tl_nvme_dev(int nsid, char *dev, size_t devlen)
 
 	if (ret)
 		return ret;
-	for (i = 0; i < 400 && !tl_nvme_find(nsid, dev, devlen); i++)
+	/*
+	 * A controller bound again (t_devloss) resets and scans its
+	 * namespaces in the background: seconds under TCG; 20 s (x
+	 * tl_slow_factor()).
+	 */
+	for (i = 0; i < 400 * tl_slow_factor() && !tl_nvme_find(nsid, dev, devlen); i++)
 		usleep(50000);
-	if (i == 400) {
+	if (i == 400 * tl_slow_factor()) {
 		fprintf(stderr, "testlib: NVMe namespace %d did not appear\n", nsid);
 		return -ENODEV;
 	}
@@ -432,7 +448,7 @@ long tl_slab_wait(const char *cache, long want, int seconds)
 	long n = tl_slab_active(cache);
 	int i;
 
-	for (i = 0; n != want && i < seconds * 10; i++) {
+	for (i = 0; n != want && i < seconds * 10 * tl_slow_factor(); i++) {
 		usleep(100000);
 		n = tl_slab_active(cache);
 	}
@@ -461,19 +477,111 @@ int tl_write_file(const char *path, const char *val)
 	return ret;
 }
 
-int tl_scsi_debug_ndelay(long ns)
+#define SD_DRV "/sys/bus/pseudo/drivers/scsi_debug/"
+
+/*
+ * Write @val to scsi_debug's parameter @param, which it refuses (EBUSY)
+ * while commands are queued: retried for 4 s (x tl_slow_factor()), time
+ * for the commands of the tests' delays (at most 2 s, x the factor) to
+ * complete.
+ */
+static int tl_scsi_debug_param(const char *param, const char *val)
 {
-	char v[32];
+	char path[128];
 	int i, ret = 0;
 
-	snprintf(v, sizeof(v), "%ld", ns);
-	for (i = 0; i < 200; i++) {
-		ret = tl_write_file("/sys/bus/pseudo/drivers/scsi_debug/ndelay", v);
+	snprintf(path, sizeof(path), SD_DRV "%s", param);
+	for (i = 0; i < 200 * tl_slow_factor(); i++) {
+		ret = tl_write_file(path, val);
 		if (ret != -EBUSY)
 			break;
 		usleep(20000);
 	}
 	return ret;
+}
+
+int tl_scsi_debug_ndelay(long ns)
+{
+	char v[32];
+	int ret;
+
+	snprintf(v, sizeof(v), "%ld", ns);
+	ret = tl_scsi_debug_param("ndelay", v);
+	/*
+	 * ndelay 0 gives back the default delay of one jiffy only when an
+	 * ndelay was set; after a delay in jiffies (tl_scsi_debug_delay_ms())
+	 * that delay stays unless it is set back too.
+	 */
+	if (!ret && !ns)
+		ret = tl_scsi_debug_param("delay", "1");
+	return ret;
+}
+
+int tl_scsi_debug_delay_ms(long ms)
+{
+	char v[32];
+	int hz;
+
+	if (ms < 1000)
+		return tl_scsi_debug_ndelay(ms * 1000000L);
+	hz = tl_kernel_hz();
+	if (hz < 0)
+		return -EIO;
+	/* Writing "delay" sets ndelay to 0. */
+	snprintf(v, sizeof(v), "%ld", ms * hz / 1000);
+	return tl_scsi_debug_param("delay", v);
+}
+
+/* The jiffies of the first "jiffies:" line of /proc/timer_list, or -1. */
+static long long tl_timer_list_jiffies(void)
+{
+	FILE *f = fopen("/proc/timer_list", "r");
+	long long j = -1;
+	char line[256];
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "jiffies: %lld", &j) == 1)
+			break;
+	fclose(f);
+	return j;
+}
+
+int tl_kernel_hz(void)
+{
+	/* Not 300: no kernel here uses it, and it lies too near 250. */
+	static const int hzs[] = { 100, 250, 1000 };
+	static int hz;
+	long long j0, j1;
+	uint64_t t0, t1;
+	double rate;
+	int best = 0;
+
+	if (hz)
+		return hz;
+	t0 = tl_now_ns();
+	j0 = tl_timer_list_jiffies();
+	usleep(200000);
+	t1 = tl_now_ns();
+	j1 = tl_timer_list_jiffies();
+	if (j0 < 0 || j1 < 0) {
+		fprintf(stderr, "testlib: no jiffies in /proc/timer_list\n");
+		return -1;
+	}
+	/*
+	 * Jiffies and the monotonic clock advance together, also while the
+	 * guest is descheduled; a rate off by 30% (a read of /proc/timer_list
+	 * slower than the other by 60 ms) still rounds to the right HZ.
+	 */
+	rate = (double)(j1 - j0) * 1e9 / (double)(t1 - t0);
+	for (int i = 1; i < 3; i++)
+		if ((rate - hzs[i]) * (rate - hzs[i]) <
+		    (rate - hzs[best]) * (rate - hzs[best]))
+			best = i;
+	hz = hzs[best];
+	tl_say("# HZ %d (%.0f jiffies a second measured)\n", hz, rate);
+	return hz;
 }
 
 int tl_link_name(const char *path, char *out, size_t len)
@@ -512,7 +620,6 @@ long tl_dio_refcnt(void)
  * What cmocka's print_message() does (testlib does not link cmocka): at
  * most 1023 characters, on stdout, flushed.
  */
-static void tl_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void tl_say(const char *fmt, ...)
 {
 	char buf[1024];
@@ -588,6 +695,18 @@ void tl_fill(void *buf, size_t len, uint64_t tag)
 
 	for (size_t i = 0; i < len / 8; i++)
 		p[i] = tl_mix(tag * 0x100000001b3ULL + i);
+}
+
+int tl_slow_factor(void)
+{
+	static int factor;
+
+	if (!factor) {
+		const char *fl = getenv("DIO_FLAVOUR");
+
+		factor = fl && strcmp(fl, "debug") && strcmp(fl, "kcsan") ? 1 : 4;
+	}
+	return factor;
 }
 
 int tl_debug_kernel(void)

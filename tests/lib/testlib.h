@@ -35,7 +35,7 @@ int tl_scsi_debug_load(const char *opts, char *dev, size_t devlen);
 int tl_scsi_debug_unload(void);
 /* All scsi_debug disks, as "sdX" names; returns how many (at most max). */
 int tl_scsi_debug_disks(char names[][32], int max);
-/* Wait up to 10 s for @want of them; returns how many there are. */
+/* Wait up to 10 s (x tl_slow_factor()) for @want of them; returns how many there are. */
 int tl_scsi_debug_wait_disks(int want, char names[][32], int max);
 
 /* Load the NVMe driver and wait for namespace @nsid of controller 0. */
@@ -71,8 +71,9 @@ const char *tl_basename(const char *dev);
  */
 long tl_slab_active(const char *cache);
 /*
- * Wait up to @seconds for a cache to hold @want objects (RCU and deferred
- * frees take a moment); returns the last count seen.
+ * Wait up to @seconds (x tl_slow_factor()) for a cache to hold @want
+ * objects (RCU and deferred frees take a moment); returns the last count
+ * seen.
  */
 long tl_slab_wait(const char *cache, long want, int seconds);
 /* tl_slab_wait() == @want, saying on stderr what it saw when not. */
@@ -81,10 +82,25 @@ int tl_slab_reaches(const char *cache, long want, int seconds);
 /* Write @val to a sysfs/procfs file; 0 or -errno. */
 int tl_write_file(const char *path, const char *val);
 /*
- * scsi_debug's completion delay in ns (0: none); retried while the driver
+ * scsi_debug's completion delay in ns, below 1 s (0: scsi_debug's default
+ * of one jiffy, whichever delay was set before); retried while the driver
  * refuses it because commands are queued.  0 or -errno.
  */
 int tl_scsi_debug_ndelay(long ns);
+/*
+ * The same in ms, without ndelay's limit: from 1 s on as scsi_debug's
+ * "delay", in jiffies of the running kernel (tl_kernel_hz()).  Either way
+ * a command completes @ms after scsi_debug queued it (an hrtimer), never
+ * sooner.  0 or -errno.
+ */
+int tl_scsi_debug_delay_ms(long ms);
+/*
+ * The running kernel's HZ (Debian's kernels: 250; the debug and kcsan
+ * builds: 1000): the jiffies of /proc/timer_list counted over 200 ms,
+ * rounded to 100, 250 or 1000; measured once, said on stdout.  -1 if
+ * /proc/timer_list cannot be read.
+ */
+int tl_kernel_hz(void);
 
 /*
  * Last component of what the symlink @path points to, in @out ("" and
@@ -129,6 +145,22 @@ void tl_fill(void *buf, size_t len, uint64_t tag);
  * smaller time budgets), 0 on a stock one; -1 when $DIO_FLAVOUR is not set.
  */
 int tl_debug_kernel(void);
+/*
+ * How much slower than a stock kernel a test takes its kernel to be: 4 on
+ * the sanitizer kernels (KASAN, lockdep, kmemleak or KCSAN, HZ 1000: 5 to
+ * 20 times slower under TCG), 1 on a stock one, 4 when $DIO_FLAVOUR is not
+ * set (the safe side).  Every bound that waits for something multiplies
+ * by it: this library's (devices appearing, slab counts, scsi_debug's
+ * queue draining, module removal) and the tests' own, and so do the
+ * delays that keep requests at the device while a test looks at them.
+ * Each such bound has a margin of ten or more over what it waits for on
+ * a loaded stock guest (2 vCPUs under TCG, two guests on two host cores),
+ * so that the factor, the one t_bounds and the fuzzers already gave the
+ * debug kernel (250 disks for 1000, up to four times a time budget), covers
+ * the debug kernel's slowness as well.  A wait ends as soon as what it
+ * waits for happens: the factor lengthens only a failing test.
+ */
+int tl_slow_factor(void);
 
 /* Is the running kernel at least MAJ.MIN? */
 int tl_kernel_at_least(int maj, int min);
