@@ -103,6 +103,18 @@ static void check_same(const void *a, const void *b, size_t len,
 	fail_msg("%s: %zu bytes differ from byte %zu on", what, len, i);
 }
 
+/*
+ * Time in these tests.  The 10 s of poll(), epoll_wait() and a child's
+ * alarm() are hang guards: what they wait for (a read of 4 KiB, without a
+ * delay) takes milliseconds on a loaded guest, tens of them on the debug
+ * kernel.  A timeout that must expire (WAIT, COLLECT) is a lower bound:
+ * the module sleeps on an hrtimer of CLOCK_MONOTONIC, the clock
+ * tl_now_ns() reads, which never expires early, however loaded the
+ * machine (only late).  Requests kept at the device are kept there by
+ * scsi_debug's delay, an hrtimer started when it queued the command; a
+ * test that needs a request not yet done says how long its own steps take
+ * against that delay, which is multiplied by tl_slow_factor().
+ */
 static const struct timespec ts_zero = { 0, 0 };
 
 static struct timespec ts_ms(long ms)
@@ -239,7 +251,7 @@ static int teardown_sd(void **state)
 	int i;
 
 	if (d.kind == DEV_SD512 || d.kind == DEV_SD4K)
-		tl_write_file(SD_DRV "/ndelay", "0");
+		tl_scsi_debug_ndelay(0);	/* either delay */
 	snprintf(v, sizeof(v), "%s", inflight_orig);
 	tl_write_file(P_INFLIGHT, v);
 	for (i = 0; i < 4; i++)
@@ -876,20 +888,32 @@ static void test_queue_per_descriptor_across_fork(void **state)
 	free(want);
 }
 
-/* COLLECT with min_nr above what completes returns what there is, late. */
+/*
+ * COLLECT with min_nr above what completes returns what there is, late.
+ * Both reads done and neither reported, whatever the machine's speed: they
+ * are submitted one after the other, and an edge-triggered epoll instance
+ * reports each completion as an edge (test_poll_epoll), which the test
+ * waits for (a sleep of 500 ms stood there: a read late by that much was
+ * missing from COLLECT's count).  The timeouts are lower bounds.
+ */
 static void test_collect_timeout(void **state)
 {
 	struct dio_request r[2], *rp[2] = { &r[0], &r[1] }, *got[4];
-	struct pollfd pfd = { .fd = d.ctx, .events = POLLIN };
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET }, out;
 	uint8_t *buf = tl_xalloc(2 * 4096, 0);
+	int et = epoll_create1(EPOLL_CLOEXEC);
 	struct timespec ts = ts_ms(200);
 	uint64_t t0;
 
+	assert_true(et >= 0);
+	assert_int_equal(epoll_ctl(et, EPOLL_CTL_ADD, d.ctx, &ev), 0);
 	dio_req_prep_read(&r[0], d.h, buf, 4096, 0);
 	dio_req_prep_read(&r[1], d.h, buf + 4096, 4096, 4096);
-	assert_int_equal(tl_dio_submit(d.ctx, rp, 2), 2);
-	assert_int_equal(poll(&pfd, 1, 10000), 1);
-	usleep(500000);		/* both done, neither reported */
+	assert_int_equal(tl_dio_submit(d.ctx, rp, 1), 1);
+	assert_int_equal(epoll_wait(et, &out, 1, 10000), 1);	/* r[0] done */
+	assert_int_equal(tl_dio_submit(d.ctx, rp + 1, 1), 1);
+	assert_int_equal(epoll_wait(et, &out, 1, 10000), 1);	/* r[1] done */
+	close(et);
 	t0 = tl_now_ns();
 	assert_int_equal(tl_dio_collect(d.ctx, got, 4, 4, &ts), 2);
 	assert_true(tl_now_ns() - t0 >= 200000000ULL);
@@ -905,9 +929,17 @@ static void test_collect_timeout(void **state)
 	free(buf);
 }
 
-/* WAIT on a request that is still at the device (scsi_debug delays it). */
+/*
+ * WAIT on a request that is still at the device: scsi_debug completes it
+ * 900 ms (x tl_slow_factor()) after queueing it.  Not done for WAIT with
+ * no time and with 50 ms: the steps from the submission to the end of the
+ * second WAIT (two calls and a 50 ms sleep) take under 100 ms on a loaded
+ * guest, a margin of 800 ms.  The delay is also a lower bound of the wait
+ * for it, as the timeouts are.
+ */
 static void test_wait_timeout_inflight(void **state)
 {
+	const long delay_ms = 900 * tl_slow_factor();
 	struct dio_request r, *rp = &r;
 	struct dio_wait w = { .size = sizeof(w), .nr = 1 };
 	uint8_t *buf = tl_xalloc(4096, 0);
@@ -915,7 +947,7 @@ static void test_wait_timeout_inflight(void **state)
 	uint64_t t0;
 	uint64_t addr = (uintptr_t)rp;
 
-	sd_ndelay(900000000);		/* 900 ms */
+	assert_int_equal(tl_scsi_debug_delay_ms(delay_ms), 0);
 	dio_req_prep_read(&r, d.h, buf, 4096, 0);
 	r.result = SENTINEL;
 	t0 = tl_now_ns();
@@ -929,7 +961,7 @@ static void test_wait_timeout_inflight(void **state)
 	w.reqs = (uintptr_t)&addr;
 	w.timeout_ns = INT64_MAX;
 	assert_int_equal(tl_ioctl(d.ctx, DIO_IOC_WAIT, &w), 1);
-	assert_true(tl_now_ns() - t0 >= 850000000ULL);
+	assert_true(tl_now_ns() - t0 >= (uint64_t)(delay_ms - 50) * 1000000);
 	assert_int_equal(r.result, 4096);
 	/* Negative timeouts other than DIO_WAIT_FOREVER are refused. */
 	w.timeout_ns = -2;
@@ -955,13 +987,18 @@ static void alarm_in_ms(long ms)
 	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
 }
 
-/* A signal ends a blocking COLLECT or WAIT; the completion stays. */
+/*
+ * A signal ends a blocking COLLECT or WAIT; the completion stays.  The
+ * signal comes 50 ms after the submission, the completion 900 ms (x
+ * tl_slow_factor()) after it: a margin of 850 ms for a timer signal to
+ * arrive late.
+ */
 static void test_eintr(void **state)
 {
 	struct dio_request r, *rp = &r, *got;
 	uint8_t *buf = tl_xalloc(4096, 0);
 
-	sd_ndelay(900000000);		/* 900 ms */
+	assert_int_equal(tl_scsi_debug_delay_ms(900 * tl_slow_factor()), 0);
 	dio_req_prep_read(&r, d.h, buf, 4096, 0);
 	r.result = SENTINEL;
 	alarms = 0;
@@ -1545,6 +1582,7 @@ static void test_bad_in_middle(void **state)
 	for (i = 2; i < N; i++)
 		assert_int_equal(r[i].result, SENTINEL);
 	assert_int_equal(tl_dio_wait(d.ctx, rp + 3, 1, &ts_zero), -ENOENT);
+	/* Nothing was queued to complete: 0 after 100 ms, however late. */
 	assert_int_equal(tl_dio_collect(d.ctx, got, 1, N, &ts), 0);
 	xpread(x, N * 4096, 10 * MiB);
 	check_same(w, x, 2 * 4096, "requests before the bad one");
@@ -1622,7 +1660,12 @@ static void test_revoked_handle(void **state)
 	uint8_t *w = tl_xalloc(8192, 0), *b = tl_xalloc(8192, 0);
 
 	tl_fill(w, 8192, 4242);
-	sd_ndelay(300000000);		/* 300 ms */
+	/*
+	 * 300 ms: the two are most likely still in flight at the revocation;
+	 * done already, they must be reported the same (results are written
+	 * when reported, not when done): no verdict depends on it.
+	 */
+	sd_ndelay(300000000);
 	dio_req_prep_write(&r[0], d.h, w, 8192, 12 * MiB);
 	dio_req_prep_read(&r[1], d.h, b, 4096, 0);
 	r[0].result = r[1].result = SENTINEL;
@@ -1746,8 +1789,11 @@ static void test_kept_structs_bounded(void **state)
 		assert_int_equal(tl_slab_active("dio_kreq") + kept_kreqs(), objs0 + 64);
 	}
 	untrack_close(ctx);
-	/* The descriptor's memory goes with its last reference. */
-	for (i = 0; i < 50 && kept_kreqs() != kept0; i++)
+	/*
+	 * The descriptor's memory goes with its last reference: at once, or
+	 * from a work item; up to 5 s (x tl_slow_factor()).
+	 */
+	for (i = 0; i < 50 * tl_slow_factor() && kept_kreqs() != kept0; i++)
 		usleep(100000);
 	assert_int_equal(kept_kreqs(), kept0);
 	assert_int_equal(tl_slab_active("dio_kreq") + kept_kreqs(), objs0);
@@ -1769,7 +1815,14 @@ static void test_close_with_inflight(void **state)
 	h = sys_dio_open(ctx, d.fd, DIO_OPEN_NOCLAIM);
 	assert_true(h >= 1);
 	assert_int_equal(tl_slab_active("dio_file"), files + 1);
-	sd_ndelay(200000000);		/* 200 ms */
+	/*
+	 * 200 ms: nothing below needs them in flight (a request is an object
+	 * from SUBMIT until it is reported or reaped), but most are when the
+	 * descriptor goes; they complete in a few rounds of 200 ms at the
+	 * device, well within the 20 s (x tl_slow_factor()) of
+	 * tl_slab_reaches().
+	 */
+	sd_ndelay(200000000);
 	for (i = 0; i < N; i++) {
 		if (i % 2)
 			dio_req_prep_read(&r[i], h, buf + i * 4096, 4096,
