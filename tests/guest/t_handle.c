@@ -417,7 +417,11 @@ static void test_revoked_for_other_process_after_opener_exits(void **state)
  * The last opener exits with reads still at the device (scsi_debug delays
  * them): the handle is revoked at once for the process that stays, and the
  * orphaned requests complete and are freed by the module, with the exiting
- * descriptor and the handle (and its claim) after them.
+ * descriptor and the handle (and its claim) after them.  "Still at the
+ * device" when the child is gone: from its SUBMIT to the count of request
+ * objects come a pipe write, its exit (a small process: tens of ms on a
+ * loaded stock guest, up to a second on a loaded debug guest), waitpid
+ * and two calls; the reads take 2 s (x tl_slow_factor(): 8 s there).
  */
 static void test_inflight_io_of_exiting_opener(void **state)
 {
@@ -438,7 +442,7 @@ static void test_inflight_io_of_exiting_opener(void **state)
 	assert_true(files >= 1);
 	buf = tl_alloc(N * 4096, 0);
 	assert_non_null(buf);
-	assert_int_equal(tl_scsi_debug_ndelay(900000000), 0);	/* 900 ms */
+	assert_int_equal(tl_scsi_debug_delay_ms(2000 * tl_slow_factor()), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -472,7 +476,10 @@ static void test_inflight_io_of_exiting_opener(void **state)
 	assert_int_equal(sys_dio_submit(ctx, &rp, 1), -1);
 	assert_int_equal(errno, EBADF);
 	assert_int_equal(tl_slab_active("dio_kreq"), N);
-	/* They complete, and everything of the child's goes. */
+	/*
+	 * They complete, and everything of the child's goes: 20 s (x
+	 * tl_slow_factor()) for the delay above and a work item's reaping.
+	 */
 	assert_true(tl_slab_reaches("dio_kreq", 0, 20));
 	assert_true(tl_slab_reaches("dio_file", files, 5));
 	assert_true(tl_slab_reaches("dio_handle", 0, 5));
@@ -917,7 +924,8 @@ static void hundred_devices(const char *opts, int hosts)
 	char dev[64];
 
 	assert_int_equal(tl_scsi_debug_load(opts, dev, sizeof(dev)), 0);
-	for (i = 0; i < 600; i++) {
+	/* A hang guard: 100 disks appear in seconds on a loaded stock guest. */
+	for (i = 0; i < 600 * tl_slow_factor(); i++) {
 		n = tl_scsi_debug_disks(names, 128);
 		if (n >= 100)
 			break;
