@@ -417,7 +417,12 @@ static struct timespec ms_ts(int ms)
 static void agent_io(const struct amsg *m, struct arep *r)
 {
 	struct dio_request q, *qp = &q;
-	struct timespec to = ms_ts(10000);
+	/*
+	 * A hang guard (one read or write of a few KiB: milliseconds, or
+	 * the 500 ms of a test's delay), as are the 10 s of the tests' own
+	 * WAITs and polls below.
+	 */
+	struct timespec to = ms_ts(10000 * tl_slow_factor());
 	uint8_t *buf = tl_alloc(m->len, m->opcode == DIO_OP_WRITE ? m->fill : 0);
 
 	r->diff = -1;
@@ -816,7 +821,10 @@ static void test_forked_child_cannot_reap(void **state)
 		r[i].result = 0x5a5a;
 		rp[i] = &r[i];
 	}
-	/* In flight for a while: the child acts before or after completion. */
+	/*
+	 * In flight for a while: the child acts before or after completion,
+	 * and its calls are refused either way (no verdict depends on when).
+	 */
 	assert_int_equal(tl_scsi_debug_ndelay(200000000), 0);
 	assert_int_equal(sys_dio_submit(ctx, rp, N), N);
 	pid = child_fork();
@@ -1419,7 +1427,10 @@ static void uffd_release(void)
  * whose struct lies in a page write-protected with userfaultfd blocks in
  * the fault when it writes the handle back; meanwhile another thread's
  * OPEN, QUERY and CLOSE of another device in the same context complete
- * within two seconds.  Resolved, the first OPEN returns its handle.
+ * within 10 s (x tl_slow_factor()): they take milliseconds, and would
+ * otherwise never end while the fault stays unresolved, so the bound only
+ * has to be long enough (it was 2 s).  Resolved, the first OPEN returns
+ * its handle.
  */
 static void test_no_user_memory_under_context_lock(void **state)
 {
@@ -1476,7 +1487,7 @@ static void test_no_user_memory_under_context_lock(void **state)
 	assert_int_equal(pthread_create(&uf.t2, NULL, other_device, &o2), 0);
 	uf.t2_on = true;
 	t0 = tl_now_ns();
-	while (!o2.done && tl_now_ns() - t0 < 2000000000ULL)
+	while (!o2.done && tl_now_ns() - t0 < 10000000000ULL * tl_slow_factor())
 		usleep(10000);
 	if (!o2.done) {
 		uffd_release();		/* lets both threads finish */
@@ -1597,6 +1608,14 @@ static struct flip {
 	volatile int stop;
 } fl;
 
+/*
+ * The writer stops 20 writes after the flip.  It must not run out of
+ * writes before the flip comes: the flipper sleeps in 1 ms steps until
+ * the 16th write, and a writer at full speed (fractions of a millisecond
+ * a write) on another vCPU could otherwise reach FLIP_MAX first when the
+ * flipper's vCPU is descheduled.  Past FLIP_MAX - 64 writes it waits for
+ * the flip instead (up to 30 s, x tl_slow_factor(): a hang guard).
+ */
 static void *flip_writer(void *arg)
 {
 	int after = 0;
@@ -1605,6 +1624,9 @@ static void *flip_writer(void *arg)
 		struct dio_request r, *rp = &r;
 		uint8_t *b = fl.buf + (size_t)i * BLK;
 
+		for (int w = 0; i == FLIP_MAX - 64 && !fl.t_flip &&
+		     w < 30000 * tl_slow_factor(); w++)
+			usleep(1000);
 		tl_fill(b, BLK, 7000 + i);
 		dio_req_prep_write(&r, fl.h, b, BLK, OFF_FLIP + (uint64_t)i * BLK);
 		fl.t_submit[i] = tl_now_ns();
@@ -1896,7 +1918,13 @@ static void test_lsm_denies_write_submit(void **state)
 
 /* ---- fsnotify ---- */
 
-/* The union of the events of the next 300 ms (2 s for the first). */
+/*
+ * The union of the events of the next 300 ms (2 s for the first).  The
+ * events the tests expect are queued before this is called (by pwrite,
+ * pread, WAIT and close() themselves, in this process), so no verdict
+ * waits for a late one: the times only bound how long a test looks for
+ * an event that should not be there.
+ */
 static uint32_t inotify_events(int in)
 {
 	union {
