@@ -69,11 +69,15 @@ static int sd_disks(char names[][32], int max)
 	return n;
 }
 
+/*
+ * Wait up to 20 s (x tl_slow_factor()) for @want disks with their nodes:
+ * a rescan or a host's removal settles in about a second.
+ */
 static int sd_wait_disks(int want, char names[][32], int max)
 {
 	int n = 0;
 
-	for (int i = 0; i < 400; i++) {
+	for (int i = 0; i < 400 * tl_slow_factor(); i++) {
 		n = sd_disks(names, max);
 		if (n == want) {
 			char dev[64];
@@ -95,7 +99,8 @@ static int sd_wait_disks(int want, char names[][32], int max)
 /*
  * Open a disk that just appeared.  Its node can be there a moment before
  * the disk is live (open gives ENXIO then), most visibly on the debug
- * kernel: try for up to 10 s, and say why when it never opens.
+ * kernel: try for up to 10 s (x tl_slow_factor()), and say why when it
+ * never opens.
  */
 static int open_disk(const char *name)
 {
@@ -103,7 +108,7 @@ static int open_disk(const char *name)
 	int fd = -1, i;
 
 	snprintf(path, sizeof(path), "/dev/%.31s", name);
-	for (i = 0; i < 200; i++) {
+	for (i = 0; i < 200 * tl_slow_factor(); i++) {
 		fd = open(path, O_RDWR | O_CLOEXEC);
 		if (fd >= 0 || (errno != ENXIO && errno != ENOENT &&
 				errno != ENODEV))
@@ -194,13 +199,25 @@ struct pump {
 	bool bad_unbinding;		/* ctrl_unbinding when it was seen */
 };
 
+/*
+ * Time in these tests.  A request at a device that goes must still be
+ * reported, with its length or a device errno: the WAITs give it 30 s
+ * (the pump, a dead handle's requests) or 60 s (a batch at the device), x
+ * tl_slow_factor(); a request not reported by then counts as lost, which
+ * fails the test.  What they wait for: the device's removal (hundreds of
+ * ms), SCSI error handling of commands that time out after 1 s (seconds),
+ * an NVMe controller's reset (about a second).  The scsi_debug delays and
+ * the sleeps before a removal (100 to 300 ms) only make it likely that
+ * requests are in flight when the device goes; done before, they are as
+ * good (check_batch() takes their length).
+ */
 static void *pump_run(void *arg)
 {
 	enum { NR = 8 };
 	struct pump *p = arg;
 	struct dio_request r[NR], *rp[NR];
 	uint8_t *buf = tl_xalloc(NR * p->len, 0x3c);
-	struct timespec to = { 30, 0 };
+	struct timespec to = { 30 * tl_slow_factor(), 0 };
 	uint64_t seed = 0x1234 + p->h;
 	int i, n, got;
 
@@ -339,7 +356,7 @@ struct waiter {
 static void *waiter_run(void *arg)
 {
 	struct waiter *w = arg;
-	struct timespec to = { 60, 0 };
+	struct timespec to = { 60 * tl_slow_factor(), 0 };
 
 	w->ret = sys_dio_wait(w->ctx, w->rp, w->nr, &to);
 	return NULL;
@@ -402,7 +419,7 @@ static void check_batch(const char *what, struct dio_request *r, int nr, int got
 static void check_dead_handle(int ctx, int h, uint64_t old_capacity)
 {
 	struct dio_request r, *rp = &r;
-	struct timespec to = { 30, 0 };
+	struct timespec to = { 30 * tl_slow_factor(), 0 };
 	uint8_t *buf = tl_xalloc(64 * KiB, 0x3c);
 	struct dio_query q;
 	int op, ret;
@@ -809,12 +826,15 @@ static int nvme_ns_attach(int nsid, bool attach)
 	return ret;
 }
 
-/* Wait until namespace @nsid is gone from /sys/block (or back). */
+/*
+ * Wait until namespace @nsid is gone from /sys/block (or back): up to
+ * @seconds (x tl_slow_factor()), a hang guard for what takes a second.
+ */
 static bool nvme_ns_wait(int nsid, bool present, int seconds)
 {
 	char dev[64];
 
-	for (int i = 0; i < seconds * 20; i++) {
+	for (int i = 0; i < seconds * 20 * tl_slow_factor(); i++) {
 		if (tl_nvme_present(nsid, dev, sizeof(dev)) == present)
 			return true;
 		usleep(50000);
@@ -864,7 +884,8 @@ static void test_nvme_namespace_detached(void **state)
 		fail_msg("detaching namespace %d: %s %d", NS, ret < 0 ? "errno" : "NVMe status",
 			 ret < 0 ? -ret : ret);
 	if (!nvme_ns_wait(NS, false, 20))
-		fail_msg("namespace %d still in /sys/block 20 s after its detach", NS);
+		fail_msg("namespace %d still in /sys/block %d s after its detach", NS,
+			 20 * tl_slow_factor());
 	print_message("# namespace %d detached and gone in %.0f ms\n", NS,
 		      (tl_now_ns() - t0) / 1e6);
 	usleep(200000);
