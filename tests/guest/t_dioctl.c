@@ -606,15 +606,61 @@ static void test_progress(void **state)
 	expect_in(OUT, "no failures\n");
 }
 
-/* SIGINT: the report so far, exit 130 when nothing failed. */
+/* The sectors @dev ("/dev/sdb") has read so far (its stat's third field). */
+static unsigned long long sectors_read(const char *dev)
+{
+	char *v = tl_sysfs_read("/sys/block/%s/stat", tl_basename(dev));
+	unsigned long long ios = 0, merges = 0, sectors = 0;
+
+	assert_non_null(v);
+	assert_int_equal(sscanf(v, "%llu %llu %llu", &ios, &merges, &sectors), 3);
+	free(v);
+	return sectors;
+}
+
+/*
+ * Wait until the scrub @pid runs has read 2 MiB of @dev beyond @base
+ * sectors: it is past its start (its SIGINT handler set) and well under
+ * way, whatever the machine's speed (at --rate 4, half a second after its
+ * first read).  A hang guard of 60 s (x tl_slow_factor()); the scrub
+ * must not end before.
+ */
+static void scrub_under_way(const char *dev, unsigned long long base, pid_t pid)
+{
+	const int tries = 6000 * tl_slow_factor();
+	siginfo_t si;
+	int i;
+
+	for (i = 0; i < tries && (sectors_read(dev) - base) * 512 < 2 * MiB; i++) {
+		si.si_pid = 0;
+		assert_int_equal(waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT), 0);
+		if (si.si_pid == pid)
+			fail_msg("dioctl scrub ended before it read 2 MiB");
+		usleep(10000);
+	}
+	if (i == tries)
+		fail_msg("dioctl scrub read %llu bytes in %d s",
+			 (sectors_read(dev) - base) * 512, tries / 100);
+}
+
+/*
+ * SIGINT: the report so far, exit 130 when nothing failed.  The signal
+ * comes once the disk has read 2 MiB for the scrub (it slept 3 s before:
+ * a scrub slow to start on a loaded guest could take it before its handler
+ * was there, or show less than 1 MiB done); at --rate 4 (MB/s) the scrub
+ * of 64 MiB is then 14 s or more from its end, and 32 MiB, the bound
+ * checked, 6 s away at least (6.1 beside a kernel build: 8 MiB done, the
+ * requests in flight at the signal included).
+ */
 static void test_sigint(void **state)
 {
+	unsigned long long done, base;
 	char dev[64], *s;
-	unsigned long long done;
 	pid_t pid;
 	int st;
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=64 dif=1 dix=1", dev, sizeof(dev)), 0);
+	base = sectors_read(dev);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (!pid) {
@@ -626,7 +672,7 @@ static void test_sigint(void **state)
 		execl(dioctl, "dioctl", "scrub", dev, "--rate", "4", "--json", (char *)NULL);
 		_exit(127);
 	}
-	sleep(3);
+	scrub_under_way(dev, base, pid);
 	assert_int_equal(kill(pid, SIGINT), 0);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st));
@@ -637,10 +683,15 @@ static void test_sigint(void **state)
 	done = strtoull(s, NULL, 0);
 	free(s);
 	print_message("# interrupted after %llu bytes\n", done);
-	/* About 3 s at 4 MB/s: some, far from all. */
+	/*
+	 * At least what the disk read for it (the requests in flight at the
+	 * signal are collected and counted; 1 MiB of the 2 left for reads
+	 * not its own); far from all.
+	 */
 	assert_true(done >= 1 * MiB && done <= 32 * MiB);
 	expect_in(ERR, ", interrupted\n");
 	/* The text report says so too. */
+	base = sectors_read(dev);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (!pid) {
@@ -652,7 +703,7 @@ static void test_sigint(void **state)
 		execl(dioctl, "dioctl", "scrub", dev, "--rate", "4", (char *)NULL);
 		_exit(127);
 	}
-	sleep(2);
+	scrub_under_way(dev, base, pid);
 	assert_int_equal(kill(pid, SIGINT), 0);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_int_equal(WEXITSTATUS(st), 130);
