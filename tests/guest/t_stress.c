@@ -651,9 +651,13 @@ static void writer(int slotno, int inc, uint64_t seed)
 			outstanding--;
 		}
 	}
-	/* Stop: everything submitted is reported, within a minute. */
+	/*
+	 * Stop: everything submitted is reported, within a minute (x
+	 * tl_slow_factor()): a hang guard for at most QD requests that take
+	 * milliseconds each, PI included, on a loaded guest.
+	 */
 	while (outstanding > 0) {
-		struct timespec to = { 60, 0 };
+		struct timespec to = { 60 * tl_slow_factor(), 0 };
 
 		n = sys_dio_collect(ctx, got, 1, QD, &to);
 		if (n < 1) {
@@ -956,11 +960,13 @@ static void test_stress(void **state)
 	 */
 	for (i = 0; i < nproc; i++) {
 		struct pstat *p = &sh->p[i];
-		pid_t r;
+		pid_t r = 0;
 
 		if (p->killed)
 			continue;
-		for (int k = 0; k < 1200 && (r = waitpid(p->pid, &st, WNOHANG)) == 0; k++)
+		/* A hang guard: a process stops within its last batch's time. */
+		for (int k = 0; k < 1200 * tl_slow_factor() &&
+		     (r = waitpid(p->pid, &st, WNOHANG)) == 0; k++)
 			usleep(100000);
 		if (r == 0) {
 			kill(p->pid, SIGKILL);
@@ -1168,7 +1174,9 @@ static void test_inherited_descriptor_is_the_parents(void **state)
 	assert_true(WIFEXITED(st));
 	/* 1: SUBMIT, 2: COLLECT not EXDEV; 4, 8, 16: the child's memory written. */
 	assert_int_equal(WEXITSTATUS(st), 0);
-	assert_int_equal(sys_dio_collect(ctx, got, N, N, &(struct timespec){ 10, 0 }), N);
+	/* Four reads of 4 KiB: milliseconds; 10 s (x the factor), a hang guard. */
+	assert_int_equal(sys_dio_collect(ctx, got, N, N,
+					 &(struct timespec){ 10 * tl_slow_factor(), 0 }), N);
 	for (i = 0; i < N; i++) {
 		assert_true(got[i] >= r && got[i] < r + N);
 		if (got[i]->result != BLK)
