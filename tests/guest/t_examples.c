@@ -52,7 +52,7 @@
 #define UID_USER	1000
 #define GID_USER	1000
 #define GID_DIO		4242		/* the dio_batch group */
-#define EX_TIMEOUT	300		/* seconds per example run */
+#define EX_TIMEOUT	300		/* seconds per example run: a hang guard for seconds */
 #define OUT_MAX		(64 * 1024)
 
 /* The examples' constants. */
@@ -495,7 +495,8 @@ static void test_partition(void **state)
 	assert_int_equal(ioctl(fd, BLKRRPART), 0);
 	close(fd);
 	snprintf(part, sizeof(part), "%s1", dev);
-	for (i = 0; i < 100 && access(part, F_OK); i++)
+	/* BLKRRPART adds the node (devtmpfs): 5 s (x the factor), a hang guard. */
+	for (i = 0; i < 100 * tl_slow_factor() && access(part, F_OK); i++)
 		usleep(50000);
 	assert_int_equal(access(part, F_OK), 0);
 
@@ -558,7 +559,10 @@ static void test_async_scsi(void **state)
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1 guard=0 sector_size=512",
 					    dev, sizeof(dev)), 0);
-	/* 100 us per command: the requests wait in flight, poll sleeps. */
+	/*
+	 * 100 us per command: the requests wait in flight, poll sleeps (most
+	 * of the time: no verdict depends on it).
+	 */
 	assert_int_equal(tl_scsi_debug_ndelay(100000), 0);
 	async_loop(dev, 512, 17, "the module");
 }
