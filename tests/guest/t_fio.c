@@ -170,12 +170,20 @@ static void run_fio(struct fio_res *res, const char *job, const char *const *env
 		/* fio saves verify state files in its working directory */
 		if (chdir("/tmp") < 0)
 			_exit(126);
-		/* a fio that hangs fails its test, not the whole program */
+		/*
+		 * a fio that hangs fails its test, not the whole program: 120 s
+		 * for jobs of seconds (the examples run 2 s each, the others
+		 * move at most 64 MiB)
+		 */
 		execl("/usr/bin/timeout", "timeout", "-k", "5", "120", FIO, "--output-format=json",
 		      "--output=" OUT_JSON, path, (char *)NULL);
 		_exit(127);
 	}
-	/* the fio processes' pinned memory, every 20 ms while it runs */
+	/*
+	 * the fio processes' pinned memory, every 20 ms while it runs: the
+	 * fixedbufs tests make their jobs last long enough to be seen
+	 * (sd_hold_ms())
+	 */
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
 		long kb;
@@ -252,6 +260,22 @@ static void sd_load(const char *opts)
 {
 	assert_int_equal(tl_scsi_debug_load(opts, dev, sizeof(dev)), 0);
 	sd_loaded = true;
+}
+
+/*
+ * scsi_debug holds every command @ms.  The fixedbufs tests read a job's
+ * VmPin by sampling /proc every 20 ms while fio runs (run_fio()), so the
+ * registered memory must stay long enough for several samples, on a fast
+ * machine too: a job keeps at most iodepth ios in flight, so it lasts at
+ * least its ios / iodepth x @ms, whatever the machine's speed.  With
+ * 10 ms: the verify job (2048 ios at depth 16) 1.3 s, a shared-key job
+ * (128 at depth 4) 320 ms, the time all eight of thread=1 hold theirs
+ * together (registered before any starts); 150 ms for 32 ios of 2 MiB at
+ * depth 16: 300 ms.  A sample takes milliseconds, tens on a loaded guest.
+ */
+static void sd_hold_ms(long ms)
+{
+	assert_int_equal(tl_scsi_debug_ndelay(ms * 1000000L), 0);
 }
 
 static int teardown(void **state)
@@ -697,6 +721,7 @@ static void test_fixedbufs_sd(void **state)
 	struct fio_res r;
 
 	sd_load("dev_size_mb=64 dif=1 dix=1");
+	sd_hold_ms(10);
 	fixed_verify("malloc", 64);
 	fixed_verify("mmap", 64);
 	fixed_verify("mmapshared", 64);
@@ -801,6 +826,7 @@ static void test_fixedbufs_memlock(void **state)
 	struct fio_res r;
 
 	sd_load("dev_size_mb=64 dif=1 dix=1");
+	sd_hold_ms(10);
 	assert_int_equal(tl_dio_ctl_chmod(0666, &ctl_mode), 0);
 	ctl_mode_saved = true;
 	assert_int_equal(chmod(dev, 0666), 0);
@@ -830,7 +856,9 @@ static void test_fixedbufs_memlock(void **state)
 	assert_int_equal(tl_write_file(PINNED_PARAM, "1"), 0);
 	assert_int_equal(plain_2m_write_errno(), ENOMEM);
 	run_memlock = 64 << 20;
+	sd_hold_ms(150);
 	run_fio(&r, "fixed-verify.fio", (const char *[]){ dev_env(), "BS=2m", "SIZE=32m", NULL });
+	sd_hold_ms(10);
 	assert_clean(&r, 1);
 	assert_int_equal(r.w_ios, 16);
 	assert_int_equal(r.r_ios, 16);
