@@ -756,7 +756,14 @@ static void test_nth_pi(void **state)
 					assert_int_equal(sys_dio_wait(ctx, rp, ret, NULL), ret);
 			} else {
 				assert_int_equal(sys_dio_submit(ctx, rp, 4), 4);
-				usleep(20000);	/* most likely all done before the call */
+				/*
+				 * Most likely all done before the call; if
+				 * not, WAIT sleeps, which allocates nothing,
+				 * and completions run outside this task,
+				 * where fail-nth does not count: the sweep's
+				 * verdict is the same.
+				 */
+				usleep(20000);
 				nth_arm(n);
 				ret = sys_dio_wait(ctx, rp, 4, NULL);
 				err = errno;
@@ -851,7 +858,11 @@ static void test_nth_wait_collect(void **state)
 			dio_req_prep_read(&r[0], h, b, 64 * KiB, 24 * MiB);
 			dio_req_prep_write(&r[1], h, b + 64 * KiB, 4096, 28 * MiB);
 			assert_int_equal(sys_dio_submit(ctx, rp, 2), 2);
-			/* Most likely both done before the call. */
+			/*
+			 * Most likely both done before the call; a WAIT or
+			 * COLLECT that sleeps first makes the same calls
+			 * (see the PI sweep): no verdict depends on it.
+			 */
 			usleep(20000);
 			if (pass == 0) {
 				nth_arm(n);
@@ -894,6 +905,10 @@ static void test_nth_release_with_inflight(void **state)
 	int n, ctx, h, ret, err, i;
 	bool fired;
 
+	/*
+	 * 50 ms: the requests are most likely in flight at the close; done,
+	 * they are reaped by the same release (no verdict depends on it).
+	 */
 	assert_int_equal(tl_scsi_debug_ndelay(50000000), 0);
 	for (fired = true, n = 1; fired && n <= NTH_MAX; n++) {
 		ctx = ctx_open(&h);
@@ -979,7 +994,9 @@ static void kmemleak_ack_slab_name_leaks(void)
 
 	/*
 	 * kmemleak reports objects older than 5 s, and treats an object whose
-	 * checksum changed since the last scan as referenced: two scans.
+	 * checksum changed since the last scan as referenced: two scans.  The
+	 * 6 s are a lower bound (sleep never returns early; kmemleak's age
+	 * is in jiffies of the same time).
 	 */
 	sleep(6);
 	xwrite_file(kml, "scan");

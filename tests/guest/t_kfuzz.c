@@ -135,7 +135,13 @@
 #define KCOV_WORDS	(1 << 18)	/* entries of each KCOV buffer */
 #define MAPBITS		(1 << 16)	/* edge bitmap */
 #define PCSET		(1 << 16)	/* distinct PCs kept */
-#define PROG_TIMEOUT	30		/* seconds one program may take */
+/*
+ * Seconds one program may take, a hang guard: a program is at most 16
+ * calls, WAIT and COLLECT cut short by a timer signal, reads and writes of
+ * at most a few MiB, and a teardown that drains for 200 ms at most per
+ * descriptor; a second or two on the debug kernel under load.
+ */
+#define PROG_TIMEOUT	30
 #define MIN_EXECS	200
 #define KEY0		0xdbf0ULL
 
