@@ -11,7 +11,12 @@
 #   list of test names to run), TEST_TIMEOUT (seconds per program),
 #   DIO_FLAVOUR (debug: kmemleak must be there)
 set -u
-# Per program; t_faultinj's sweeps take up to 8 minutes on a loaded debug guest.
+# Per program, a hang guard: a program's own waits are hang guards of
+# seconds to minutes (x tl_slow_factor() on the debug and kcsan kernels, see
+# tests/lib/testlib.h); its time budgets are at most 30 s (t_fuzz,
+# t_stress, t_unload) or 120 s (t_kfuzz on the debug kernel), which the
+# fuzzers stretch up to four times on a slow machine; t_faultinj's sweeps
+# take up to 8 minutes on a loaded debug guest.
 case "${DIO_FLAVOUR:-}" in
 debug | kcsan) : "${TEST_TIMEOUT:=1200}" ;;
 *) : "${TEST_TIMEOUT:=600}" ;;
@@ -139,7 +144,8 @@ kmemleak_known() {
 }
 
 # kmemleak reports only objects older than 5 s (MSECS_MIN_AGE) that two
-# scans found unreferenced: scan, wait past that age, scan again.
+# scans found unreferenced: scan, wait past that age, scan again.  The 6 s
+# are a lower bound (sleep never ends early), safe however loaded the guest.
 kml=/sys/kernel/debug/kmemleak
 if [ "${DIO_FLAVOUR:-}" = debug ] || [ -e "$kml" ]; then
 	why=
