@@ -111,7 +111,8 @@ static void __attribute__((format(printf, 1, 2))) expect_jq(const char *fmt, ...
 
 /*
  * The disk whose SCSI vendor and model are these, as "/dev/sdX", waited
- * for up to 10 s; the test fails without one.
+ * for up to 10 s (x tl_slow_factor(): a hang guard, the LUN appears as
+ * its target is set up); the test fails without one.
  */
 static void find_disk(const char *vendor, const char *model, char *dev, size_t len)
 {
@@ -120,7 +121,7 @@ static void find_disk(const char *vendor, const char *model, char *dev, size_t l
 	size_t i;
 	int tries;
 
-	for (tries = 0; tries < 100; tries++) {
+	for (tries = 0; tries < 100 * tl_slow_factor(); tries++) {
 		if (glob("/sys/block/sd*", 0, NULL, &g) == 0) {
 			for (i = 0; i < g.gl_pathc; i++) {
 				v = tl_sysfs_read("%s/device/vendor", g.gl_pathv[i]);
@@ -639,6 +640,18 @@ static void test_dm_multipath_reports(void **state)
 	assert_int_equal(fails, 0);
 }
 
+/* Requests of disk @dev ("/dev/sdb") at the device, reads and writes. */
+static long disk_inflight(const char *dev)
+{
+	char *v = tl_sysfs_read("/sys/block/%s/inflight", tl_basename(dev));
+	long r = 0, w = 0;
+
+	assert_non_null(v);
+	assert_int_equal(sscanf(v, "%ld %ld", &r, &w), 2);
+	free(v);
+	return r + w;
+}
+
 /*
  * A path fails in the middle of 256 PI writes: dm-multipath retries them on
  * the other, the batch completes, every block verifies, nothing is
@@ -646,9 +659,10 @@ static void test_dm_multipath_reports(void **state)
  */
 static void test_dm_multipath_path_failure(void **state)
 {
-	char a[64], b[64];
+	char a[64], b[64], path[128];
+	siginfo_t si;
 	pid_t pid;
-	int st, fails;
+	int st, fails, i;
 
 	dm_modules();
 	two_paths(a, b);
@@ -656,7 +670,11 @@ static void test_dm_multipath_path_failure(void **state)
 	/*
 	 * 20 ms a command: 256 writes at depth 16 take 16 rounds, about a
 	 * third of a second at least, however loaded the machine (a slower
-	 * guest only lengthens it); the path fails after the first round.
+	 * guest only lengthens it).  The path fails once the first writes
+	 * are seen at the paths, with at least 15 rounds, 300 ms, to go: a
+	 * sysfs write away.  (It failed 60 ms after the fork, through a
+	 * shell, before: a parent that got there later than the batch's end,
+	 * dioctl's start and a third of a second, failed no path.)
 	 */
 	assert_int_equal(tl_scsi_debug_ndelay(20000000), 0);
 	pid = fork();
@@ -666,8 +684,17 @@ static void test_dm_multipath_path_failure(void **state)
 		      "-b 64K -d 16 --random 51 --pi -j >" OUT " 2>" ERR, dioctl, (char *)NULL);
 		_exit(127);
 	}
-	usleep(60000);
-	must("echo offline > /sys/block/%s/device/state", tl_basename(b));
+	for (i = 0; i < 30000 * tl_slow_factor(); i++) {
+		if (disk_inflight(a) || disk_inflight(b))
+			break;
+		si.si_pid = 0;
+		assert_int_equal(waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT), 0);
+		if (si.si_pid == pid)
+			break;		/* its status below says why */
+		usleep(1000);
+	}
+	snprintf(path, sizeof(path), "/sys/block/%s/device/state", tl_basename(b));
+	assert_int_equal(tl_write_file(path, "offline\n"), 0);	/* the newline is required */
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		show(OUT);
