@@ -18,8 +18,8 @@
 #   debug  Debian's linux-source-6.1 built with tests/vm/guest.config and
 #          tests/vm/debug.config (KASAN, kmemleak, lockdep, fault injection,
 #          gcov and KCOV for the module) in $DIO_CACHE/debug; KDIR is its O=
-#          build directory.  Rebuilt when the source package version or a
-#          fragment changes (20 to 45 min on 2 cores)
+#          build directory.  Rebuilt when the source package version or an
+#          option in a fragment changes (README.md, "Kernels": how long)
 #   kcsan  the same source with guest.config and tests/vm/kcsan.config
 #          (KCSAN, UBSAN, KCOV for the module) in $DIO_CACHE/kcsan
 # Modules of kernels other than the host's own live outside /lib/modules:
@@ -34,7 +34,6 @@ root73=$cache/trixie
 # The flavours built from linux-source-6.1: their cache directory, fragments
 # and release-name suffix.
 srcdir_of() { echo "$cache/$1"; }
-fragments_of() { echo "$here/guest.config $here/$1.config"; }
 suffix_of() { case "$1" in debug) echo dbg ;; *) echo "$1" ;; esac; }
 
 log() { echo "kernel: $*" >&2; }
@@ -174,7 +173,11 @@ chroot73() { # run a command in the chroot with a clean environment
 }
 prepare_73() {
 	local src mirror signed pick kver pkg t0 keyring
-	if KVER=$(newest_installed "$root73" 7.3) && [ -x "$root73/usr/bin/gcc-14" ] && [ -x "$root73/usr/bin/make" ]; then
+	# Ready only when dpkg in the chroot has nothing half done: a run killed
+	# during apt-get leaves packages unpacked but not configured, or files
+	# missing, and dpkg --audit names them; the install below finishes them.
+	if KVER=$(newest_installed "$root73" 7.3) && [ -x "$root73/usr/bin/gcc-14" ] && [ -x "$root73/usr/bin/make" ] &&
+		[ -z "$(dpkg --root="$root73" --audit 2>&1)" ]; then
 		log "7.3: $KVER (installed in $root73)"
 		return 0
 	fi
@@ -243,10 +246,11 @@ debug_src() { # unpack linux-source-6.1 under $cache/src if missing or stale
 	fi
 	echo "$srcver" >"$stamp"
 }
-built_key() { # FLAVOUR SRCVER: cache key = source version + sha256 of the fragments
+built_key() { # FLAVOUR SRCVER: cache key = source version + sha256 of the fragments' options
 	local f
-	# shellcheck disable=SC2002,SC2046 # two fragment files (paths without spaces), one hash
-	f=$(cat $(fragments_of "$1") | sha256sum | cut -d' ' -f1)
+	# The options only, in order: a comment edited does not rebuild a kernel.
+	f=$(grep -hE '^(CONFIG_|# CONFIG_[A-Za-z0-9_]+ is not set)' "$here/guest.config" "$here/$1.config" |
+		sha256sum | cut -d' ' -f1)
 	printf '%s\n%s\n%s\n' "$1" "$2" "$f" | sha256sum | cut -c1-12
 }
 verify_config() { # CONFIG FRAGMENT...: every line of the fragments took?
@@ -271,8 +275,8 @@ verify_config() { # CONFIG FRAGMENT...: every line of the fragments took?
 	[ $bad = 0 ] || die "the config fragments did not apply (see above): $cfg"
 }
 prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
-	local fl=$1 srcver key src d b t0 kver frags
-	d=$(srcdir_of "$fl") b=$(srcdir_of "$fl")/build frags=$(fragments_of "$fl")
+	local fl=$1 srcver key src d b t0 kver
+	d=$(srcdir_of "$fl") b=$(srcdir_of "$fl")/build
 	need_pkgs linux-source-6.1 make gcc bc bison flex libelf-dev libssl-dev cpio kmod xz-utils
 	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
 	key=$(built_key "$fl" "$srcver")
@@ -285,23 +289,22 @@ prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
 	debug_src "$srcver"
 	src=$cache/src/linux-source-6.1
 	t0=$SECONDS
-	log "$fl: configuring linux-source-6.1 $srcver in $b (key $key)"
-	rm -f "$d/stamp" "$b/.config"
-	{
-		make -C "$src" O="$b" defconfig
-		make -C "$src" O="$b" kvm_guest.config
-		# A release name per cache key, so initramfs caches keyed on KVER follow.
-		printf 'CONFIG_LOCALVERSION="-%s-%s"\n# CONFIG_LOCALVERSION_AUTO is not set\n' \
-			"$(suffix_of "$fl")" "${key:0:8}" >"$b/dio-local.config"
-		# shellcheck disable=SC2086 # $frags is a list of paths without spaces
-		(cd "$b" && "$src/scripts/kconfig/merge_config.sh" -m -O "$b" "$b/.config" $frags "$b/dio-local.config")
-		make -C "$src" O="$b" olddefconfig
-	} >"$d/config.log" 2>&1 || { tail -n 30 "$d/config.log" >&2; die "$fl: configuration failed"; }
-	# shellcheck disable=SC2086
-	verify_config "$b/.config" $frags "$b/dio-local.config"
-	log "$fl: building bzImage and modules with -j$jobs (log: $d/build.log)"
-	nice make -C "$src" O="$b" -j"$jobs" bzImage modules >"$d/build.log" 2>&1 ||
-		{ grep -E 'error|Error' "$d/build.log" | tail -n 20 >&2; die "$fl: build failed (log: $d/build.log)"; }
+	# The stamp is written last, after the kernel and its modules are in
+	# place; until then "building" says a build is under way.  A build that
+	# was killed (a CI time limit, a full disk) is resumed from its objects,
+	# and built again from nothing if resuming fails.
+	rm -f "$d/stamp"
+	if [ -e "$d/building" ]; then
+		log "$fl: an earlier build did not finish ($(cat "$d/building")): resuming it"
+	fi
+	echo "key $key, started $(date -u +%FT%TZ)" >"$d/building"
+	if ! configure_and_build "$fl" "$key" "$srcver" "$src" "$d" "$b"; then
+		[ -e "$d/resumable" ] || die "$fl: build failed (log: $d/build.log)"
+		log "$fl: the resumed build failed; building from nothing"
+		rm -rf "$b" "$d/resumable"
+		mkdir -p "$b"
+		configure_and_build "$fl" "$key" "$srcver" "$src" "$d" "$b" || die "$fl: build failed (log: $d/build.log)"
+	fi
 	kver=$(make -s -C "$src" O="$b" kernelrelease)
 	rm -rf "$d/mods.new"
 	make -C "$src" O="$b" modules_install INSTALL_MOD_PATH="$d/mods.new" >>"$d/build.log" 2>&1 ||
@@ -311,7 +314,31 @@ prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
 	cp "$b/arch/x86/boot/bzImage" "$d/vmlinuz.new"
 	mv "$d/vmlinuz.new" "$d/vmlinuz"
 	echo "$key $kver $srcver" >"$d/stamp"
+	rm -f "$d/building" "$d/resumable"
 	log "$fl: built $kver in $((SECONDS - t0)) s"
+}
+# configure_and_build FLAVOUR KEY SRCVER SRC D B: .config from allnoconfig
+# and the fragments, checked, then bzImage and modules in B.  "resumable"
+# in D marks objects that a failed build may have left half written.
+configure_and_build() {
+	local fl=$1 key=$2 srcver=$3 src=$4 d=$5 b=$6
+	log "$fl: configuring linux-source-6.1 $srcver in $b (key $key)"
+	rm -f "$b/.config"
+	{
+		# A release name per cache key, so initramfs caches keyed on KVER follow.
+		printf 'CONFIG_LOCALVERSION="-%s-%s"\n# CONFIG_LOCALVERSION_AUTO is not set\n' \
+			"$(suffix_of "$fl")" "${key:0:8}" >"$b/dio-local.config"
+		# Every option off that can be, except the fragments' (as
+		# merge_config.sh -n does); later lines win.
+		cat "$here/guest.config" "$here/$fl.config" "$b/dio-local.config" >"$b/dio-all.config"
+		make -C "$src" O="$b" KCONFIG_ALLCONFIG="$b/dio-all.config" allnoconfig
+		make -C "$src" O="$b" olddefconfig
+	} >"$d/config.log" 2>&1 || { tail -n 30 "$d/config.log" >&2; log "$fl: configuration failed"; return 1; }
+	verify_config "$b/.config" "$here/guest.config" "$here/$fl.config" "$b/dio-local.config"
+	log "$fl: building bzImage and modules with -j$jobs (log: $d/build.log)"
+	touch "$d/resumable"
+	nice make -C "$src" O="$b" -j"$jobs" bzImage modules >"$d/build.log" 2>&1 ||
+		{ grep -E 'error|Error' "$d/build.log" | tail -n 20 >&2; return 1; }
 }
 
 # --- env ---------------------------------------------------------------------
