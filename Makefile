@@ -198,11 +198,18 @@ deps:
 # shellcheck: tests/static-check.sh), then the guest suite on each kernel
 # in KERNELS (and the DKMS check), then one line that counts every test case.
 # A failed build counts as one failed test, and nothing else runs (the
-# programs would be missing, or older than the sources).
+# programs would be missing, or older than the sources).  The debug kernel,
+# the longest job, is prepared (built, on a new machine) from the start,
+# beside the userspace build and the host checks; its lane waits for it.
 check:
 	@scripts/deps.sh --check || scripts/deps.sh
 	@rm -rf $(B)/results && mkdir -p $(B)/results
-	@t0=$$(date +%s); if $(MAKE) --no-print-directory userspace; then \
+	@ahead=; case " $(KERNELS) " in *" debug "*) \
+		{ s=$$(date +%s); tests/vm/kernel.sh prepare debug >$(B)/results/kernel-debug-ahead.log 2>&1; \
+		printf 'kernel debug, prepared ahead (kernel-debug-ahead.log)\t%s\n' $$(($$(date +%s) - s)) \
+			>>$(B)/results/phases; } & ahead=$$!;; \
+	esac; \
+	t0=$$(date +%s); if $(MAKE) --no-print-directory userspace; then \
 		printf 'make userspace\t%s\n' $$(($$(date +%s) - t0)) >>$(B)/results/phases; \
 		tests/run-unit.sh $(B) || true; \
 		tests/static-check.sh $(B) || true; \
@@ -211,7 +218,8 @@ check:
 	else \
 		echo "make check: make userspace failed; no test ran" >&2; \
 		echo "0 1" >$(B)/results/userspace.counts; \
-	fi
+	fi; \
+	[ -z "$$ahead" ] || wait $$ahead || true
 	@tests/summary.sh $(B)/results
 
 # The guest suite on the debug kernel only (KASAN, kmemleak, lockdep,
