@@ -54,8 +54,6 @@
 
 #include "dio_batch.h"
 
-#define DIO_PI_CHK_ALL	(DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG | DIO_PI_CHK_APPTAG)
-#define DIO_APP_ESCAPE	0xffff
 /* A re-read that locates a refused interval covers at most this much. */
 #define DIO_LOCATE_PAGES	(SZ_1M / PAGE_SIZE)
 #define DIO_LOCATE_MD		(32U * 1024)
@@ -220,7 +218,7 @@ int dio_pi_check_request(struct dio_kreq *kreq)
 	if ((f & DIO_PI_CHK_REFTAG) && bi->type != 1)
 		return -EOPNOTSUPP;
 	/* Type 1 tuples with this app tag are escapes no check covers. */
-	if ((f & DIO_PI_GEN_APPTAG) && r->app_tag == DIO_APP_ESCAPE &&
+	if ((f & DIO_PI_GEN_APPTAG) && r->app_tag == DIO_PI_APP_ESCAPE &&
 	    bi->type == 1)
 		return -EINVAL;
 	if ((f & DIO_PI_NOCHECK) && !dio_bdev_nocheck_capable(bdev))
@@ -325,7 +323,7 @@ static int dio_pi_check_tuple(struct dio_kreq *kreq, u64 sector,
 	u64 want;
 
 	dio_tuple_get(bi, tuple, &g);
-	if (g.app == DIO_APP_ESCAPE &&
+	if (g.app == DIO_PI_APP_ESCAPE &&
 	    (bi->type == 1 || g.ref == dio_ref_mask(bi)))
 		return 0;
 	if (flags & DIO_PI_CHK_GUARD) {
