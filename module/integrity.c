@@ -480,10 +480,12 @@ static int dio_pi_verify_bios(struct dio_kreq *kreq, unsigned int flags)
 }
 
 /*
- * Verify the caller's data, through its own memory (at submission, so it
- * is the submitter's), against the kernel buffer; -EILSEQ fills the report.
+ * Verify a write's PI, copied into the kernel buffer, against the caller's
+ * data, through its own memory (at submission, so it is the submitter's):
+ * DIO_PI_VERIFY_USER and a write's DIO_PI_CHK_APPTAG.  -EILSEQ fills the
+ * report.
  */
-static int dio_pi_verify(struct dio_kreq *kreq, unsigned int flags)
+static int dio_pi_verify_user(struct dio_kreq *kreq, unsigned int flags)
 {
 	struct dio_pi_check c = { .seed = dio_pi_seed(kreq), .flags = flags };
 
@@ -614,8 +616,8 @@ int dio_pi_prepare(struct dio_kreq *kreq)
 	if (r->pi_flags & (DIO_PI_VERIFY_USER | DIO_PI_CHK_APPTAG)) {
 		unsigned int chk = r->pi_flags & DIO_PI_CHK_ALL;
 
-		ret = dio_pi_verify(kreq, chk ? chk : DIO_PI_CHK_GUARD |
-						     DIO_PI_CHK_REFTAG);
+		ret = dio_pi_verify_user(kreq, chk ? chk : DIO_PI_CHK_GUARD |
+							  DIO_PI_CHK_REFTAG);
 		if (ret == -EILSEQ)
 			return dio_pi_refuse(kreq, ret);
 		if (ret)
