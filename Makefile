@@ -12,8 +12,9 @@
 # See README.md.
 
 # The project's one version number is debian/changelog's upstream version:
-# the library, the .pc file, the man pages, dkms.conf (#MODULE_VERSION#) and
-# dioctl --version all take it from there.
+# the library, the .pc file, the man pages, dkms.conf (#MODULE_VERSION#),
+# dioctl --version and the module's MODULE_VERSION (module/Kbuild) all take
+# it from there.
 VERSION		:= $(shell head -n 1 debian/changelog | cut -d'(' -f2 | cut -d')' -f1 | cut -d- -f1)
 SOVERSION	:= 1
 # scripts/kver.sh runs once, on first use (empty when no headers are installed).

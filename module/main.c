@@ -178,3 +178,5 @@ module_exit(dio_batch_exit);
 MODULE_DESCRIPTION("Batched direct I/O with end-to-end protection information");
 MODULE_AUTHOR("dio_batch developers");
 MODULE_LICENSE("GPL");
+/* The package's version (module/Kbuild says where it comes from). */
+MODULE_VERSION(DIO_BATCH_VERSION);
