@@ -6,8 +6,9 @@
  * sectors), its query, a 4 KiB write read back plainly and through an
  * iovec, the same through registered buffers (ABI 3: the library converts
  * the 32-bit struct iovec array), the errnos of a NULL array, a bad handle
- * and a misaligned buffer, close.  Prints what failed; exit status 0 when all held.  The ABI's
- * layout is checked when it is compiled: one layout for 32 and 64 bits.
+ * and a misaligned buffer, close.  Prints what failed; exit status 0 when
+ * all held.  The ABI's layout is checked when it is compiled: one layout
+ * for 32 and 64 bits.
  *
  * compat32 --abi DEVICE ROW, run by t_abi: the ABI rules of the header's
  * preamble for one row of tests/lib/abi_rules.h (a command, or
