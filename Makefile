@@ -12,8 +12,9 @@
 # See README.md.
 
 # The project's one version number is debian/changelog's upstream version:
-# the library, the .pc file, the man pages, dkms.conf (#MODULE_VERSION#) and
-# dioctl --version all take it from there.
+# the library, the .pc file, the man pages, dkms.conf (#MODULE_VERSION#),
+# dioctl --version and the module's MODULE_VERSION (module/Kbuild) all take
+# it from there.
 VERSION		:= $(shell head -n 1 debian/changelog | cut -d'(' -f2 | cut -d')' -f1 | cut -d- -f1)
 SOVERSION	:= 1
 # scripts/kver.sh runs once, on first use (empty when no headers are installed).
@@ -145,10 +146,12 @@ $(B)/tests/abi_names.h: uapi/linux/dio_batch.h
 		-e 's/^#[[:space:]]*define[[:space:]]+(DIO_[A-Za-z0-9_]+_SIZE_VER0)[[:space:]].*/ABI_SIZE(\1)/p' \
 		-e 's/^#[[:space:]]*define[[:space:]]+(DIO_[A-Za-z0-9_]+_F_ALL)[[:space:]].*/ABI_FLAGS(\1)/p' $< >$@
 $(B)/tests/guest/t_abi: $(B)/tests/abi_names.h
+# The ABI's layout table, which the module compiles in too.
+$(B)/tests/unit/test_abi: module/abi_layout.h
 $(B)/tests/guest/t_abi: private CPPFLAGS += -I$(B)/tests
 # A 32-bit program, for the compat_ioctl path (needs gcc-multilib).
 $(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/src/devinfo.c \
-		libdioctl/include/dioctl.h uapi/linux/dio_batch.h tests/lib/abi_rules.h
+		libdioctl/include/dioctl.h uapi/linux/dio_batch.h tests/lib/abi_rules.h module/abi_layout.h
 	@mkdir -p $(@D)
 	$(CC) -m32 -static $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ tests/compat32.c libdioctl/src/sys_dio.c \
 		libdioctl/src/devinfo.c

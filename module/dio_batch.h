@@ -238,6 +238,9 @@ struct dio_kreq {
 /* main.c */
 long dio_ctx_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
+/* abi_check.c */
+void dio_abi_check(void);
+
 /* uarg.c */
 int dio_copy_arg(void *karg, size_t ksize, size_t min_size,
 		 const void __user *uarg);

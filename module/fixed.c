@@ -25,6 +25,7 @@
 #include <linux/cred.h>
 #include <linux/hugetlb.h>
 #include <linux/mm.h>
+#include <linux/nospec.h>
 #include <linux/overflow.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -219,7 +220,8 @@ const struct dio_kbuf *dio_fixed_find(const struct dio_fixed *f, u32 index,
 
 	if (!f || index >= f->nr)
 		return ERR_PTR(-EINVAL);
-	b = &f->bufs[index];
+	/* The caller's number: no buffer past the set, not even speculatively. */
+	b = &f->bufs[array_index_nospec(index, f->nr)];
 	if (addr < b->addr || len > b->len || addr - b->addr > b->len - len)
 		return ERR_PTR(-EFAULT);
 	return b;
@@ -247,6 +249,11 @@ unsigned int dio_fixed_bio_add(struct bio *bio, const struct dio_kbuf *b,
 	u64 room = ((u64)bio->bi_max_vecs << PAGE_SHIFT) - off;
 	unsigned int bytes, left, n;
 
+	/*
+	 * @addr is the caller's, checked against @b by dio_fixed_find(): the
+	 * first page it names is one of @b's, speculatively too.
+	 */
+	idx = array_index_nospec(idx, b->nr_pages);
 	bytes = len <= room ? len : round_down(room, lbs);
 	for (left = bytes; left; left -= n, off = 0, idx++) {
 		n = min_t(unsigned int, left, PAGE_SIZE - off);

@@ -54,8 +54,6 @@
 
 #include "dio_batch.h"
 
-#define DIO_PI_CHK_ALL	(DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG | DIO_PI_CHK_APPTAG)
-#define DIO_APP_ESCAPE	0xffff
 /* A re-read that locates a refused interval covers at most this much. */
 #define DIO_LOCATE_PAGES	(SZ_1M / PAGE_SIZE)
 #define DIO_LOCATE_MD		(32U * 1024)
@@ -220,7 +218,7 @@ int dio_pi_check_request(struct dio_kreq *kreq)
 	if ((f & DIO_PI_CHK_REFTAG) && bi->type != 1)
 		return -EOPNOTSUPP;
 	/* Type 1 tuples with this app tag are escapes no check covers. */
-	if ((f & DIO_PI_GEN_APPTAG) && r->app_tag == DIO_APP_ESCAPE &&
+	if ((f & DIO_PI_GEN_APPTAG) && r->app_tag == DIO_PI_APP_ESCAPE &&
 	    bi->type == 1)
 		return -EINVAL;
 	if ((f & DIO_PI_NOCHECK) && !dio_bdev_nocheck_capable(bdev))
@@ -325,7 +323,7 @@ static int dio_pi_check_tuple(struct dio_kreq *kreq, u64 sector,
 	u64 want;
 
 	dio_tuple_get(bi, tuple, &g);
-	if (g.app == DIO_APP_ESCAPE &&
+	if (g.app == DIO_PI_APP_ESCAPE &&
 	    (bi->type == 1 || g.ref == dio_ref_mask(bi)))
 		return 0;
 	if (flags & DIO_PI_CHK_GUARD) {
@@ -482,10 +480,12 @@ static int dio_pi_verify_bios(struct dio_kreq *kreq, unsigned int flags)
 }
 
 /*
- * Verify the caller's data, through its own memory (at submission, so it
- * is the submitter's), against the kernel buffer; -EILSEQ fills the report.
+ * Verify a write's PI, copied into the kernel buffer, against the caller's
+ * data, through its own memory (at submission, so it is the submitter's):
+ * DIO_PI_VERIFY_USER and a write's DIO_PI_CHK_APPTAG.  -EILSEQ fills the
+ * report.
  */
-static int dio_pi_verify(struct dio_kreq *kreq, unsigned int flags)
+static int dio_pi_verify_user(struct dio_kreq *kreq, unsigned int flags)
 {
 	struct dio_pi_check c = { .seed = dio_pi_seed(kreq), .flags = flags };
 
@@ -616,8 +616,8 @@ int dio_pi_prepare(struct dio_kreq *kreq)
 	if (r->pi_flags & (DIO_PI_VERIFY_USER | DIO_PI_CHK_APPTAG)) {
 		unsigned int chk = r->pi_flags & DIO_PI_CHK_ALL;
 
-		ret = dio_pi_verify(kreq, chk ? chk : DIO_PI_CHK_GUARD |
-						     DIO_PI_CHK_REFTAG);
+		ret = dio_pi_verify_user(kreq, chk ? chk : DIO_PI_CHK_GUARD |
+							  DIO_PI_CHK_REFTAG);
 		if (ret == -EILSEQ)
 			return dio_pi_refuse(kreq, ret);
 		if (ret)

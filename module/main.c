@@ -139,9 +139,7 @@ static int __init dio_batch_init(void)
 {
 	int ret;
 
-	/* struct dio_request.pi_flags is a __u16. */
-	BUILD_BUG_ON(DIO_PI_F_ALL > U16_MAX);
-
+	dio_abi_check();
 	ret = dio_io_module_init();
 	if (ret)
 		return ret;
@@ -180,3 +178,5 @@ module_exit(dio_batch_exit);
 MODULE_DESCRIPTION("Batched direct I/O with end-to-end protection information");
 MODULE_AUTHOR("dio_batch developers");
 MODULE_LICENSE("GPL");
+/* The package's version (module/Kbuild says where it comes from). */
+MODULE_VERSION(DIO_BATCH_VERSION);

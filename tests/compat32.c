@@ -6,8 +6,9 @@
  * sectors), its query, a 4 KiB write read back plainly and through an
  * iovec, the same through registered buffers (ABI 3: the library converts
  * the 32-bit struct iovec array), the errnos of a NULL array, a bad handle
- * and a misaligned buffer, close.  Prints what failed; exit status 0 when all held.  The structs'
- * sizes are checked when it is compiled: one layout for 32 and 64 bits.
+ * and a misaligned buffer, close.  Prints what failed; exit status 0 when
+ * all held.  The ABI's layout is checked when it is compiled: one layout
+ * for 32 and 64 bits.
  *
  * compat32 --abi DEVICE ROW, run by t_abi: the ABI rules of the header's
  * preamble for one row of tests/lib/abi_rules.h (a command, or
@@ -27,23 +28,24 @@
 #include "dioctl.h"
 #include "lib/abi_rules.h"
 
-_Static_assert(sizeof(struct dio_features) == DIO_FEATURES_SIZE_VER0, "dio_features");
-_Static_assert(sizeof(struct dio_init) == DIO_INIT_SIZE_VER0, "dio_init");
-_Static_assert(sizeof(struct dio_open) == DIO_OPEN_SIZE_VER0, "dio_open");
-_Static_assert(sizeof(struct dio_close) == DIO_CLOSE_SIZE_VER0, "dio_close");
-_Static_assert(sizeof(struct dio_query) == DIO_QUERY_SIZE_VER0, "dio_query");
-_Static_assert(sizeof(struct dio_stat) == DIO_STAT_SIZE_VER0, "dio_stat");
-_Static_assert(sizeof(struct dio_request) == DIO_REQUEST_SIZE_VER0, "dio_request");
-_Static_assert(sizeof(struct dio_submit) == DIO_SUBMIT_SIZE_VER0, "dio_submit");
-_Static_assert(sizeof(struct dio_wait) == DIO_WAIT_SIZE_VER0, "dio_wait");
-_Static_assert(offsetof(struct dio_features, max_user_pinned) == 48, "max_user_pinned");
-_Static_assert(offsetof(struct dio_stat, key) == 8, "dio_stat.key");
-_Static_assert(offsetof(struct dio_stat, reserved) == 48, "dio_stat.reserved");
-_Static_assert(sizeof(struct dio_register) == DIO_REGISTER_SIZE_VER0, "dio_register");
-_Static_assert(sizeof(struct dio_fixed_buf) == 16, "dio_fixed_buf");
-_Static_assert(offsetof(struct dio_register, bufs) == 8, "dio_register.bufs");
-_Static_assert(offsetof(struct dio_request, buf_index) == 12, "dio_request.buf_index");
-_Static_assert(offsetof(struct dio_features, max_fixed_buf_bytes) == 64, "max_fixed_buf_bytes");
+/*
+ * The ABI's layout table (module/abi_layout.h, which the module compiles
+ * into BUILD_BUG_ON()s), as a 32-bit program compiles the header: one
+ * layout for 32 and 64 bits.
+ */
+#define DIO_ABI_SIZE(type, size)	_Static_assert(sizeof(struct type) == (size), #type)
+#define DIO_ABI_CONST(name, value)	_Static_assert((name) == (value), #name)
+#define DIO_ABI_FIELD(type, f, off, size)					\
+	_Static_assert(offsetof(struct type, f) == (off) &&			\
+		       sizeof(((struct type *)0)->f) == (size), #type "." #f)
+#define DIO_ABI_IOC(cmd, nr)							\
+	_Static_assert(_IOC_TYPE(cmd) == DIO_BATCH_IOC_MAGIC && _IOC_NR(cmd) == (nr) && \
+		       _IOC_DIR(cmd) == (_IOC_READ | _IOC_WRITE), #cmd)
+#include "../module/abi_layout.h"
+#undef DIO_ABI_SIZE
+#undef DIO_ABI_CONST
+#undef DIO_ABI_FIELD
+#undef DIO_ABI_IOC
 
 #define CHECK(c) do { if (!(c)) { printf("compat32: %s failed (errno %d)\n", #c, errno); return 1; } } while (0)
 

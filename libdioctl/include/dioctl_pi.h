@@ -56,11 +56,11 @@
 extern "C" {
 #endif
 
-/* The app tag that makes verification skip a tuple (T10_PI_APP_ESCAPE). */
-#define DIO_PI_APP_ESCAPE	0xffff
-
-/* The DIO_PI_CHK_* bits dio_pi_verify() accepts. */
-#define DIO_PI_CHK_ALL	(DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG | DIO_PI_CHK_APPTAG)
+/*
+ * DIO_PI_CHK_ALL (the DIO_PI_CHK_* bits dio_pi_verify() accepts) and
+ * DIO_PI_APP_ESCAPE (the app tag that makes verification skip a tuple)
+ * come from <linux/dio_batch.h>, which the module shares.
+ */
 
 /**
  * struct dio_pi_profile - how a device formats its protection information

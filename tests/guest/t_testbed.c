@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * The test bed itself: the module loads and unloads through libkmod,
- * /dev/dio_batch appears with its mode, and the PI devices the other tests
- * rely on show the integrity formats they are configured for.
+ * /dev/dio_batch appears with its mode, the module is the package's
+ * version, and the PI devices the other tests rely on show the integrity
+ * formats they are configured for.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -40,6 +41,24 @@ static void test_module_load_creates_device(void **state)
 	assert_int_equal(f.abi_version, DIO_BATCH_ABI_VERSION);
 	assert_true(f.features & DIO_FEAT_CONTEXTS);
 	assert_int_equal(f.init_flags, DIO_INIT_F_ALL);
+}
+
+/*
+ * The module carries the package's version, the one this program was built
+ * with (MODULE_VERSION: debian/changelog's, through module/Kbuild, or the
+ * one dkms.conf passes to a DKMS build; the DKMS check runs this program
+ * against the module DKMS built).
+ */
+static void test_module_version(void **state)
+{
+	char *v;
+
+	assert_int_equal(tl_dio_load(), 0);
+	v = tl_sysfs_read("/sys/module/dio_batch/version");
+	assert_non_null(v);
+	print_message("# /sys/module/dio_batch/version: %s\n", v);
+	assert_string_equal(v, DIO_BATCH_VERSION);
+	free(v);
 }
 
 static void test_module_unload_removes_device(void **state)
@@ -177,6 +196,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_module_load_creates_device),
+		cmocka_unit_test(test_module_version),
 		cmocka_unit_test(test_module_unload_removes_device),
 		cmocka_unit_test(test_scsi_debug_profiles),
 		cmocka_unit_test(test_nvme_profiles),

@@ -17,129 +17,83 @@
 
 #define OFF(t, f) offsetof(struct t, f)
 
-static void test_sizes_match_ver0(void **state)
+/*
+ * The fields of a struct, in the table's order, tile it: each starts where
+ * the one before it ends (padding is explicit), or is the same place under
+ * another name (a union), and the last ends where the struct does.  So a
+ * field the table has no row for, or a hole, is found.
+ */
+struct layout_walk {
+	const char	*type;
+	size_t		size;
+	size_t		off;	/* of the last field */
+	size_t		end;	/* of the last field */
+};
+
+static void walk_done(struct layout_walk *w)
 {
-	assert_int_equal(sizeof(struct dio_features), DIO_FEATURES_SIZE_VER0);
-	assert_int_equal(sizeof(struct dio_init), DIO_INIT_SIZE_VER0);
-	assert_int_equal(sizeof(struct dio_open), DIO_OPEN_SIZE_VER0);
-	assert_int_equal(sizeof(struct dio_close), DIO_CLOSE_SIZE_VER0);
-	assert_int_equal(sizeof(struct dio_query), DIO_QUERY_SIZE_VER0);
-	assert_int_equal(sizeof(struct dio_stat), DIO_STAT_SIZE_VER0);
-	assert_int_equal(DIO_STAT_SIZE_VER0, 80);
-	assert_int_equal(sizeof(struct dio_request), DIO_REQUEST_SIZE_VER0);
-	assert_int_equal(sizeof(struct dio_submit), DIO_SUBMIT_SIZE_VER0);
-	assert_int_equal(sizeof(struct dio_wait), DIO_WAIT_SIZE_VER0);
-	/* ABI 3. */
-	assert_int_equal(sizeof(struct dio_register), DIO_REGISTER_SIZE_VER0);
-	assert_int_equal(DIO_REGISTER_SIZE_VER0, 40);
-	assert_int_equal(sizeof(struct dio_fixed_buf), 16);
+	if (w->type && w->end != w->size)
+		fail_msg("struct %s: its table rows end at byte %zu, the struct at %zu",
+			 w->type, w->end, w->size);
 }
 
-static void test_size_field_first(void **state)
+static void walk_struct(struct layout_walk *w, const char *type, size_t size)
 {
-	assert_int_equal(OFF(dio_features, size), 0);
-	assert_int_equal(OFF(dio_init, size), 0);
-	assert_int_equal(OFF(dio_open, size), 0);
-	assert_int_equal(OFF(dio_close, size), 0);
-	assert_int_equal(OFF(dio_query, size), 0);
-	assert_int_equal(OFF(dio_stat, size), 0);
-	assert_int_equal(OFF(dio_request, size), 0);
-	assert_int_equal(OFF(dio_submit, size), 0);
-	assert_int_equal(OFF(dio_wait, size), 0);
-	assert_int_equal(OFF(dio_register, size), 0);
+	walk_done(w);
+	*w = (struct layout_walk){ .type = type, .size = size };
 }
 
-static void test_request_layout(void **state)
+static void walk_field(struct layout_walk *w, const char *type, const char *f,
+		       size_t off, size_t size)
 {
-	assert_int_equal(OFF(dio_request, opcode), 4);
-	assert_int_equal(OFF(dio_request, flags), 6);
-	assert_int_equal(OFF(dio_request, handle), 8);
-	/* ABI 3: buf_index is the old pad1, same place, same size. */
-	assert_int_equal(OFF(dio_request, buf_index), 12);
-	assert_int_equal(OFF(dio_request, pad1), 12);
-	assert_int_equal(sizeof(((struct dio_request *)0)->buf_index), 4);
-	assert_int_equal(OFF(dio_request, buf), 16);
-	assert_int_equal(OFF(dio_request, len), 24);
-	assert_int_equal(OFF(dio_request, offset), 32);
-	assert_int_equal(OFF(dio_request, cookie), 40);
-	assert_int_equal(OFF(dio_request, pi_buf), 48);
-	assert_int_equal(OFF(dio_request, pi_len), 56);
-	assert_int_equal(OFF(dio_request, pi_flags), 60);
-	assert_int_equal(OFF(dio_request, app_tag), 62);
-	assert_int_equal(OFF(dio_request, app_tag_mask), 64);
-	assert_int_equal(OFF(dio_request, result), 72);
-	assert_int_equal(OFF(dio_request, pi_err_interval), 80);
-	assert_int_equal(OFF(dio_request, pi_err_expected), 88);
-	assert_int_equal(OFF(dio_request, pi_err_actual), 96);
-	assert_int_equal(OFF(dio_request, pi_err_tag), 104);
-	assert_int_equal(OFF(dio_request, pi_err_source), 105);
-	assert_int_equal(OFF(dio_request, pad3), 106);
-	assert_int_equal(OFF(dio_request, reserved), 112);
-	/* 64-bit fields are naturally aligned: same layout on i386. */
+	if (!w->type || strcmp(w->type, type))
+		fail_msg("%s.%s: not under its struct's DIO_ABI_SIZE row", type, f);
+	if (w->end && off == w->off && off + size == w->end)
+		return;		/* a union's other name */
+	if (off != w->end)
+		fail_msg("%s.%s at byte %zu: the field before it ends at %zu",
+			 type, f, off, w->end);
+	w->off = off;
+	w->end = off + size;
+}
+
+/*
+ * The table the module compiles into BUILD_BUG_ON()s (module/abi_layout.h:
+ * every struct's size, its *_SIZE_VER0, every field's offset and size,
+ * every command's number), checked against the header as a program
+ * compiles it.  One table, so the module and programs cannot disagree;
+ * tests/compat32.c checks it as a 32-bit program compiles the header.
+ */
+static void test_layout(void **state)
+{
+	struct layout_walk w = { 0 };
+
+#define DIO_ABI_SIZE(type, size)						\
+	do {									\
+		assert_int_equal(sizeof(struct type), size);			\
+		walk_struct(&w, #type, size);					\
+	} while (0)
+#define DIO_ABI_CONST(name, value)	assert_int_equal(name, value)
+#define DIO_ABI_FIELD(type, f, off, size)					\
+	do {									\
+		assert_int_equal(offsetof(struct type, f), off);		\
+		assert_int_equal(sizeof(((struct type *)0)->f), size);		\
+		walk_field(&w, #type, #f, off, size);				\
+	} while (0)
+#define DIO_ABI_IOC(cmd, nr)							\
+	do {									\
+		assert_int_equal(_IOC_TYPE(cmd), DIO_BATCH_IOC_MAGIC);		\
+		assert_int_equal(_IOC_NR(cmd), nr);				\
+		assert_int_equal(_IOC_DIR(cmd), _IOC_READ | _IOC_WRITE);	\
+	} while (0)
+#include "../../module/abi_layout.h"
+#undef DIO_ABI_SIZE
+#undef DIO_ABI_CONST
+#undef DIO_ABI_FIELD
+#undef DIO_ABI_IOC
+	walk_done(&w);
+	/* 64-bit fields are naturally aligned: one layout on i386 too. */
 	assert_int_equal(OFF(dio_request, result) % 8, 0);
-}
-
-static void test_query_layout(void **state)
-{
-	assert_int_equal(OFF(dio_query, capacity), 24);
-	assert_int_equal(OFF(dio_query, pi_caps), 40);
-	assert_int_equal(OFF(dio_query, pi_interval), 44);
-	assert_int_equal(OFF(dio_query, pi_tuple_size), 46);
-	assert_int_equal(OFF(dio_query, pi_guard_type), 47);
-	assert_int_equal(OFF(dio_query, pi_md_size), 53);
-	assert_int_equal(OFF(dio_query, pi_opaque_size), 54);
-	assert_int_equal(OFF(dio_query, pi_opaque_offset), 55);
-	assert_int_equal(OFF(dio_query, profile), 56);
-	assert_int_equal(OFF(dio_query, dev_major), 88);
-	assert_int_equal(OFF(dio_query, dev_minor), 92);
-	assert_int_equal(OFF(dio_query, reserved), 96);
-}
-
-static void test_features_layout(void **state)
-{
-	assert_int_equal(OFF(dio_features, abi_version), 4);
-	assert_int_equal(OFF(dio_features, features), 8);
-	assert_int_equal(OFF(dio_features, init_flags), 16);
-	assert_int_equal(OFF(dio_features, pi_flags), 28);
-	assert_int_equal(OFF(dio_features, opcodes), 32);
-	assert_int_equal(OFF(dio_features, max_batch), 36);
-	assert_int_equal(OFF(dio_features, max_inflight), 40);
-	assert_int_equal(OFF(dio_features, max_pi_bytes), 44);
-	/* ABI 2: taken from the reserved words, same size. */
-	assert_int_equal(OFF(dio_features, max_user_pinned), 48);
-	/* ABI 3: taken from the reserved words, same size. */
-	assert_int_equal(OFF(dio_features, max_fixed_bufs), 56);
-	assert_int_equal(OFF(dio_features, reserved0), 60);
-	assert_int_equal(OFF(dio_features, max_fixed_buf_bytes), 64);
-	assert_int_equal(OFF(dio_features, reserved), 72);
-}
-
-/* ABI 3: DIO_IOC_REGISTER and DIO_IOC_UNREGISTER. */
-static void test_register_layout(void **state)
-{
-	assert_int_equal(OFF(dio_register, nr), 4);
-	assert_int_equal(OFF(dio_register, bufs), 8);
-	assert_int_equal(OFF(dio_register, flags), 16);
-	assert_int_equal(OFF(dio_register, pad), 20);
-	assert_int_equal(OFF(dio_register, reserved), 24);
-	assert_int_equal(OFF(dio_fixed_buf, addr), 0);
-	assert_int_equal(OFF(dio_fixed_buf, len), 8);
-}
-
-/* ABI 2: DIO_IOC_STAT. */
-static void test_stat_layout(void **state)
-{
-	assert_int_equal(OFF(dio_stat, flags), 4);
-	assert_int_equal(OFF(dio_stat, key), 8);
-	assert_int_equal(OFF(dio_stat, uid), 16);
-	assert_int_equal(OFF(dio_stat, gid), 20);
-	assert_int_equal(OFF(dio_stat, cuid), 24);
-	assert_int_equal(OFF(dio_stat, cgid), 28);
-	assert_int_equal(OFF(dio_stat, mode), 32);
-	assert_int_equal(OFF(dio_stat, cpid), 36);
-	assert_int_equal(OFF(dio_stat, nr_descriptors), 40);
-	assert_int_equal(OFF(dio_stat, nr_handles), 44);
-	assert_int_equal(OFF(dio_stat, reserved), 48);
 	assert_int_equal(OFF(dio_stat, key) % 8, 0);
 }
 
@@ -183,6 +137,9 @@ static void test_constants(void **state)
 	assert_true(DIO_FEAT_ALL & DIO_FEAT_PIN_LIMIT);
 	assert_int_equal(DIO_STAT_PRIVATE, 1U << 0);
 	assert_int_equal(DIO_PI_INTERVAL_UNKNOWN, ~0ULL);
+	/* Upstream's IO_INTEGRITY_CHK_* and T10_PI_APP_ESCAPE. */
+	assert_int_equal(DIO_PI_CHK_ALL, 0x7);
+	assert_int_equal(DIO_PI_APP_ESCAPE, 0xffff);
 	/* It fits the field it is reported in. */
 	assert_true((__typeof__(((struct dio_request *)0)->pi_err_interval))
 		    DIO_PI_INTERVAL_UNKNOWN == ~0ULL);
@@ -356,13 +313,7 @@ static void test_symbol_versions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sizes_match_ver0),
-		cmocka_unit_test(test_size_field_first),
-		cmocka_unit_test(test_request_layout),
-		cmocka_unit_test(test_query_layout),
-		cmocka_unit_test(test_features_layout),
-		cmocka_unit_test(test_stat_layout),
-		cmocka_unit_test(test_register_layout),
+		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_constants),
 		cmocka_unit_test(test_fixed_helpers),
 		cmocka_unit_test(test_register_args),

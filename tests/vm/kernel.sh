@@ -411,6 +411,9 @@ main() {
 		rm -rf "$out/src"
 		mkdir -p "$out/src"
 		cp -r "$top/module" "$top/uapi" "$out/src/"
+		# The changelog gives the module its version (module/Kbuild).
+		mkdir -p "$out/src/debian"
+		cp "$top/debian/changelog" "$out/src/debian/"
 		# Objects of an in-tree build in module/ belong to another kernel.
 		find "$out/src" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' -o -name '.*.cmd' \
 			-o -name Module.symvers -o -name modules.order -o -name '*.a' \) -delete

@@ -409,6 +409,26 @@ struct dio_stat {
 				 DIO_PI_CHK_APPTAG | DIO_PI_VERIFY_USER | \
 				 DIO_PI_GEN_APPTAG | DIO_PI_NOCHECK)
 
+/**
+ * define DIO_PI_CHK_ALL - every tag a check covers
+ *
+ * DIO_PI_CHK_GUARD, DIO_PI_CHK_REFTAG and DIO_PI_CHK_APPTAG: every check
+ * struct dio_request.pi_flags can ask for, and every bit libdioctl's
+ * dio_pi_verify() accepts in its chk_flags.
+ */
+#define DIO_PI_CHK_ALL		(DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG | \
+				 DIO_PI_CHK_APPTAG)
+
+/**
+ * define DIO_PI_APP_ESCAPE - the app tag that turns a tuple's checks off
+ *
+ * The kernel's T10_PI_APP_ESCAPE: a tuple with this app tag is checked by
+ * neither the kernel, nor the module, nor libdioctl's dio_pi_verify(), on
+ * type 1 (and 2) whatever its ref tag, on type 3 when its ref tag is all
+ * ones too.  DIO_PI_GEN_APPTAG with it on a type 1 device is -EINVAL.
+ */
+#define DIO_PI_APP_ESCAPE	0xffff
+
 /* Which tag failed (struct dio_request.pi_err_tag). */
 #define DIO_PI_TAG_NONE		0
 #define DIO_PI_TAG_GUARD	1
@@ -496,8 +516,8 @@ struct dio_stat {
  * pi_err_tag is DIO_PI_TAG_NONE when the device refused a block the driver
  * cannot read raw, and pi_err_interval is DIO_PI_INTERVAL_UNKNOWN when the
  * module could not find the block at all.  DIO_PI_GEN_APPTAG with app tag
- * 0xffff on a type 1 device is -EINVAL: such tuples are escapes no check
- * covers.
+ * DIO_PI_APP_ESCAPE (0xffff) on a type 1 device is -EINVAL: such tuples are
+ * escapes no check covers.
  */
 struct dio_request {
 	__u32	size;
