@@ -22,23 +22,8 @@ if [ -z "${ANYWHERE_NS:-}" ]; then
 	ANYWHERE_NS=1 exec unshare -m --propagation private "$0" "$@"
 fi
 
-pass=0 fail=0 n=0
-ok() { n=$((n + 1)) pass=$((pass + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)) fail=$((fail + 1)); echo "not ok $n - $*"; }
-# check DESCRIPTION COMMAND...: one test case, the tail of its output
-# shown when it fails.
-check() {
-	local desc=$1 log
-	shift
-	log=$(mktemp)
-	if "$@" >"$log" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc (status $?)"
-		tail -n 40 "$log" | sed 's/^/# /'
-	fi
-	rm -f "$log"
-}
+# shellcheck source=tests/vm/tap.sh
+. "$here/tap.sh"
 
 work=$(mktemp -d /var/tmp/dio-anywhere.XXXXXX)
 parent="$work/read-only parent"

@@ -29,23 +29,8 @@ if [ -z "${DEB_CHECK_NS:-}" ]; then
 	DEB_CHECK_NS=1 exec unshare -m --propagation private "$0" "$@"
 fi
 
-pass=0 fail=0 n=0
-ok() { n=$((n + 1)) pass=$((pass + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)) fail=$((fail + 1)); echo "not ok $n - $*"; }
-# check DESCRIPTION COMMAND...: one test case, the command's output shown
-# when it fails.
-check() {
-	local desc=$1 log
-	shift
-	log=$(mktemp)
-	if "$@" >"$log" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc (status $?)"
-		tail -n 40 "$log" | sed 's/^/# /'
-	fi
-	rm -f "$log"
-}
+# shellcheck source=tests/vm/tap.sh
+. "$here/tap.sh"
 finish() {
 	echo "$pass $fail" >"$counts"
 	echo "deb-check: $pass passed, $fail failed (${SECONDS}s)"
