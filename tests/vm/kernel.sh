@@ -275,7 +275,7 @@ verify_config() { # CONFIG FRAGMENT...: every line of the fragments took?
 	[ $bad = 0 ] || die "the config fragments did not apply (see above): $cfg"
 }
 prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
-	local fl=$1 srcver key src d b t0 kver
+	local fl=$1 srcver key src d b t0 kver resumed=
 	d=$(srcdir_of "$fl") b=$(srcdir_of "$fl")/build
 	need_pkgs linux-source-6.1 make gcc bc bison flex libelf-dev libssl-dev cpio kmod xz-utils
 	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
@@ -296,12 +296,13 @@ prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
 	rm -f "$d/stamp"
 	if [ -e "$d/building" ]; then
 		log "$fl: an earlier build did not finish ($(cat "$d/building")): resuming it"
+		resumed=1
 	fi
 	echo "key $key, started $(date -u +%FT%TZ)" >"$d/building"
 	if ! configure_and_build "$fl" "$key" "$srcver" "$src" "$d" "$b"; then
-		[ -e "$d/resumable" ] || die "$fl: build failed (log: $d/build.log)"
+		[ -n "$resumed" ] || die "$fl: build failed (log: $d/build.log)"
 		log "$fl: the resumed build failed; building from nothing"
-		rm -rf "$b" "$d/resumable"
+		rm -rf "$b"
 		mkdir -p "$b"
 		configure_and_build "$fl" "$key" "$srcver" "$src" "$d" "$b" || die "$fl: build failed (log: $d/build.log)"
 	fi
@@ -314,12 +315,11 @@ prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
 	cp "$b/arch/x86/boot/bzImage" "$d/vmlinuz.new"
 	mv "$d/vmlinuz.new" "$d/vmlinuz"
 	echo "$key $kver $srcver" >"$d/stamp"
-	rm -f "$d/building" "$d/resumable"
+	rm -f "$d/building"
 	log "$fl: built $kver in $((SECONDS - t0)) s"
 }
 # configure_and_build FLAVOUR KEY SRCVER SRC D B: .config from allnoconfig
-# and the fragments, checked, then bzImage and modules in B.  "resumable"
-# in D marks objects that a failed build may have left half written.
+# and the fragments, checked, then bzImage and modules in B.
 configure_and_build() {
 	local fl=$1 key=$2 srcver=$3 src=$4 d=$5 b=$6
 	log "$fl: configuring linux-source-6.1 $srcver in $b (key $key)"
@@ -336,7 +336,6 @@ configure_and_build() {
 	} >"$d/config.log" 2>&1 || { tail -n 30 "$d/config.log" >&2; log "$fl: configuration failed"; return 1; }
 	verify_config "$b/.config" "$here/guest.config" "$here/$fl.config" "$b/dio-local.config"
 	log "$fl: building bzImage and modules with -j$jobs (log: $d/build.log)"
-	touch "$d/resumable"
 	nice make -C "$src" O="$b" -j"$jobs" bzImage modules >"$d/build.log" 2>&1 ||
 		{ grep -E 'error|Error' "$d/build.log" | tail -n 20 >&2; return 1; }
 }
