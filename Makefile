@@ -231,10 +231,11 @@ check-debug:
 	@$(MAKE) --no-print-directory check KERNELS=debug DKMS_CHECK=0 DEB_CHECK=0 ANYWHERE_CHECK=0
 
 # Hunt flaky tests: LANES (default "debug 6.1") RUNS times each (3), with
-# LOAD busy loops beside them (0; LOAD=$$(nproc) loads every core), then a
-# table of every test that failed at least once (tests/vm/flakes.sh).
+# LOAD busy loops beside them (0; LOAD=$$(nproc) loads every core), side by
+# side with PARALLEL=1, then a table of every test that failed at least
+# once (tests/vm/flakes.sh).
 flakes: userspace
-	@LANES="$(LANES)" RUNS="$(RUNS)" LOAD="$(LOAD)" tests/vm/flakes.sh
+	@LANES="$(LANES)" RUNS="$(RUNS)" LOAD="$(LOAD)" PARALLEL="$(PARALLEL)" tests/vm/flakes.sh
 
 # The stress and fuzz programs on the KCSAN+UBSAN kernel.  Not in make
 # check's KERNELS yet: a second kernel built from source would push a fresh

@@ -3,7 +3,7 @@
 # optionally with the machine's CPUs loaded, and print a table of every
 # test that failed at least once, with how often.
 #   flakes.sh                 (env: LANES="debug 6.1", RUNS=3, LOAD=0|N,
-#                              TESTS="..." to run some programs only)
+#                              PARALLEL=0|1, TESTS="..." to run some programs only)
 # LOAD=N runs N busy loops (one per core: LOAD=$(nproc)) for the whole
 # hunt, so that every time bound in the suite is tried on a slow machine.
 # Each run's results stay in build/flakes/LANE-RUN/ (guest.log, the
@@ -30,11 +30,15 @@ for ((i = 0; i < LOAD; i++)); do
 	sh -c 'while :; do :; done' &
 	loads+=($!)
 done
-echo "flakes: lanes '$LANES', $RUNS runs each, $LOAD busy loops${TESTS:+, TESTS="$TESTS"}"
+echo "flakes: lanes '$LANES'$([ "${PARALLEL:-0}" = 1 ] && echo ' side by side'), $RUNS runs each, $LOAD busy loops${TESTS:+, TESTS="$TESTS"}"
 
 tag_of() { echo "$1${TESTS:+-$(echo "$TESTS" | tr ' ' '_')}"; }
-for ((run = 1; run <= RUNS; run++)); do
-	for lane in $LANES; do
+
+# lane_runs LANE FIRST LAST: the lane's suite, runs FIRST to LAST; its
+# failures, one per line ("LANE<tab>test"), added to $out/failures-LANE.txt.
+lane_runs() {
+	local lane=$1 run t0 rc tag lf=$out/failures-$1.txt
+	for ((run = $2; run <= $3; run++)); do
 		t0=$SECONDS
 		"$here/check.sh" "$lane" >"$out/check-$lane-$run.log" 2>&1
 		rc=$?
@@ -49,13 +53,36 @@ for ((run = 1; run <= RUNS; run++)); do
 				sed 's/^not ok [0-9]* - //'
 			grep -h '^FAILED: ' "$out/$lane-$run/guest.log" 2>/dev/null | sed 's/^FAILED: //'
 			grep -h '^check\[.*\]: FAILED: ' "$out/check-$lane-$run.log" | sed 's/^check\[[^]]*\]: FAILED: //'
-		} | sort -u | sed "s/^/$lane\t/" | tee -a "$fails" | sed 's/^/flakes: failed: /'
+		} | sort -u | sed "s/^/$lane\t/" | tee -a "$lf" | sed 's/^/flakes: failed: /'
 		echo "flakes: $lane run $run: $(tail -n 1 "$out/check-$lane-$run.log") ($((SECONDS - t0)) s, status $rc)"
 	done
+}
+
+# PARALLEL=1: the lanes side by side (two guests at once: the load of a
+# make check), each its RUNS times; otherwise one after the other.
+for lane in $LANES; do
+	: >"$out/failures-$lane.txt"
 done
+if [ "${PARALLEL:-0}" = 1 ]; then
+	pids=()
+	for lane in $LANES; do
+		lane_runs "$lane" 1 "$RUNS" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+else
+	for ((r = 1; r <= RUNS; r++)); do
+		for lane in $LANES; do
+			lane_runs "$lane" "$r" "$r"
+		done
+	done
+fi
+for lane in $LANES; do
+	cat "$out/failures-$lane.txt" 2>/dev/null
+done >"$fails"
 
 echo
-echo "flakes: every test that failed at least once ($RUNS runs of each lane, LOAD=$LOAD):"
+echo "flakes: every test that failed at least once ($RUNS runs of each lane, LOAD=$LOAD, PARALLEL=${PARALLEL:-0}):"
 if [ ! -s "$fails" ]; then
 	echo "  none"
 	exit 0
