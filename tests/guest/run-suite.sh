@@ -76,8 +76,15 @@ log_clean() {
 	fi
 }
 
+# uptime_cs: the guest's uptime in hundredths of a second.
+uptime_cs() {
+	read -r up _ </proc/uptime
+	echo "${up%.*}${up#*.}" | sed 's/^0*//; s/^$/0/'
+}
+
 # The boot's own log: reports there belong to no test, but fail the run.
 log_clean boot
+: >"$RESULTS/times"
 for t in $tests; do
 	bin=$DIO_BUILD/tests/guest/t_$t
 	echo "=== $t"
@@ -86,9 +93,14 @@ for t in $tests; do
 		record "$t" fail
 		continue
 	fi
+	t0=$(uptime_cs)
 	CMOCKA_MESSAGE_OUTPUT=TAP timeout -k 10 "$TEST_TIMEOUT" "$bin" >"$RESULTS/t_$t.out" 2>&1
 	rc=$?
+	took=$(($(uptime_cs) - t0))
 	cat "$RESULTS/t_$t.out"
+	# Each program's wall time in the guest, for finding the slow ones
+	# (the host's check.sh copies the list to build/results/TAG.times).
+	printf 't_%s\t%d.%02d\n' "$t" $((took / 100)) $((took % 100)) >>"$RESULTS/times"
 	p=$(grep -c '^ok ' "$RESULTS/t_$t.out")
 	f=$(grep -c '^not ok ' "$RESULTS/t_$t.out")
 	pass=$((pass + p)) fail=$((fail + f))

@@ -336,8 +336,13 @@ configure_and_build() {
 	} >"$d/config.log" 2>&1 || { tail -n 30 "$d/config.log" >&2; log "$fl: configuration failed"; return 1; }
 	verify_config "$b/.config" "$here/guest.config" "$here/$fl.config" "$b/dio-local.config"
 	log "$fl: building bzImage and modules with -j$jobs (log: $d/build.log)"
-	nice make -C "$src" O="$b" -j"$jobs" bzImage modules >"$d/build.log" 2>&1 ||
-		{ grep -E 'error|Error' "$d/build.log" | tail -n 20 >&2; return 1; }
+	# Wall and CPU time: a build shares the cores with guests (make check).
+	local TIMEFORMAT="%0R s, CPU %0U s user + %0S s system"
+	if ! { time nice make -C "$src" O="$b" -j"$jobs" bzImage modules >"$d/build.log" 2>&1; } 2>"$d/build.time"; then
+		grep -E 'error|Error' "$d/build.log" | tail -n 20 >&2
+		return 1
+	fi
+	log "$fl: built in $(cat "$d/build.time")"
 }
 
 # --- env ---------------------------------------------------------------------

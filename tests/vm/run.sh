@@ -133,6 +133,20 @@ for attempt in 1 2; do
 	break
 done
 set -e
+# The CPU time QEMU used (user + system, in seconds; its children are this
+# script's only ones), for check.sh's phases: on a machine with fewer
+# cores than guests and builds, CPU, not wall time, says what a lane costs.
+# times runs in this shell, not in a pipeline's subshell (no children).
+times >"$res/qemu-cpu.times"
+awk 'NR == 2 {
+	n = 0
+	for (i = 1; i <= 2; i++) {
+		split($i, t, "m")
+		n += t[1] * 60 + t[2]
+	}
+	printf "%d\n", n
+}' "$res/qemu-cpu.times" >"$res/qemu-cpu"
+rm -f "$res/qemu-cpu.times"
 rm -f "$res"/nvme?.img
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 	echo "vm: guest timed out after ${VM_TIMEOUT}s" >&2
