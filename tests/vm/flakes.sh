@@ -58,15 +58,34 @@ lane_runs() {
 	done
 }
 
+# lane_runs_beside LANE: in PARALLEL mode, the lane's suite RUNS times,
+# and then again as long as another lane has not finished its RUNS, so
+# that the slowest lane's runs too have a guest beside them.
+lane_runs_beside() {
+	local lane=$1 run=0 l all
+	while :; do
+		run=$((run + 1))
+		lane_runs "$lane" "$run" "$run"
+		echo "$run" >"$out/runs-$lane"
+		[ "$run" -ge "$RUNS" ] || continue
+		all=1
+		for l in $LANES; do
+			[ "$(cat "$out/runs-$l" 2>/dev/null || echo 0)" -ge "$RUNS" ] || all=0
+		done
+		[ $all = 0 ] || break
+	done
+}
+
 # PARALLEL=1: the lanes side by side (two guests at once: the load of a
-# make check), each its RUNS times; otherwise one after the other.
+# make check), each at least RUNS times; otherwise one after the other.
 for lane in $LANES; do
 	: >"$out/failures-$lane.txt"
+	echo 0 >"$out/runs-$lane"
 done
 if [ "${PARALLEL:-0}" = 1 ]; then
 	pids=()
 	for lane in $LANES; do
-		lane_runs "$lane" 1 "$RUNS" &
+		lane_runs_beside "$lane" &
 		pids+=($!)
 	done
 	wait "${pids[@]}"
@@ -74,6 +93,7 @@ else
 	for ((r = 1; r <= RUNS; r++)); do
 		for lane in $LANES; do
 			lane_runs "$lane" "$r" "$r"
+			echo "$r" >"$out/runs-$lane"
 		done
 	done
 fi
@@ -82,7 +102,7 @@ for lane in $LANES; do
 done >"$fails"
 
 echo
-echo "flakes: every test that failed at least once ($RUNS runs of each lane, LOAD=$LOAD, PARALLEL=${PARALLEL:-0}):"
+echo "flakes: every test that failed at least once (LOAD=$LOAD, PARALLEL=${PARALLEL:-0}; runs:$(for l in $LANES; do printf ' %s %s' "$l" "$(cat "$out/runs-$l")"; done)):"
 if [ ! -s "$fails" ]; then
 	echo "  none"
 	exit 0
