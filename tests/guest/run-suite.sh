@@ -9,7 +9,8 @@
 # is one more case.  Writes counts to $RESULTS/counts.
 #   env: DIO_BUILD (build dir), DIO_KO, DIO_MODDIR, RESULTS, TESTS (optional
 #   list of test names to run), TEST_TIMEOUT (seconds per program),
-#   DIO_FLAVOUR (debug: kmemleak must be there)
+#   DIO_FLAVOUR (debug: kmemleak must be there), DIO_PART (1/2 or 2/2: one
+#   half of the debug kernel's programs, see debug_part1 below)
 set -u
 # Per program, a hang guard: a program's own waits are hang guards of
 # seconds to minutes (x tl_slow_factor() on the debug and kcsan kernels, see
@@ -38,12 +39,29 @@ export DIO_KO DIO_MODDIR DIO_BUILD
 # tests (the same module paths, under KASAN, lockdep and kmemleak).  The
 # coverage-guided fuzzer needs KCOV: the debug and kcsan kernels only.  The
 # kcsan kernel (KCSAN, UBSAN) runs the programs with the most concurrency.
+# make check on two cores runs the debug kernel's programs in two guests,
+# one in each lane (DIO_PART=1/2 and 2/2, tests/vm/check-all.sh): part 1
+# the programs below, part 2 the others, about half the time each (each
+# program's time: build/results/debug-p*.times).
 tool_tests=" dioctl examples fio "
 kcov_tests=" kfuzz "
 kcsan_tests=" stress fuzz kfuzz io_faults "
+debug_part1=" stacks bounds kfuzz pi io fuzz "
+case "${DIO_PART:-}" in
+'' | 1/2 | 2/2) ;;
+*)
+	echo "run-suite: DIO_PART=$DIO_PART: 1/2 or 2/2"
+	echo "0 1" >"$RESULTS/counts"
+	exit 1
+	;;
+esac
 tests=${TESTS:-$(for b in "$DIO_BUILD"/tests/guest/t_*; do
 	[ -f "$b" ] || continue
 	t=${b##*/t_}
+	case "${DIO_PART:-}" in
+	1/2) case "$debug_part1" in *" $t "*) ;; *) continue ;; esac ;;
+	2/2) case "$debug_part1" in *" $t "*) continue ;; esac ;;
+	esac
 	case "${DIO_FLAVOUR:-}" in
 	debug) case "$tool_tests" in *" $t "*) continue ;; esac ;;
 	kcsan) case "$kcsan_tests" in *" $t "*) ;; *) continue ;; esac ;;
@@ -52,7 +70,7 @@ tests=${TESTS:-$(for b in "$DIO_BUILD"/tests/guest/t_*; do
 	echo "$t"
 done)}
 [ -z "${TESTS:-}" ] && case "${DIO_FLAVOUR:-}" in
-debug) echo "debug kernel: the tool programs ($tool_tests) run on the stock kernels only" ;;
+debug) echo "debug kernel: the tool programs ($tool_tests) run on the stock kernels only${DIO_PART:+; part $DIO_PART: $(printf '%s\n' "$tests" | tr '\n' ' ')}" ;;
 kcsan) echo "kcsan kernel: runs$kcsan_tests only" ;;
 *) echo "stock kernel: the KCOV programs ($kcov_tests) run on the debug and kcsan kernels only" ;;
 esac

@@ -9,7 +9,8 @@
 # output goes to build/results/lane-*.log and, line by line with the
 # flavour in front, to stdout.  Counts land in build/results/*.counts as
 # check.sh and dkms-check.sh write them; tests/summary.sh adds them up.
-#   check-all.sh            (env: KERNELS, DKMS_CHECK, DEB_CHECK, ANYWHERE_CHECK, CHECK_LANES=1|2)
+#   check-all.sh            (env: KERNELS, DKMS_CHECK, DEB_CHECK, ANYWHERE_CHECK, CHECK_LANES=1|2,
+#                            DEBUG_PARTS=1|2)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -18,25 +19,43 @@ out=$top/build/results
 : "${CHECK_LANES:=$([ "$(nproc)" -ge 2 ] && echo 2 || echo 1)}"
 mkdir -p "$out"
 
-# The jobs, longest first: the kernels built from source (debug, kcsan: each
-# built the first time), the stock kernels, then the DKMS and package checks as one job (both use the
-# host's DKMS and /lib/modules, so never side by side).  Each lane takes
-# the next job from the queue when it is free, so the lanes stay busy
-# whatever a machine has cached: on a warm one the debug suite and 7.3 in
-# one lane, 6.1, 6.12 and the packages in the other.
+# The jobs.  First the stock kernels (longest first) and the DKMS, package
+# and checkout-anywhere checks as one job (they share the host's DKMS and
+# /lib/modules, so never side by side); last the kernels built from source
+# (debug, kcsan), whose build (tests/vm/kernel.sh, niced) make check starts
+# at once and which takes the cores the guests leave idle until the other
+# jobs are done.  The debug kernel's programs run in DEBUG_PARTS guests
+# (two on two lanes: DIO_PART=1/2 and 2/2, about half the time each,
+# tests/guest/run-suite.sh), so that both lanes end together; their
+# coverage is reported as one run's below.  Each lane takes the next job
+# from the queue when it is free.
+: "${DEBUG_PARTS:=$([ "$CHECK_LANES" -ge 2 ] && echo 2 || echo 1)}"
+[ -n "${TESTS:-}" ] && DEBUG_PARTS=1
 queue=$out/.jobs
 : >"$queue"
-for k in $KERNELS; do
-	case $k in debug | kcsan) echo "$k" >>"$queue" ;; esac
+for k in 7.3 6.12 6.1; do
+	case " $KERNELS " in *" $k "*) echo "$k" >>"$queue" ;; esac
 done
 for k in $KERNELS; do
-	case $k in debug | kcsan) ;; *) echo "$k" >>"$queue" ;; esac
+	case $k in debug | kcsan | 7.3 | 6.12 | 6.1) ;; *) echo "$k" >>"$queue" ;; esac
 done
 pkgjob=
 [ "$DKMS_CHECK" = 1 ] && pkgjob=dkms
 [ "$DEB_CHECK" = 1 ] && pkgjob="${pkgjob:+$pkgjob }deb"
 [ "$ANYWHERE_CHECK" = 1 ] && pkgjob="${pkgjob:+$pkgjob }anywhere"
 [ -n "$pkgjob" ] && echo "$pkgjob" >>"$queue"
+for k in $KERNELS; do
+	case $k in
+	debug)
+		if [ "$DEBUG_PARTS" = 2 ]; then
+			printf 'debug@1\ndebug@2\n' >>"$queue"
+		else
+			echo debug >>"$queue"
+		fi
+		;;
+	kcsan) echo kcsan >>"$queue" ;;
+	esac
+done
 mapfile -t jobs <"$queue"
 
 # next_job: the first line of the queue, taken out of it (empty: none left).
@@ -55,6 +74,7 @@ lane() {
 			dkms) "$here/dkms-check.sh" ;;
 			deb) "$here/deb-check.sh" ;;
 			anywhere) "$here/anywhere-check.sh" ;;
+			debug@*) DIO_PART=${k#debug@}/$DEBUG_PARTS "$here/check.sh" debug ;;
 			*) "$here/check.sh" "$k" ;;
 			esac 2>&1 | sed -u "s/^/[$k] /"
 			printf '%s\t%s\n' "lane $1: $k, in all" $((SECONDS - t0)) >>"$out/phases"
@@ -72,10 +92,30 @@ for p in "${pids[@]}"; do
 	wait "$p"
 done
 
+# The debug parts' module coverage, as one run's: it must meet the target
+# as a whole debug run does (tests/vm/check.sh, tests/vm/coverage.py).
+if [ "$DEBUG_PARTS" = 2 ] && [[ " ${jobs[*]} " == *" debug@1 "* ]]; then
+	B=$top/build
+	echo "check-all: module coverage of the debug kernel's two parts"
+	if python3 "$here/coverage.py" "$B/vm/debug-p1" "$B/vm/debug-p2" \
+		--target "${COVERAGE_TARGET:-95,85}" --html "$B/coverage" \
+		--json "$out/coverage.json" | tee "$out/debug-coverage.txt"; then
+		echo "1 0" >"$out/debug-coverage.counts"
+	else
+		echo "check-all: FAILED: module coverage of the debug parts (see above)" >&2
+		echo "0 1" >"$out/debug-coverage.counts"
+	fi
+	grep '^coverage: module' "$out/debug-coverage.txt" >"$out/debug.coverage"
+fi
+
 # A suite that left no counts behind failed.
 for job in "${jobs[@]}"; do
 	for k in $job; do
-		case $k in dkms | deb | anywhere) ;; *) k=$k${TESTS:+-$(echo "$TESTS" | tr ' ' '_')} ;; esac
+		case $k in
+		dkms | deb | anywhere) ;;
+		debug@*) k=debug-p${k#debug@} ;;
+		*) k=$k${TESTS:+-$(echo "$TESTS" | tr ' ' '_')} ;;
+		esac
 		if [ ! -s "$out/$k.counts" ]; then
 			echo "check-all: $k recorded no counts" >&2
 			echo "0 1" >"$out/$k.counts"

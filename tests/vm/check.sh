@@ -6,7 +6,10 @@
 # module does not build, guest dies or times out, reports of
 # tests/vm/report-patterns on the serial console or in the kernel log the
 # guest saved last) count as failed tests: never as skips.
-#   check.sh FLAVOUR        (TESTS="context io" to run a subset)
+#   check.sh FLAVOUR        (TESTS="context io" to run a subset;
+#                            DIO_PART=1/2 or 2/2: one half of the debug
+#                            kernel's programs, results in build/vm/debug-pN;
+#                            check-all.sh then reports their coverage as one)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -15,7 +18,7 @@ B=$top/build
 # Lines and branches of module/*.c a whole debug run must execute (percent).
 : "${COVERAGE_TARGET:=95,85}"
 # A subset run gets its own directory, so runs can go side by side.
-tag=$flavour${TESTS:+-$(echo "$TESTS" | tr ' ' '_')}
+tag=$flavour${TESTS:+-$(echo "$TESTS" | tr ' ' '_')}${DIO_PART:+-p${DIO_PART%/*}}
 res=$B/vm/$tag
 counts=$B/results/$tag.counts
 mkdir -p "$B/results"
@@ -75,7 +78,7 @@ export DIO_KFUZZ_CORPUS=/tmp/results/corpus"
 fi
 cat >"$res/guest.sh" <<EOS
 export DIO_BUILD='$B' DIO_KO='$res/ko/dio_batch.ko' DIO_MODDIR='$MODDIR'
-export RESULTS=/tmp/results TESTS='${TESTS:-}' DIO_FLAVOUR='$flavour'
+export RESULTS=/tmp/results TESTS='${TESTS:-}' DIO_FLAVOUR='$flavour' DIO_PART='${DIO_PART:-}'
 $passenv
 echo "guest: \$(uname -r)"
 exec sh '$top/tests/guest/run-suite.sh'
@@ -117,8 +120,9 @@ for log in "$res/console.log" "$res/dmesg.txt"; do
 	fi
 done
 # Module coverage (the debug flavour: gcov): reported for every run; a run
-# of the whole suite must meet the target (tests/vm/coverage.py).
-if [ "$flavour" = debug ] && [ -d "$res/gcov" ]; then
+# of the whole suite must meet the target (tests/vm/coverage.py).  Of a
+# part (DIO_PART), check-all.sh reports it with the other part's.
+if [ "$flavour" = debug ] && [ -d "$res/gcov" ] && [ -z "${DIO_PART:-}" ]; then
 	cov_args=(--html "$B/coverage" --json "$B/results/coverage.json")
 	[ -z "${TESTS:-}" ] && cov_args+=(--target "$COVERAGE_TARGET")
 	if python3 "$here/coverage.py" "$res" "${cov_args[@]}" | tee "$res/coverage.txt"; then

@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 """Line and branch coverage of module/*.c from a guest run on the debug kernel.
 
-    coverage.py RESDIR [--target LINES,BRANCHES] [--html DIR] [--json FILE]
+    coverage.py RESDIR... [--target LINES,BRANCHES] [--html DIR] [--json FILE]
 
 RESDIR is a build/vm/<run> directory of tests/vm/check.sh: the module was
 built with gcov (DIO_BATCH_COVERAGE=1) in RESDIR/ko/src/module, which holds
 the .gcno files, and the guest's run-suite.sh copied the kernel's counters
 (/sys/kernel/debug/gcov/.../*.gcda, kept by gcov across the module's
 unloads) to RESDIR/gcov.  The host's gcov (the compiler that built the
-module) reads both.
+module) reads both.  Several RESDIRs (the debug suite's parts, run in two
+guests side by side) count as one run: their counts are added up, line by
+line and branch by branch, over the same sources.
 
 Prints a line per file and a total line:
     coverage: module lines 95.1% (1900/1998), branches 85.3% (900/1055)
@@ -52,9 +54,10 @@ def gcov_json(objdir):
             yield json.load(fh)
 
 
-def collect(objdir):
-    """{file name: {lines: {n: count}, branches: {n: [counts]}}}, module .c only."""
-    files = {}
+def collect(objdir, files=None):
+    """{file name: {lines: {n: count}, branches: {n: [counts]}}}, module .c only,
+    added to files when given."""
+    files = {} if files is None else files
     for doc in gcov_json(objdir):
         for f in doc["files"]:
             name = os.path.basename(f["file"])
@@ -82,21 +85,49 @@ def pct(a, b):
     return 100.0 * a / b if b else 100.0
 
 
+def html_info(objdirs, info):
+    """lcov's tracefile of the runs in objdirs, added up, in info; the
+    second run's paths renamed to the first's, so each file is one."""
+    parts = []
+    for i, d in enumerate(objdirs):
+        part = f"{info}.{i}"
+        r = subprocess.run(["lcov", "--quiet", "--capture", "--rc", "lcov_branch_coverage=1",
+                            "--directory", d, "--output-file", part],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            return r
+        if d != objdirs[0]:
+            with open(part) as fh:
+                text = fh.read().replace(d + "/", objdirs[0] + "/")
+            with open(part, "w") as fh:
+                fh.write(text)
+        parts.append(part)
+    args = ["lcov", "--quiet", "--rc", "lcov_branch_coverage=1", "--output-file", info]
+    for part in parts:
+        args += ["--add-tracefile", part]
+    return subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("resdir")
+    ap.add_argument("resdir", nargs="+")
     ap.add_argument("--target")
     ap.add_argument("--html")
     ap.add_argument("--json")
     a = ap.parse_args()
-    objdir = os.path.abspath(os.path.join(a.resdir, "ko", "src", "module"))
-    gcovdir = os.path.join(a.resdir, "gcov")
-    copied = glob.glob(os.path.join(gcovdir, "*.gcda"))
-    if not copied:
-        sys.exit(f"coverage: the guest left no counters in {gcovdir}")
-    for g in copied:
-        shutil.copy(g, objdir)
-    files = collect(objdir)
+    files = {}
+    objdirs = []
+    for resdir in a.resdir:
+        objdir = os.path.abspath(os.path.join(resdir, "ko", "src", "module"))
+        gcovdir = os.path.join(resdir, "gcov")
+        copied = glob.glob(os.path.join(gcovdir, "*.gcda"))
+        if not copied:
+            sys.exit(f"coverage: the guest left no counters in {gcovdir}")
+        for g in copied:
+            shutil.copy(g, objdir)
+        collect(objdir, files)
+        objdirs.append(objdir)
+    objdir = objdirs[0]
     tot = [0, 0, 0, 0]
     asrt = [0, 0]
     report = {}
@@ -134,10 +165,8 @@ def main():
             json.dump({"lines": [tot[0], tot[1]], "branches": [tot[2], tot[3]],
                        "assertion_branches": asrt, "files": report}, fh, indent=1)
     if a.html:
-        info = os.path.join(a.resdir, "coverage.info")
-        r = subprocess.run(["lcov", "--quiet", "--capture", "--rc", "lcov_branch_coverage=1",
-                            "--directory", objdir, "--output-file", info],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        info = os.path.join(a.resdir[0], "coverage.info")
+        r = html_info(objdirs, info)
         if r.returncode == 0:
             r = subprocess.run(["lcov", "--quiet", "--rc", "lcov_branch_coverage=1",
                                 "--extract", info, os.path.abspath(objdir) + "/*.c",
