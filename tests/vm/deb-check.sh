@@ -182,7 +182,8 @@ cat >"$res/guest.sh" <<EOS
 export KVER='$KVER'
 exec sh '$here/deb-guest.sh'
 EOS
-VM_ROOT=$root VM_TIMEOUT=600 "$here/run.sh" 6.1 "$res"
+# A hang guard, five times the guest's time in make check (run.sh).
+VM_ROOT=$root VM_TIMEOUT=1200 "$here/run.sh" 6.1 "$res"
 rc=$?
 if [ -s "$res/guest.log" ]; then
 	sed 's/^/guest: /' "$res/guest.log"
