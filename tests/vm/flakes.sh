@@ -4,6 +4,8 @@
 # test that failed at least once, with how often.
 #   flakes.sh                 (env: LANES="debug 6.1", RUNS=3, LOAD=0|N,
 #                              PARALLEL=0|1, TESTS="..." to run some programs only)
+# LANES="debug@1 debug@2 6.1" PARALLEL=1 is make check's debug and 6.1
+# lanes: the debug kernel's programs in two guests (DIO_PART), and 6.1.
 # LOAD=N runs N busy loops (one per core: LOAD=$(nproc)) for the whole
 # hunt, so that every time bound in the suite is tried on a slow machine.
 # Each run's results stay in build/flakes/LANE-RUN/ (guest.log, the
@@ -32,7 +34,20 @@ for ((i = 0; i < LOAD; i++)); do
 done
 echo "flakes: lanes '$LANES'$([ "${PARALLEL:-0}" = 1 ] && echo ' side by side'), $RUNS runs each, $LOAD busy loops${TESTS:+, TESTS="$TESTS"}"
 
-tag_of() { echo "$1${TESTS:+-$(echo "$TESTS" | tr ' ' '_')}"; }
+# A lane is a kernel (6.1, debug, ...) or one part of the debug kernel's
+# programs, as make check runs them in two guests: debug@1, debug@2.
+tag_of() {
+	case $1 in
+	debug@*) echo "debug-p${1#debug@}" ;;
+	*) echo "$1${TESTS:+-$(echo "$TESTS" | tr ' ' '_')}" ;;
+	esac
+}
+check_lane() {
+	case $1 in
+	debug@*) DIO_PART=${1#debug@}/2 "$here/check.sh" debug ;;
+	*) "$here/check.sh" "$1" ;;
+	esac
+}
 
 # lane_runs LANE FIRST LAST: the lane's suite, runs FIRST to LAST; its
 # failures, one per line ("LANE<tab>test"), added to $out/failures-LANE.txt.
@@ -40,7 +55,7 @@ lane_runs() {
 	local lane=$1 run t0 rc tag lf=$out/failures-$1.txt
 	for ((run = $2; run <= $3; run++)); do
 		t0=$SECONDS
-		"$here/check.sh" "$lane" >"$out/check-$lane-$run.log" 2>&1
+		check_lane "$lane" >"$out/check-$lane-$run.log" 2>&1
 		rc=$?
 		tag=$(tag_of "$lane")
 		rm -rf "$out/$lane-$run"
