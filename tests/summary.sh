@@ -20,7 +20,7 @@ for c in "$dir"/*.counts; do
 	kver=
 	[ -s "$dir/$name.kver" ] && read -r kver <"$dir/$name.kver"
 	read -r p f <"$c"
-	printf '  %-10s %-24s %4d passed, %d failed\n' "$name" "${kver:--}" "$p" "$f"
+	printf '  %-14s %-24s %4d passed, %d failed\n' "$name" "${kver:--}" "$p" "$f"
 	pass=$((pass + p)) fail=$((fail + f))
 done
 # How long each phase took (check-all.sh, check.sh, the runners), in the
