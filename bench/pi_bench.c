@@ -12,7 +12,9 @@
  * 1 MiB, and each several-interval copying CRC path (the loop under
  * dio_pi_generate_copy()) at 512- and 4096-byte intervals.  A plain AVX2
  * read loop (a 64-bit C one off x86-64) is the memory-bandwidth yardstick.
- * "pi_bench copy" runs the copy section alone.  On AArch64 the machine rows
+ * "pi_bench copy" runs the copy section alone.  PI_BENCH_STREAM_MIB=N (1 to
+ * 64) streams over N MiB instead: an emulated CPU (make bench-arm64) would
+ * spend minutes on each 64 MiB pass.  On AArch64 the machine rows
  * are our PMULL CRC64 path and ISA-L's PMULL kernels; on every CPU the
  * dispatched guards are also timed turn about against the portable C ones
  * (the ratios "... / ... slice-by-8" and "... / IP portable").
@@ -37,7 +39,7 @@
 #include "../libdioctl/src/pi_internal.h"
 
 #define HOT_LEN		4096
-#define STREAM_LEN	(64UL << 20)
+#define STREAM_LEN	(64UL << 20)	/* at most; see stream_len */
 #define GENVER_LEN	(1UL << 20)
 #define TRIALS		7
 #define COPY_IV		4096
@@ -70,6 +72,9 @@ typedef uint64_t (*sum_fn)(const void *buf, size_t len);
 typedef uint64_t (*crc64_copy_t)(uint64_t crc, void *dst, const void *src, size_t len);
 
 static volatile uint64_t sink;
+/* The streaming buffer's length: STREAM_LEN, or PI_BENCH_STREAM_MIB. */
+static size_t stream_len = STREAM_LEN;
+static unsigned int stream_mib = STREAM_LEN >> 20;
 
 static double now(void)
 {
@@ -367,10 +372,12 @@ static void guard_table(const uint8_t *stream)
 	enum { N = sizeof(rows) / sizeof(rows[0]) };
 	/* A hot block in the middle of the (already faulted-in) buffer. */
 	const uint8_t *hot = stream + 12345 * 64;
+	char head[32];
 
 	printf("CRC64 dispatch on this CPU: %s\n", pi_crc64_dispatch_name());
 	printf("IP sum dispatch on this CPU: %s\n\n", pi_ipsum_dispatch_name());
-	printf("%-30s %12s %14s\n", "guard", "hot 4 KiB", "stream 64 MiB");
+	snprintf(head, sizeof(head), "stream %u MiB", stream_mib);
+	printf("%-30s %12s %14s\n", "guard", "hot 4 KiB", head);
 	for (size_t i = 0; i < N; i++) {
 		const char *name = rows[i].name;
 		char label[64];
@@ -385,15 +392,15 @@ static void guard_table(const uint8_t *stream)
 		}
 		if (rows[i].crc64) {
 			check_crc64(rows[i].name, rows[i].fn, hot, HOT_LEN);
-			check_crc64(rows[i].name, rows[i].fn, stream, STREAM_LEN);
+			check_crc64(rows[i].name, rows[i].fn, stream, stream_len);
 		}
 		if (!strncmp(rows[i].name, "IP checksum ", strlen("IP checksum "))) {
 			check_ip(rows[i].name, rows[i].fn, hot, HOT_LEN);
-			check_ip(rows[i].name, rows[i].fn, stream, STREAM_LEN);
+			check_ip(rows[i].name, rows[i].fn, stream, stream_len);
 		}
 		printf("%-30s %9.2f GB/s", name, measure(rows[i].fn, hot, HOT_LEN, 0.2));
 		fflush(stdout);
-		printf(" %9.2f GB/s\n", measure(rows[i].fn, stream, STREAM_LEN, 0.5));
+		printf(" %9.2f GB/s\n", measure(rows[i].fn, stream, stream_len, 0.5));
 	}
 }
 
@@ -401,7 +408,8 @@ static void ratio_table(const uint8_t *stream)
 {
 	const uint8_t *hot = stream + 12345 * 64;
 
-	printf("\nours / ISA-L, timed turn about (hot 4 KiB, then stream 64 MiB):\n");
+	printf("\nours / ISA-L (and dispatched / portable), timed turn about"
+	       " (hot 4 KiB, then stream %u MiB):\n", stream_mib);
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
 		const struct pair *r = &pairs[i];
 		double a, b, sa, sb;
@@ -411,10 +419,10 @@ static void ratio_table(const uint8_t *stream)
 			continue;
 		}
 		measure_pair(r->fa, r->fb, hot, HOT_LEN, 0.6, &a, &b);
-		measure_pair(r->fa, r->fb, stream, STREAM_LEN, 1.5, &sa, &sb);
+		measure_pair(r->fa, r->fb, stream, stream_len, 1.5, &sa, &sb);
 		printf("ratio %s / %s: %.2f\n", r->a, r->b, a / b);
-		printf("  (%.2f vs %.2f GB/s; stream 64 MiB: %.2f vs %.2f GB/s, ratio %.2f)\n",
-		       a, b, sa, sb, sa / sb);
+		printf("  (%.2f vs %.2f GB/s; stream %u MiB: %.2f vs %.2f GB/s, ratio %.2f)\n",
+		       a, b, stream_mib, sa, sb, sa / sb);
 	}
 }
 
@@ -720,7 +728,8 @@ static void copy_table(const uint8_t *data)
 
 int main(int argc, char **argv)
 {
-	uint8_t *buf = aligned_alloc(4096, STREAM_LEN);
+	const char *mib = getenv("PI_BENCH_STREAM_MIB");
+	uint8_t *buf;
 	double start = now();
 	/* "pi_bench copy": the copy-and-generate section alone. */
 	int copy_only = argc > 1 && !strcmp(argv[1], "copy");
@@ -729,9 +738,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pi_bench [copy]\n");
 		return 2;
 	}
+	if (mib) {
+		stream_mib = atoi(mib);
+		if (stream_mib < 1 || stream_mib > STREAM_LEN >> 20) {
+			fprintf(stderr, "pi_bench: PI_BENCH_STREAM_MIB: 1 to %lu\n", STREAM_LEN >> 20);
+			return 2;
+		}
+		stream_len = (size_t)stream_mib << 20;
+	}
+	buf = aligned_alloc(4096, stream_len);
 	if (!buf)
 		return 1;
-	for (size_t i = 0; i < STREAM_LEN; i += 8)	/* fault in, not zero pages */
+	for (size_t i = 0; i < stream_len; i += 8)	/* fault in, not zero pages */
 		memcpy(buf + i, &(uint64_t){ i * 0x9e3779b97f4a7c15ULL }, 8);
 	printf("pi_bench: one thread, best of %d trials, GB/s = 1e9 bytes/s\n\n", TRIALS);
 	if (!copy_only) {
