@@ -5,7 +5,8 @@
 #   make check      host unit tests, static checks, the guest suite on every kernel in KERNELS
 #   make check-static  sparse, checkpatch.pl and shellcheck only (tests/static-check.sh)
 #   make check-arm64   libdioctl, dioctl and the PI/ABI unit tests cross-built for
-#                      arm64, run under qemu-user (tests/cross-arm64.sh); make check too
+#                      arm64, run under qemu-user (tests/cross.sh); make check too
+#   make check-cross CROSS_ARCH=s390x  the same on big-endian s390x (not in check)
 #   make bench-arm64   the same, then pi_bench under qemu-user (emulated figures)
 #   make check-debug   the guest suite on the debug kernel; prints the module's coverage
 #   make check-kcsan   the stress and fuzz programs on the KCSAN+UBSAN kernel
@@ -65,14 +66,14 @@ EXAMPLE_BINS	:= $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c)
 MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] tools/*.1)))
 TEST_LIBS	:= $(LIB_INTERNAL_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
 # What the unit tests and the benchmarks link beyond that:
-# tests/cross-arm64.sh links them with neither the test helpers (libkmod)
-# nor liburing and libaio, which its arm64 tree does not have.
+# tests/cross.sh links them with neither the test helpers (libkmod) nor
+# liburing and libaio, which its cross tree does not have.
 UNIT_TESTLIB	?= $(TESTLIB_OBJS)
 UNIT_LIBS	?= $(TEST_LIBS)
 BENCH_LIBS	?= -luring -laio -lpthread
 
 .PHONY: all module userspace lib tools tests bench examples man bench-guest bench-counts bench-icount deps check check-debug \
-	check-unit check-static check-arm64 bench-arm64 check-dkms check-deb check-kcsan fuzz flakes dkms-install deb demo \
+	check-unit check-static check-arm64 check-cross bench-arm64 check-dkms check-deb check-kcsan fuzz flakes dkms-install deb demo \
 	install uninstall clean FORCE
 .DELETE_ON_ERROR:
 # The test helpers are kept between builds (make would delete them as
@@ -209,7 +210,7 @@ deps:
 	scripts/deps.sh
 
 # The tests: host unit tests, the arm64 cross build and its unit tests under
-# qemu-user (tests/cross-arm64.sh), the static checks (sparse, checkpatch.pl,
+# qemu-user (tests/cross.sh), the static checks (sparse, checkpatch.pl,
 # shellcheck: tests/static-check.sh), then the guest suite on each kernel
 # in KERNELS (and the DKMS check), then one line that counts every test case.
 # A failed build counts as one failed test, and nothing else runs (the
@@ -227,7 +228,7 @@ check:
 	t0=$$(date +%s); if $(MAKE) --no-print-directory userspace; then \
 		printf 'make userspace\t%s\n' $$(($$(date +%s) - t0)) >>$(B)/results/phases; \
 		tests/run-unit.sh $(B) || true; \
-		tests/cross-arm64.sh $(B) || true; \
+		tests/cross.sh $(B) arm64 || true; \
 		tests/static-check.sh $(B) || true; \
 		KERNELS="$(KERNELS)" DKMS_CHECK="$(DKMS_CHECK)" DEB_CHECK="$(DEB_CHECK)" \
 			ANYWHERE_CHECK="$(ANYWHERE_CHECK)" tests/vm/check-all.sh; \
@@ -288,18 +289,23 @@ check-unit: userspace
 	@tests/summary.sh $(B)/results
 
 # The arm64 build and its unit tests under qemu-user alone (make check runs
-# them too); bench-arm64 adds pi_bench there, minutes of emulated figures
-# (bench/README.md).  Neither needs the host build.
+# them too); check-cross does it for CROSS_ARCH (arm64, or s390x: a
+# big-endian CPU, not in make check); bench-arm64 adds pi_bench there,
+# minutes of emulated figures (bench/README.md).  None needs the host build.
+CROSS_ARCH	?= arm64
 check-arm64:
+	@$(MAKE) --no-print-directory check-cross CROSS_ARCH=arm64
+
+check-cross:
 	@scripts/deps.sh --check || scripts/deps.sh
 	@rm -rf $(B)/results && mkdir -p $(B)/results
-	@tests/cross-arm64.sh $(B) || true
+	@tests/cross.sh $(B) $(CROSS_ARCH) || true
 	@tests/summary.sh $(B)/results
 
 bench-arm64:
 	@scripts/deps.sh --check || scripts/deps.sh
 	@mkdir -p $(B)/results
-	@tests/cross-arm64.sh $(B) --bench
+	@tests/cross.sh $(B) arm64 --bench
 
 # The static checks alone (make check runs them too).
 check-static:

@@ -205,7 +205,7 @@ static void test_register_args(void **state)
 	assert_int_equal(errno, EINVAL);
 	/*
 	 * Anything else is the kernel's to judge.  Not under qemu-user
-	 * (tests/cross-arm64.sh sets DIO_QEMU_USER): it fails an ioctl it
+	 * (tests/cross.sh sets DIO_QEMU_USER): it fails an ioctl it
 	 * does not know with ENOSYS and never passes it on.
 	 */
 	if (getenv("DIO_QEMU_USER")) {

@@ -536,7 +536,7 @@ static void test_copy_multi_paths(void **state)
 /*
  * Each dispatch chose a path of its table that this CPU runs, the CRC16
  * one the first (best) such.  DIO_PI_EXPECT_CRC64 (set by
- * tests/cross-arm64.sh, whose emulated CPU has PMULL) names the path the
+ * tests/cross.sh, whose emulated arm64 CPU has PMULL) names the path the
  * CRC64 dispatch must have chosen: a machine path silently not taken
  * fails there instead of being skipped.
  */
