@@ -28,7 +28,8 @@ arm64) triplet=aarch64-linux-gnu ;;
 s390x) triplet=s390x-linux-gnu ;;
 *) die "usage: scripts/cross-tools.sh arm64|s390x [--dir]" ;;
 esac
-CACHE=${DIO_CACHE:-/var/cache/dio_batch}/cross-$arch
+top=${DIO_CACHE:-/var/cache/dio_batch}
+CACHE=$top/cross-$arch
 # The cross compiler without its sanitizer and C++ runtimes, the ARCH C
 # library, and the ARCH libraries (with their -dev packages).
 CROSS=("binutils-$triplet" "cpp-12-$triplet" "gcc-12-$triplet"
@@ -53,7 +54,11 @@ command -v apt-get >/dev/null || die "not a Debian system"
 
 # ARCH for these two commands only: the machine's dpkg architectures stay
 # as they are.  No sandbox user: the files land in a root-only directory.
-apt=(apt-get -q -o APT::Architectures::="$(dpkg --print-architecture)"
+# One apt at a time with the project's others (tests/vm/kernel.sh, which
+# may be installing beside make check's first steps).
+mkdir -p "$top"
+apt=(flock "$top/.apt.lock" apt-get -q -o DPkg::Lock::Timeout=600
+	-o APT::Architectures::="$(dpkg --print-architecture)"
 	-o APT::Architectures::="$arch" -o APT::Sandbox::User=root)
 rm -rf "$CACHE/tmp"
 mkdir -p "$CACHE/tmp/debs"
