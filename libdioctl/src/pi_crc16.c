@@ -72,9 +72,11 @@ uint16_t pi_crc16_slice8(uint16_t crc, const void *buf, size_t len)
  * ---- CRC and copy ----
  *
  * ISA-L 2.30's crc16_t10dif_copy() has 128-bit PCLMULQDQ kernels only
- * (fold by 4): about 9 GB/s, a fifth of memcpy on a CPU with VPCLMULQDQ.
- * There, the folding below, on 512- or 256-bit registers, computes the CRC
- * with the copy in the same loop; elsewhere ISA-L's stitched version.
+ * (fold by 4) on x86-64: about 9 GB/s, a fifth of memcpy on a CPU with
+ * VPCLMULQDQ.  There, the folding below, on 512- or 256-bit registers,
+ * computes the CRC with the copy in the same loop; elsewhere ISA-L's
+ * stitched version (on AArch64 its PMULL kernel, crc16_t10dif_copy_pmull;
+ * a table on other CPUs).
  *
  * Folding, MSB first.  A 16-byte block, its bytes reversed (PSHUFB), is a
  * 128-bit value V = H*x^64 + L whose bit i is the coefficient of x^i
