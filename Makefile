@@ -4,6 +4,10 @@
 #   make deps       install the Debian packages the project needs
 #   make check      host unit tests, static checks, the guest suite on every kernel in KERNELS
 #   make check-static  sparse, checkpatch.pl and shellcheck only (tests/static-check.sh)
+#   make check-arm64   libdioctl, dioctl and the PI/ABI unit tests cross-built for
+#                      arm64, run under qemu-user (tests/cross.sh); make check too
+#   make check-cross CROSS_ARCH=s390x  the same on big-endian s390x (not in check)
+#   make bench-arm64   the same, then pi_bench under qemu-user (emulated figures)
 #   make check-debug   the guest suite on the debug kernel; prints the module's coverage
 #   make check-kcsan   the stress and fuzz programs on the KCSAN+UBSAN kernel
 #   make fuzz DURATION=3600  the coverage-guided ioctl fuzzer, corpus kept between runs
@@ -34,6 +38,7 @@ BINDIR		?= $(PREFIX)/bin
 MANDIR		?= $(PREFIX)/share/man
 
 CC		?= cc
+OBJCOPY		?= objcopy
 CFLAGS		?= -O2 -g
 WARN		:= -Wall -Wextra -Wno-unused-parameter -Wshadow -Wmissing-prototypes -Werror=implicit-function-declaration
 CPPFLAGS	+= -Iuapi -Ilibdioctl/include -D_GNU_SOURCE -DDIO_BATCH_VERSION='"$(VERSION)"'
@@ -60,9 +65,16 @@ BENCH_BINS	:= $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 EXAMPLE_BINS	:= $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] tools/*.1)))
 TEST_LIBS	:= $(LIB_INTERNAL_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
+# What the unit tests and the benchmarks link beyond that:
+# tests/cross.sh links them with neither the test helpers (libkmod) nor
+# liburing and libaio, which its cross tree does not have.
+UNIT_TESTLIB	?= $(TESTLIB_OBJS)
+UNIT_LIBS	?= $(TEST_LIBS)
+BENCH_LIBS	?= -luring -laio -lpthread
 
 .PHONY: all module userspace lib tools tests bench examples man bench-guest bench-counts bench-icount deps check check-debug \
-	check-unit check-static check-dkms check-deb check-kcsan fuzz flakes dkms-install deb demo install uninstall clean FORCE
+	check-unit check-static check-arm64 check-cross bench-arm64 check-dkms check-deb check-kcsan fuzz flakes dkms-install deb demo \
+	install uninstall clean FORCE
 .DELETE_ON_ERROR:
 # The test helpers are kept between builds (make would delete them as
 # intermediates of the test programs).
@@ -98,11 +110,11 @@ $(B)/lib/%.pic.o: libdioctl/src/%.c $(wildcard libdioctl/src/*.h libdioctl/inclu
 # program may have its own pi_ipsum() and still link libdioctl statically.
 $(B)/lib/libdioctl.o: $(LIB_OBJS)
 	$(LD) -r -o $@ $^
-	objcopy --localize-hidden $@
+	$(OBJCOPY) --localize-hidden $@
 $(LIB_A): $(B)/lib/libdioctl.o
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 $(LIB_INTERNAL_A): $(LIB_OBJS)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 $(LIB_SO): $(LIB_PIC_OBJS) libdioctl/libdioctl.map
 	$(CC) -shared $(LDFLAGS) -Wl,-soname,libdioctl.so.$(SOVERSION) \
 		-Wl,--version-script=libdioctl/libdioctl.map \
@@ -128,9 +140,9 @@ FORCE:
 $(B)/tests/lib/%.o: tests/lib/%.c $(wildcard tests/lib/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -c -o $@ $<
-$(B)/tests/unit/%: tests/unit/%.c $(LIB_A) $(LIB_INTERNAL_A) $(TESTLIB_OBJS)
+$(B)/tests/unit/%: tests/unit/%.c $(LIB_A) $(LIB_INTERNAL_A) $(UNIT_TESTLIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(TESTLIB_OBJS) $(TEST_LIBS)
+	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(UNIT_TESTLIB) $(UNIT_LIBS)
 $(B)/tests/guest/%: tests/guest/%.c $(LIB_INTERNAL_A) $(TESTLIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(TESTLIB_OBJS) $(TEST_LIBS)
@@ -165,7 +177,7 @@ $(B)/examples/%: examples/%.c $(LIB_A)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_A) $(LIB_LIBS)
 $(B)/bench/%: bench/%.c $(LIB_INTERNAL_A)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_INTERNAL_A) $(LIB_LIBS) -luring -laio -lpthread
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_INTERNAL_A) $(LIB_LIBS) $(BENCH_LIBS)
 
 # fio engine: build/fio/fio-dio_batch.so, an external fio ioengine
 # (fio/README.md).  fio's engine ABI is its internal structs, so the engine
@@ -197,7 +209,8 @@ bench-fio:
 deps:
 	scripts/deps.sh
 
-# The tests: host unit tests, the static checks (sparse, checkpatch.pl,
+# The tests: host unit tests, the arm64 cross build and its unit tests under
+# qemu-user (tests/cross.sh), the static checks (sparse, checkpatch.pl,
 # shellcheck: tests/static-check.sh), then the guest suite on each kernel
 # in KERNELS (and the DKMS check), then one line that counts every test case.
 # A failed build counts as one failed test, and nothing else runs (the
@@ -215,6 +228,7 @@ check:
 	t0=$$(date +%s); if $(MAKE) --no-print-directory userspace; then \
 		printf 'make userspace\t%s\n' $$(($$(date +%s) - t0)) >>$(B)/results/phases; \
 		tests/run-unit.sh $(B) || true; \
+		tests/cross.sh $(B) arm64 || true; \
 		tests/static-check.sh $(B) || true; \
 		KERNELS="$(KERNELS)" DKMS_CHECK="$(DKMS_CHECK)" DEB_CHECK="$(DEB_CHECK)" \
 			ANYWHERE_CHECK="$(ANYWHERE_CHECK)" tests/vm/check-all.sh; \
@@ -274,6 +288,25 @@ check-unit: userspace
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@tests/run-unit.sh $(B) || true
 	@tests/summary.sh $(B)/results
+
+# The arm64 build and its unit tests under qemu-user alone (make check runs
+# them too); check-cross does it for CROSS_ARCH (arm64, or s390x: a
+# big-endian CPU, not in make check); bench-arm64 adds pi_bench there,
+# minutes of emulated figures (bench/README.md).  None needs the host build.
+CROSS_ARCH	?= arm64
+check-arm64:
+	@$(MAKE) --no-print-directory check-cross CROSS_ARCH=arm64
+
+check-cross:
+	@scripts/deps.sh --check || scripts/deps.sh
+	@rm -rf $(B)/results && mkdir -p $(B)/results
+	@tests/cross.sh $(B) $(CROSS_ARCH) || true
+	@tests/summary.sh $(B)/results
+
+bench-arm64:
+	@scripts/deps.sh --check || scripts/deps.sh
+	@mkdir -p $(B)/results
+	@tests/cross.sh $(B) arm64 --bench
 
 # The static checks alone (make check runs them too).
 check-static:

@@ -11,8 +11,13 @@
  * intervals; then dio_pi_generate_copy() against memcpy() of the same
  * 1 MiB, and each several-interval copying CRC path (the loop under
  * dio_pi_generate_copy()) at 512- and 4096-byte intervals.  A plain AVX2
- * read loop is the memory-bandwidth yardstick.  "pi_bench copy" runs the
- * copy section alone.
+ * read loop (a 64-bit C one off x86-64) is the memory-bandwidth yardstick.
+ * "pi_bench copy" runs the copy section alone.  PI_BENCH_STREAM_MIB=N (1 to
+ * 64) streams over N MiB instead: an emulated CPU (make bench-arm64) would
+ * spend minutes on each 64 MiB pass.  On AArch64 the machine rows
+ * are our PMULL CRC64 path and ISA-L's PMULL kernels; on every CPU the
+ * dispatched guards are also timed turn about against the portable C ones
+ * (the ratios "... / ... slice-by-8" and "... / IP portable").
  * Each figure is the best of several timed trials; the whole run takes
  * about half a minute.  Every CRC path's result (plain and copying) is
  * checked against slice-by-8 on the buffers it is timed on, every IP sum
@@ -26,17 +31,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include "dioctl_pi.h"
 #include "../libdioctl/src/pi_internal.h"
 
 #define HOT_LEN		4096
-#define STREAM_LEN	(64UL << 20)
+#define STREAM_LEN	(64UL << 20)	/* at most; see stream_len */
 #define GENVER_LEN	(1UL << 20)
 #define TRIALS		7
 #define COPY_IV		4096
 
+#ifdef PI_X86
 /*
  * ISA-L's own kernels, behind its dispatched crc16_t10dif() and crc64_*()
  * (exported by libisal.so, not declared in its headers): the 128-bit
@@ -50,11 +58,23 @@ uint16_t crc16_t10dif_by16_10(uint16_t crc, const unsigned char *buf, uint64_t l
 uint64_t crc64_jones_refl_by8(uint64_t crc, const unsigned char *buf, uint64_t len);
 uint64_t crc64_ecma_refl_by8(uint64_t crc, const unsigned char *buf, uint64_t len);
 uint64_t crc64_jones_refl_by16_10(uint64_t crc, const unsigned char *buf, uint64_t len);
+#endif
+#ifdef PI_ARM64
+/* ISA-L's AArch64 kernels behind the same dispatchers (exported, not declared). */
+uint16_t crc16_t10dif_pmull(uint16_t crc, const unsigned char *buf, uint64_t len);
+uint64_t crc64_jones_refl_pmull(uint64_t crc, const unsigned char *buf, uint64_t len);
+#endif
+/* ISA-L's table versions, on every CPU. */
+uint16_t crc16_t10dif_base(uint16_t crc, const unsigned char *buf, uint64_t len);
+uint64_t crc64_jones_refl_base(uint64_t crc, const unsigned char *buf, uint64_t len);
 
 typedef uint64_t (*sum_fn)(const void *buf, size_t len);
 typedef uint64_t (*crc64_copy_t)(uint64_t crc, void *dst, const void *src, size_t len);
 
 static volatile uint64_t sink;
+/* The streaming buffer's length: STREAM_LEN, or PI_BENCH_STREAM_MIB. */
+static size_t stream_len = STREAM_LEN;
+static unsigned int stream_mib = STREAM_LEN >> 20;
 
 static double now(void)
 {
@@ -69,23 +89,34 @@ static double now(void)
 static uint64_t f_crc16_isal(const void *b, size_t n) { return dio_pi_crc16_t10dif(0, b, n); }
 static uint64_t f_crc16_slice8(const void *b, size_t n) { return pi_crc16_slice8(0, b, n); }
 static uint64_t f_crc16_byte(const void *b, size_t n) { return pi_crc16_bytewise(0, b, n); }
+static uint64_t f_crc16_isalbase(const void *b, size_t n) { return crc16_t10dif_base(0, b, n); }
+static uint64_t f_crc64_public(const void *b, size_t n) { return dio_pi_crc64_nvme(0, b, n); }
+static uint64_t f_crc64_slice8(const void *b, size_t n) { return pi_crc64_slice8(0, b, n); }
+static uint64_t f_c64_jonesbase(const void *b, size_t n) { return crc64_jones_refl_base(0, b, n); }
+static uint64_t f_ip_portable(const void *b, size_t n) { return pi_ipsum_portable(b, n); }
+static uint64_t f_ip_public(const void *b, size_t n) { return dio_pi_ip_checksum(b, n); }
+static uint64_t f_ip_dispatched(const void *b, size_t n) { return pi_ipsum(b, n); }
+#ifdef PI_X86
 static uint64_t f_crc16_isal01(const void *b, size_t n) { return crc16_t10dif_01(0, b, n); }
 static uint64_t f_crc16_isalby4(const void *b, size_t n) { return crc16_t10dif_by4(0, b, n); }
 static uint64_t f_crc16_isal16(const void *b, size_t n) { return crc16_t10dif_by16_10(0, b, n); }
-static uint64_t f_crc64_public(const void *b, size_t n) { return dio_pi_crc64_nvme(0, b, n); }
 static uint64_t f_crc64_v512(const void *b, size_t n) { return pi_crc64_vpclmul512(0, b, n); }
 static uint64_t f_crc64_v256(const void *b, size_t n) { return pi_crc64_vpclmul256(0, b, n); }
 static uint64_t f_crc64_pclmul(const void *b, size_t n) { return pi_crc64_pclmul(0, b, n); }
-static uint64_t f_crc64_slice8(const void *b, size_t n) { return pi_crc64_slice8(0, b, n); }
 static uint64_t f_c64_jones8(const void *b, size_t n) { return crc64_jones_refl_by8(0, b, n); }
 static uint64_t f_c64_ecma8(const void *b, size_t n) { return crc64_ecma_refl_by8(0, b, n); }
 static uint64_t f_c64_jones16(const void *b, size_t n) { return crc64_jones_refl_by16_10(0, b, n); }
 static uint64_t f_ip_avx512(const void *b, size_t n) { return pi_ipsum_avx512(b, n); }
 static uint64_t f_ip_avx2(const void *b, size_t n) { return pi_ipsum_avx2(b, n); }
-static uint64_t f_ip_portable(const void *b, size_t n) { return pi_ipsum_portable(b, n); }
-static uint64_t f_ip_public(const void *b, size_t n) { return dio_pi_ip_checksum(b, n); }
+#endif
+#ifdef PI_ARM64
+static uint64_t f_crc16_pmull(const void *b, size_t n) { return crc16_t10dif_pmull(0, b, n); }
+static uint64_t f_crc64_pmull(const void *b, size_t n) { return pi_crc64_pmull(0, b, n); }
+static uint64_t f_c64_jonespmull(const void *b, size_t n) { return crc64_jones_refl_pmull(0, b, n); }
+#endif
 
 /* Memory read bandwidth: touch every byte, do next to nothing with it. */
+#ifdef PI_X86
 __attribute__((target("avx2")))
 static uint64_t f_read_avx2(const void *buf, size_t n)
 {
@@ -103,6 +134,21 @@ static uint64_t f_read_avx2(const void *buf, size_t n)
 	_mm256_storeu_si256((__m256i *)out, a);
 	return out[0] | out[1] | out[2] | out[3];
 }
+#else
+static uint64_t f_read_c(const void *buf, size_t n)
+{
+	const uint64_t *p = buf;
+	uint64_t a = 0, b = 0, c = 0, d = 0;
+
+	for (size_t i = 0; i < n / 8; i += 4) {
+		a |= p[i];
+		b |= p[i + 1];
+		c |= p[i + 2];
+		d |= p[i + 3];
+	}
+	return a | b | c | d;
+}
+#endif
 
 /* ---- timing ---- */
 
@@ -184,6 +230,7 @@ struct row {
 
 
 static int always(void) { return 1; }
+#ifdef PI_X86
 static int have_pclmul(void)
 {
 	return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
@@ -196,6 +243,7 @@ static int isal_has_by16(void)
 	       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
 	       __builtin_cpu_supports("avx512cd");
 }
+#endif
 
 /* The ratios printed, ours / theirs, each measured turn about. */
 static const struct pair {
@@ -203,6 +251,7 @@ static const struct pair {
 	sum_fn fa, fb;
 	int (*usable)(void);	/* both can run */
 } pairs[] = {
+#ifdef PI_X86
 	{ "crc64 pclmul fold8", "isal crc64_jones_refl_by8",
 	  f_crc64_pclmul, f_c64_jones8, have_pclmul },
 	{ "crc64 vpclmul256", "isal crc64_jones_refl_by8",
@@ -211,6 +260,17 @@ static const struct pair {
 	  f_crc64_v256, f_crc64_pclmul, pi_crc64_have_vpclmul256 },
 	{ "crc64 vpclmul512", "isal crc64_jones_refl_by16_10",
 	  f_crc64_v512, f_c64_jones16, isal_has_by16 },
+#endif
+#ifdef PI_ARM64
+	{ "crc64 pmull fold8", "isal crc64_jones_refl_pmull",
+	  f_crc64_pmull, f_c64_jonespmull, pi_crc64_have_pmull },
+	{ "isal crc16_t10dif_pmull", "isal crc16_t10dif_base",
+	  f_crc16_pmull, f_crc16_isalbase, pi_crc64_have_pmull },
+#endif
+	/* The dispatched guards against the portable C code, on any CPU. */
+	{ "crc16 ISA-L dispatched", "crc16 slice-by-8", f_crc16_isal, f_crc16_slice8, always },
+	{ "crc64 dispatched", "crc64 slice-by-8", f_crc64_public, f_crc64_slice8, always },
+	{ "IP dispatched", "IP portable", f_ip_dispatched, f_ip_portable, always },
 };
 
 /*
@@ -266,33 +326,58 @@ static void guard_table(const uint8_t *stream)
 {
 	/* Our CRC64 paths carry the names pi_crc64_paths gives them. */
 	static const struct row rows[] = {
+#ifdef PI_X86
 		{ "memory read (AVX2)", f_read_avx2, pi_ipsum_have_avx2, 0 },
+#else
+		{ "memory read (C, 64-bit)", f_read_c, always, 0 },
+#endif
 		{ "CRC16 T10-DIF ISA-L", f_crc16_isal, always, 0 },
+#ifdef PI_X86
 		{ "isal crc16_t10dif_01", f_crc16_isal01, have_pclmul, 0 },
 		{ "isal crc16_t10dif_by4", f_crc16_isalby4, have_pclmul, 0 },
 		{ "isal crc16_t10dif_by16_10", f_crc16_isal16, isal_has_by16, 0 },
+#endif
+#ifdef PI_ARM64
+		{ "isal crc16_t10dif_pmull", f_crc16_pmull, pi_crc64_have_pmull, 0 },
+#endif
+		{ "isal crc16_t10dif_base", f_crc16_isalbase, always, 0 },
 		{ "CRC16 T10-DIF slice-by-8", f_crc16_slice8, always, 0 },
 		{ "CRC16 T10-DIF byte table", f_crc16_byte, always, 0 },
 		{ "CRC64 NVMe (public)", f_crc64_public, always, 1 },
+#ifdef PI_X86
 		{ "AVX-512 VPCLMULQDQ", f_crc64_v512, pi_crc64_have_vpclmul512, 1 },
 		{ "VPCLMULQDQ AVX2", f_crc64_v256, pi_crc64_have_vpclmul256, 1 },
 		{ "PCLMULQDQ fold8", f_crc64_pclmul, pi_crc64_have_pclmul, 1 },
+#endif
+#ifdef PI_ARM64
+		{ "PMULL fold8", f_crc64_pmull, pi_crc64_have_pmull, 1 },
+#endif
 		{ "slice-by-8", f_crc64_slice8, always, 1 },
+#ifdef PI_X86
 		{ "isal crc64_jones_refl_by8", f_c64_jones8, have_pclmul, 0 },
 		{ "isal crc64_ecma_refl_by8", f_c64_ecma8, have_pclmul, 0 },
 		{ "isal crc64_jones_refl_by16_10", f_c64_jones16, isal_has_by16, 0 },
+#endif
+#ifdef PI_ARM64
+		{ "isal crc64_jones_refl_pmull", f_c64_jonespmull, pi_crc64_have_pmull, 0 },
+#endif
+		{ "isal crc64_jones_refl_base", f_c64_jonesbase, always, 0 },
 		{ "IP checksum (public)", f_ip_public, always, 0 },
+#ifdef PI_X86
 		{ "IP checksum AVX-512", f_ip_avx512, pi_ipsum_have_avx512, 0 },
 		{ "IP checksum AVX2", f_ip_avx2, pi_ipsum_have_avx2, 0 },
+#endif
 		{ "IP checksum portable", f_ip_portable, always, 0 },
 	};
 	enum { N = sizeof(rows) / sizeof(rows[0]) };
 	/* A hot block in the middle of the (already faulted-in) buffer. */
 	const uint8_t *hot = stream + 12345 * 64;
+	char head[32];
 
 	printf("CRC64 dispatch on this CPU: %s\n", pi_crc64_dispatch_name());
 	printf("IP sum dispatch on this CPU: %s\n\n", pi_ipsum_dispatch_name());
-	printf("%-30s %12s %14s\n", "guard", "hot 4 KiB", "stream 64 MiB");
+	snprintf(head, sizeof(head), "stream %u MiB", stream_mib);
+	printf("%-30s %12s %14s\n", "guard", "hot 4 KiB", head);
 	for (size_t i = 0; i < N; i++) {
 		const char *name = rows[i].name;
 		char label[64];
@@ -307,15 +392,15 @@ static void guard_table(const uint8_t *stream)
 		}
 		if (rows[i].crc64) {
 			check_crc64(rows[i].name, rows[i].fn, hot, HOT_LEN);
-			check_crc64(rows[i].name, rows[i].fn, stream, STREAM_LEN);
+			check_crc64(rows[i].name, rows[i].fn, stream, stream_len);
 		}
 		if (!strncmp(rows[i].name, "IP checksum ", strlen("IP checksum "))) {
 			check_ip(rows[i].name, rows[i].fn, hot, HOT_LEN);
-			check_ip(rows[i].name, rows[i].fn, stream, STREAM_LEN);
+			check_ip(rows[i].name, rows[i].fn, stream, stream_len);
 		}
 		printf("%-30s %9.2f GB/s", name, measure(rows[i].fn, hot, HOT_LEN, 0.2));
 		fflush(stdout);
-		printf(" %9.2f GB/s\n", measure(rows[i].fn, stream, STREAM_LEN, 0.5));
+		printf(" %9.2f GB/s\n", measure(rows[i].fn, stream, stream_len, 0.5));
 	}
 }
 
@@ -323,7 +408,8 @@ static void ratio_table(const uint8_t *stream)
 {
 	const uint8_t *hot = stream + 12345 * 64;
 
-	printf("\nours / ISA-L, timed turn about (hot 4 KiB, then stream 64 MiB):\n");
+	printf("\nours / ISA-L (and dispatched / portable), timed turn about"
+	       " (hot 4 KiB, then stream %u MiB):\n", stream_mib);
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
 		const struct pair *r = &pairs[i];
 		double a, b, sa, sb;
@@ -333,10 +419,10 @@ static void ratio_table(const uint8_t *stream)
 			continue;
 		}
 		measure_pair(r->fa, r->fb, hot, HOT_LEN, 0.6, &a, &b);
-		measure_pair(r->fa, r->fb, stream, STREAM_LEN, 1.5, &sa, &sb);
+		measure_pair(r->fa, r->fb, stream, stream_len, 1.5, &sa, &sb);
 		printf("ratio %s / %s: %.2f\n", r->a, r->b, a / b);
-		printf("  (%.2f vs %.2f GB/s; stream 64 MiB: %.2f vs %.2f GB/s, ratio %.2f)\n",
-		       a, b, sa, sb, sa / sb);
+		printf("  (%.2f vs %.2f GB/s; stream %u MiB: %.2f vs %.2f GB/s, ratio %.2f)\n",
+		       a, b, stream_mib, sa, sb, sa / sb);
 	}
 }
 
@@ -505,31 +591,22 @@ static void check_multi(const char *name, const uint8_t *data, size_t len)
 
 static void multi_table(const uint8_t *data)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void *dst, const void *src, size_t interval, size_t n, uint16_t *out);
-		int (*supported)(void);
-	} c16[] = {
-		{ "AVX-512 VPCLMULQDQ", pi_crc16_copy_multi_vpclmul512, pi_crc16_have_vpclmul512 },
-		{ "VPCLMULQDQ AVX2", pi_crc16_copy_multi_vpclmul256, pi_crc16_have_vpclmul256 },
-		{ "ISA-L crc16_t10dif_copy", pi_crc16_copy_multi_isal, NULL },
-	};
 	double mc, gc;
 
 	printf("\nCRC16 several-interval copying paths, 512- and 4096-byte intervals of 1 MiB"
 	       " (vs memcpy, turn about):\n");
-	for (size_t i = 0; i < sizeof(c16) / sizeof(c16[0]); i++) {
-		if (c16[i].supported && !c16[i].supported()) {
-			printf("%-28s not supported by this CPU\n", c16[i].name);
+	for (const struct pi_crc16_path *p = pi_crc16_paths; p->name; p++) {
+		if (p->supported && !p->supported()) {
+			printf("%-28s not supported by this CPU\n", p->name);
 			continue;
 		}
-		multi16_path = c16[i].fn;
+		multi16_path = p->copy_multi;
 		multi64_path = NULL;
 		for (multi_iv = 512; multi_iv <= 4096; multi_iv *= 8) {
-			check_multi(c16[i].name, data, GENVER_LEN);
+			check_multi(p->name, data, GENVER_LEN);
 			measure_pair(f_memcpy, f_multi_path, data, GENVER_LEN, 0.4, &mc, &gc);
 			printf("%-23s %4zu bytes %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n",
-			       c16[i].name, multi_iv, gc, mc, gc / mc);
+			       p->name, multi_iv, gc, mc, gc / mc);
 		}
 	}
 	printf("\nCRC64 several-interval copying paths, 512- and 4096-byte intervals of 1 MiB"
@@ -586,32 +663,23 @@ static void copy_table(const uint8_t *data)
 			printf("ratio generate_copy %s %u / memcpy: %.2f\n", g[i].name, iv[j],
 			       gc / mc);
 		}
-	static const struct {
-		const char *name;
-		uint16_t (*fn)(uint16_t crc, void *dst, const void *src, size_t len);
-		int (*supported)(void);
-	} c16[] = {
-		{ "AVX-512 VPCLMULQDQ", pi_crc16_copy_vpclmul512, pi_crc16_have_vpclmul512 },
-		{ "VPCLMULQDQ AVX2", pi_crc16_copy_vpclmul256, pi_crc16_have_vpclmul256 },
-		{ "ISA-L crc16_t10dif_copy", pi_crc16_copy_isal, always },
-	};
 
 	printf("\nCRC16 copying paths, %u-byte pieces of 1 MiB (vs memcpy, turn about):\n",
 	       COPY_IV);
-	for (size_t i = 0; i < sizeof(c16) / sizeof(c16[0]); i++) {
-		if (!c16[i].supported()) {
-			printf("%-28s not supported by this CPU\n", c16[i].name);
+	for (const struct pi_crc16_path *p = pi_crc16_paths; p->name; p++) {
+		if (p->supported && !p->supported()) {
+			printf("%-28s not supported by this CPU\n", p->name);
 			continue;
 		}
-		copy16_path = c16[i].fn;
+		copy16_path = p->copy;
 		memset(copy_dst, 0, GENVER_LEN);
 		if (copy16_path(0, copy_dst, data, GENVER_LEN) != pi_crc16_slice8(0, data, GENVER_LEN) ||
 		    memcmp(copy_dst, data, GENVER_LEN)) {
-			fprintf(stderr, "pi_bench: CRC16 copy %s: wrong\n", c16[i].name);
+			fprintf(stderr, "pi_bench: CRC16 copy %s: wrong\n", p->name);
 			exit(1);
 		}
 		measure_pair(f_memcpy, f_crc16_copy_path, data, GENVER_LEN, 0.4, &mc, &gc);
-		printf("%-28s %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n", c16[i].name, gc, mc,
+		printf("%-28s %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n", p->name, gc, mc,
 		       gc / mc);
 	}
 	printf("\nCRC64 copying paths, %u-byte pieces of 1 MiB (vs memcpy, turn about):\n",
@@ -660,7 +728,8 @@ static void copy_table(const uint8_t *data)
 
 int main(int argc, char **argv)
 {
-	uint8_t *buf = aligned_alloc(4096, STREAM_LEN);
+	const char *mib = getenv("PI_BENCH_STREAM_MIB");
+	uint8_t *buf;
 	double start = now();
 	/* "pi_bench copy": the copy-and-generate section alone. */
 	int copy_only = argc > 1 && !strcmp(argv[1], "copy");
@@ -669,9 +738,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pi_bench [copy]\n");
 		return 2;
 	}
+	if (mib) {
+		stream_mib = atoi(mib);
+		if (stream_mib < 1 || stream_mib > STREAM_LEN >> 20) {
+			fprintf(stderr, "pi_bench: PI_BENCH_STREAM_MIB: 1 to %lu\n", STREAM_LEN >> 20);
+			return 2;
+		}
+		stream_len = (size_t)stream_mib << 20;
+	}
+	buf = aligned_alloc(4096, stream_len);
 	if (!buf)
 		return 1;
-	for (size_t i = 0; i < STREAM_LEN; i += 8)	/* fault in, not zero pages */
+	for (size_t i = 0; i < stream_len; i += 8)	/* fault in, not zero pages */
 		memcpy(buf + i, &(uint64_t){ i * 0x9e3779b97f4a7c15ULL }, 8);
 	printf("pi_bench: one thread, best of %d trials, GB/s = 1e9 bytes/s\n\n", TRIALS);
 	if (!copy_only) {

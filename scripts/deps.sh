@@ -19,7 +19,12 @@ PKGS=(
 	jq python3		# JSON output checks in the guest
 	lcov			# tests/vm/coverage.py: the HTML report (gcov itself comes with gcc)
 	fio			# fio/ engine, t_fio, make bench-fio (scripts/fio-src.sh: its source)
+	qemu-user		# tests/cross.sh runs the arm64 build under qemu-aarch64
 )
+# The arm64 cross compiler and arm64 libraries are not in the list: they
+# cannot be installed beside it (gcc-12-aarch64-linux-gnu Conflicts:
+# gcc-multilib; libisal-dev is not Multi-Arch: same).  tests/cross.sh has
+# scripts/cross-tools.sh fetch and unpack them once into the cache.
 
 missing() {
 	local p

@@ -3,14 +3,17 @@
  * CRC-16/T10-DIF: polynomial 0x8BB7, initial value 0, MSB first (not
  * reflected), no final XOR.
  *
- * The public function is ISA-L's crc16_t10dif(), which picks a PCLMULQDQ
- * folding kernel for the CPU at run time.  The byte-table and slice-by-8
+ * The public function is ISA-L's crc16_t10dif(), which picks a folding
+ * kernel for the CPU at run time (PCLMULQDQ on x86-64, PMULL on AArch64,
+ * a table elsewhere).  The byte-table and slice-by-8
  * versions here are the portable reference the tests compare it with and
  * the baselines the benchmark measures.
  */
 #include <string.h>
-#include <immintrin.h>
 #include <isa-l/crc.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "dioctl_pi.h"
 #include "pi_internal.h"
@@ -69,9 +72,11 @@ uint16_t pi_crc16_slice8(uint16_t crc, const void *buf, size_t len)
  * ---- CRC and copy ----
  *
  * ISA-L 2.30's crc16_t10dif_copy() has 128-bit PCLMULQDQ kernels only
- * (fold by 4): about 9 GB/s, a fifth of memcpy on a CPU with VPCLMULQDQ.
- * There, the folding below, on 512- or 256-bit registers, computes the CRC
- * with the copy in the same loop; elsewhere ISA-L's stitched version.
+ * (fold by 4) on x86-64: about 9 GB/s, a fifth of memcpy on a CPU with
+ * VPCLMULQDQ.  There, the folding below, on 512- or 256-bit registers,
+ * computes the CRC with the copy in the same loop; elsewhere ISA-L's
+ * stitched version (on AArch64 its PMULL kernel, crc16_t10dif_copy_pmull;
+ * a table on other CPUs).
  *
  * Folding, MSB first.  A 16-byte block, its bytes reversed (PSHUFB), is a
  * 128-bit value V = H*x^64 + L whose bit i is the coefficient of x^i
@@ -93,9 +98,14 @@ uint16_t pi_crc16_slice8(uint16_t crc, const void *buf, size_t len)
  * block), 256..512 (lanes onto the last), 1024 (lanes 128 bytes apart) and
  * 2048 (256 bytes apart); k16[0].hi = x^64 mod P for the last step.
  */
-static uint64_t k16[17][2] __attribute__((aligned(16)));
 static uint16_t (*crc16_copy_impl)(uint16_t crc, void *dst, const void *src,
 				   size_t len) = pi_crc16_copy_isal;
+static void (*crc16_multi_impl)(void *dst, const void *src, size_t interval, size_t n,
+				uint16_t *out) = pi_crc16_copy_multi_isal;
+static const char *crc16_impl_name = "ISA-L crc16_t10dif_copy";
+
+#ifdef PI_X86
+static uint64_t k16[17][2] __attribute__((aligned(16)));
 /*
  * The several-interval paths end differently (pi_crc16_copy_multi_*()):
  * each lane X, with D bits of its interval after it, goes straight to
@@ -109,8 +119,6 @@ static uint16_t (*crc16_copy_impl)(uint16_t crc, void *dst, const void *src,
  */
 static uint64_t kfin16[16][2] __attribute__((aligned(64)));
 static uint64_t k16b[2] __attribute__((aligned(16)));
-static void (*crc16_multi_impl)(void *dst, const void *src, size_t interval, size_t n,
-				uint16_t *out) = pi_crc16_copy_multi_isal;
 static int have_vpclmul256, have_vpclmul512;
 
 /* x^n mod P in normal form, P = x^16 + 0x8BB7. */
@@ -165,9 +173,11 @@ static void crc16_init_copy(void)
 	if (have_vpclmul512) {
 		crc16_copy_impl = pi_crc16_copy_vpclmul512;
 		crc16_multi_impl = pi_crc16_copy_multi_vpclmul512;
+		crc16_impl_name = "AVX-512 VPCLMULQDQ";
 	} else if (have_vpclmul256) {
 		crc16_copy_impl = pi_crc16_copy_vpclmul256;
 		crc16_multi_impl = pi_crc16_copy_multi_vpclmul256;
+		crc16_impl_name = "VPCLMULQDQ AVX2";
 	}
 }
 
@@ -179,6 +189,13 @@ int pi_crc16_have_vpclmul256(void)
 int pi_crc16_have_vpclmul512(void)
 {
 	return have_vpclmul512;
+}
+
+#endif /* PI_X86 */
+
+const char *pi_crc16_dispatch_name(void)
+{
+	return crc16_impl_name;
 }
 
 uint16_t pi_crc16_copy(uint16_t crc, void *dst, const void *src, size_t len)
@@ -213,6 +230,7 @@ void pi_crc16_copy_multi_isal(void *dst, const void *src, size_t interval, size_
 	crc16_multi_each(pi_crc16_copy_isal, dst, src, interval, n, out);
 }
 
+#ifdef PI_X86
 #define VPCLMUL256 __attribute__((target("vpclmulqdq,pclmul,avx2,sse4.1")))
 #define VPCLMUL512 __attribute__((target("vpclmulqdq,pclmul,avx512f,avx512bw,avx2,sse4.1")))
 #define INLINE inline __attribute__((always_inline))
@@ -508,3 +526,18 @@ VPCLMUL512 void pi_crc16_copy_multi_vpclmul512(void *dstv, const void *srcv, siz
 			out[m] = crc16_interval512(dst, src, interval, k, kf0, kf1, kf2, kf3);
 	_mm256_zeroupper();
 }
+#endif /* PI_X86 */
+
+/* ---- the paths, for the tests and the benchmark ---- */
+
+const struct pi_crc16_path pi_crc16_paths[] = {
+#ifdef PI_X86
+	{ "AVX-512 VPCLMULQDQ", "vpclmul512", pi_crc16_copy_vpclmul512,
+	  pi_crc16_have_vpclmul512, pi_crc16_copy_multi_vpclmul512 },
+	{ "VPCLMULQDQ AVX2", "vpclmul256", pi_crc16_copy_vpclmul256,
+	  pi_crc16_have_vpclmul256, pi_crc16_copy_multi_vpclmul256 },
+#endif
+	{ "ISA-L crc16_t10dif_copy", "isal", pi_crc16_copy_isal, NULL,
+	  pi_crc16_copy_multi_isal },
+	{ NULL, NULL, NULL, NULL, NULL },
+};

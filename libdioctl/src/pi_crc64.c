@@ -6,13 +6,17 @@
  * Debian's ISA-L 2.30 has no such CRC, so this file has its own: folding
  * with carry-less multiplication, chosen at load time, best first:
  *
- *  - AVX-512 VPCLMULQDQ: four 512-bit registers, 256 bytes a round;
- *  - VPCLMULQDQ on 256-bit registers with AVX2 only (AMD Zen 3): eight
- *    registers, 256 bytes a round;
- *  - PCLMULQDQ (any x86-64 since 2010): eight 128-bit registers, 128 bytes
- *    a round, as ISA-L's crc64_*_refl_by8 and the kernel's crc-pclmul
- *    template;
- *  - a portable slice-by-8 table version otherwise.
+ *  - x86-64, AVX-512 VPCLMULQDQ: four 512-bit registers, 256 bytes a round;
+ *  - x86-64, VPCLMULQDQ on 256-bit registers with AVX2 only (AMD Zen 3):
+ *    eight registers, 256 bytes a round;
+ *  - x86-64, PCLMULQDQ (any x86-64 since 2010): eight 128-bit registers,
+ *    128 bytes a round, as ISA-L's crc64_*_refl_by8 and the kernel's
+ *    crc-pclmul template;
+ *  - AArch64 (little-endian), PMULL (the ARMv8 Crypto extension, HWCAP
+ *    "pmull"): the same eight-lane rounds as PCLMULQDQ, as ISA-L's
+ *    crc64_*_refl_pmull;
+ *  - a portable slice-by-8 table version otherwise, on any CPU and byte
+ *    order.
  *
  * Each has a twin that also copies the data it reads to a destination
  * (pi_crc64_copy_*(), for dio_pi_generate_copy()): one pass over the data
@@ -27,7 +31,13 @@
  * register form.
  */
 #include <string.h>
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
+#if defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#include <arm_neon.h>
+#include <sys/auxv.h>
+#endif
 
 #include "dioctl_pi.h"
 #include "pi_internal.h"
@@ -45,7 +55,12 @@ static uint64_t crc64_tab[8][256];
 static crc64_fn crc64_impl = pi_crc64_slice8;
 static crc64_copy_fn crc64_copy_impl = pi_crc64_copy_slice8;
 static const char *crc64_impl_name = "slice-by-8";
+#ifdef PI_X86
 static int have_pclmul, have_vpclmul256, have_vpclmul512;
+#endif
+#ifdef PI_ARM64
+static int have_pmull;
+#endif
 
 /*
  * Folding constants, computed from P by crc64_init_consts() (below):
@@ -166,6 +181,7 @@ static void crc64_init(void)
 {
 	crc64_init_tables();
 	crc64_init_consts();
+#ifdef PI_X86
 	/* Constructors may run before libgcc's: initialise the CPU model. */
 	__builtin_cpu_init();
 	have_pclmul = __builtin_cpu_supports("pclmul") &&
@@ -189,8 +205,19 @@ static void crc64_init(void)
 		crc64_multi_impl = pi_crc64_copy_multi_pclmul;
 		crc64_impl_name = "PCLMULQDQ";
 	}
+#endif
+#ifdef PI_ARM64
+	have_pmull = !!(getauxval(AT_HWCAP) & HWCAP_PMULL);
+	if (have_pmull) {
+		crc64_impl = pi_crc64_pmull;
+		crc64_copy_impl = pi_crc64_copy_pmull;
+		crc64_multi_impl = pi_crc64_copy_multi_pmull;
+		crc64_impl_name = "PMULL";
+	}
+#endif
 }
 
+#ifdef PI_X86
 int pi_crc64_have_pclmul(void)
 {
 	return have_pclmul;
@@ -205,6 +232,14 @@ int pi_crc64_have_vpclmul512(void)
 {
 	return have_vpclmul512;
 }
+#endif
+
+#ifdef PI_ARM64
+int pi_crc64_have_pmull(void)
+{
+	return have_pmull;
+}
+#endif
 
 const char *pi_crc64_dispatch_name(void)
 {
@@ -295,6 +330,9 @@ void pi_crc64_copy_multi_slice8(void *dst, const void *src, size_t interval, siz
 	crc64_multi_each(pi_crc64_copy_slice8, dst, src, interval, n, out);
 }
 
+#define INLINE inline __attribute__((always_inline))
+
+#ifdef PI_X86
 /*
  * ---- PCLMULQDQ, 128-bit ----
  *
@@ -303,7 +341,6 @@ void pi_crc64_copy_multi_slice8(void *dst, const void *src, size_t interval, siz
  * constant, so that the plain ones have no trace of the copy.
  */
 #define PCLMUL __attribute__((target("pclmul,sse4.1")))
-#define INLINE inline __attribute__((always_inline))
 
 PCLMUL static INLINE __m128i kload(unsigned int d)
 {
@@ -813,9 +850,188 @@ VPCLMUL512 void pi_crc64_copy_multi_vpclmul512(void *dstv, const void *srcv, siz
 	_mm256_zeroupper();
 }
 
+#endif /* PI_X86 */
+
+#ifdef PI_ARM64
+/*
+ * ---- PMULL, 128-bit (AArch64) ----
+ *
+ * The PCLMULQDQ path's rounds, word for word, on NEON registers: a 16-byte
+ * block loaded little-endian has the same two 64-bit lanes as on x86,
+ * PMULL (vmull_p64) multiplies the low lanes and PMULL2
+ * (vmull_high_p64) the high ones, so the constants and the Barrett step
+ * are the same.  Eight lanes of 16 bytes, 128 bytes a round; the
+ * several-interval function ends each interval with the kfin constants.
+ */
+#define PMULL __attribute__((target("+crypto")))
+
+PMULL static INLINE uint64x2_t pm_load(const uint64_t k[2])
+{
+	return vld1q_u64(k);
+}
+
+/* a.lo * b.lo and a.hi * b.hi, carry-less, 128 bits each. */
+PMULL static INLINE uint64x2_t pm_lo(uint64x2_t a, uint64x2_t b)
+{
+	return vreinterpretq_u64_p128(vmull_p64(vgetq_lane_p64(vreinterpretq_p64_u64(a), 0),
+						vgetq_lane_p64(vreinterpretq_p64_u64(b), 0)));
+}
+
+PMULL static INLINE uint64x2_t pm_hi(uint64x2_t a, uint64x2_t b)
+{
+	return vreinterpretq_u64_p128(vmull_high_p64(vreinterpretq_p64_u64(a),
+						     vreinterpretq_p64_u64(b)));
+}
+
+PMULL static INLINE uint64x2_t pm_fold(uint64x2_t x, uint64x2_t k)
+{
+	return veorq_u64(pm_lo(x, k), pm_hi(x, k));
+}
+
+PMULL static INLINE uint64x2_t pm_fold_onto(uint64x2_t x, uint64x2_t k, uint64x2_t data)
+{
+	return veorq_u64(pm_fold(x, k), data);
+}
+
+/* The 16 bytes at src + i, also stored at dst + i when copying. */
+PMULL static INLINE uint64x2_t pm_ld(uint8_t *dst, const uint8_t *src, size_t i)
+{
+	uint8x16_t v = vld1q_u8(src + i);
+
+	if (dst)
+		vst1q_u8(dst + i, v);
+	return vreinterpretq_u64_u8(v);
+}
+
+/* barrett64() of the PCLMULQDQ path: T (T1 the low lane) to the register. */
+PMULL static INLINE uint64_t pm_barrett64(uint64x2_t t)
+{
+	uint64x2_t v, w;
+	uint64_t lo, hi;
+
+	v = pm_lo(t, vdupq_n_u64(k_mu));
+	v = veorq_u64(t, vshlq_n_u64(v, 1));			/* q */
+	w = pm_lo(v, vdupq_n_u64(CRC64_POLY_REFL));
+	lo = vgetq_lane_u64(w, 0);
+	hi = vgetq_lane_u64(w, 1);
+	return ((hi << 1) | (lo >> 63)) ^ vgetq_lane_u64(t, 1);
+}
+
+PMULL static INLINE uint64_t pm_reduce128(uint64x2_t x)
+{
+	/* L * k.hi, then the high lane moved down onto it. */
+	uint64x2_t k = pm_load(fold_k[1]);
+	uint64x2_t t = vreinterpretq_u64_p128(vmull_p64(vgetq_lane_p64(vreinterpretq_p64_u64(x), 0),
+							vgetq_lane_p64(vreinterpretq_p64_u64(k), 1)));
+
+	return pm_barrett64(veorq_u64(t, vextq_u64(x, vdupq_n_u64(0), 1)));
+}
+
+PMULL static INLINE uint64_t crc64_finish_pmull(uint64x2_t x, uint8_t *dst, const uint8_t *src,
+						size_t i, size_t len)
+{
+	uint64x2_t k = pm_load(fold_k[1]);
+
+	for (; len - i >= 16; i += 16)
+		x = pm_fold_onto(x, k, pm_ld(dst, src, i));
+	return crc64_tail(pm_reduce128(x), dst, src, i, len);
+}
+
+PMULL static INLINE uint64_t crc64_pmull_core(uint64_t crc, uint8_t *dst,
+					      const uint8_t *src, size_t len)
+{
+	uint64x2_t x0, x1, x2, x3, x4, x5, x6, x7, k;
+	size_t i;
+
+	if (len < 16)
+		return crc64_tail(~crc, dst, src, 0, len);
+	x0 = veorq_u64(pm_ld(dst, src, 0), vsetq_lane_u64(~crc, vdupq_n_u64(0), 0));
+	if (len < 128)
+		return crc64_finish_pmull(x0, dst, src, 16, len);
+	x1 = pm_ld(dst, src, 16);
+	x2 = pm_ld(dst, src, 32);
+	x3 = pm_ld(dst, src, 48);
+	x4 = pm_ld(dst, src, 64);
+	x5 = pm_ld(dst, src, 80);
+	x6 = pm_ld(dst, src, 96);
+	x7 = pm_ld(dst, src, 112);
+	k = pm_load(fold_k[8]);
+	for (i = 128; len - i >= 128; i += 128) {
+		x0 = pm_fold_onto(x0, k, pm_ld(dst, src, i));
+		x1 = pm_fold_onto(x1, k, pm_ld(dst, src, i + 16));
+		x2 = pm_fold_onto(x2, k, pm_ld(dst, src, i + 32));
+		x3 = pm_fold_onto(x3, k, pm_ld(dst, src, i + 48));
+		x4 = pm_fold_onto(x4, k, pm_ld(dst, src, i + 64));
+		x5 = pm_fold_onto(x5, k, pm_ld(dst, src, i + 80));
+		x6 = pm_fold_onto(x6, k, pm_ld(dst, src, i + 96));
+		x7 = pm_fold_onto(x7, k, pm_ld(dst, src, i + 112));
+	}
+	/* 8 -> 1, as in the PCLMULQDQ path. */
+	x0 = veorq_u64(pm_fold(x0, pm_load(fold_k[7])), pm_fold(x1, pm_load(fold_k[6])));
+	x2 = veorq_u64(pm_fold(x2, pm_load(fold_k[5])), pm_fold(x3, pm_load(fold_k[4])));
+	x4 = veorq_u64(pm_fold(x4, pm_load(fold_k[3])), pm_fold(x5, pm_load(fold_k[2])));
+	x6 = pm_fold_onto(x6, pm_load(fold_k[1]), x7);
+	x0 = veorq_u64(veorq_u64(x0, x2), veorq_u64(x4, x6));
+	return crc64_finish_pmull(x0, dst, src, i, len);
+}
+
+PMULL uint64_t pi_crc64_pmull(uint64_t crc, const void *buf, size_t len)
+{
+	return crc64_pmull_core(crc, NULL, buf, len);
+}
+
+PMULL uint64_t pi_crc64_copy_pmull(uint64_t crc, void *dst, const void *src, size_t len)
+{
+	return crc64_pmull_core(crc, dst, src, len);
+}
+
+PMULL void pi_crc64_copy_multi_pmull(void *dstv, const void *srcv, size_t interval,
+				     size_t n, uint64_t *out)
+{
+	uint8_t *dst = dstv;
+	const uint8_t *src = srcv;
+	const uint64x2_t k = pm_load(fold_k[8]);
+	const uint64x2_t init = vsetq_lane_u64(~0ULL, vdupq_n_u64(0), 0);
+
+	if (!interval || interval % 128) {
+		crc64_multi_each(pi_crc64_copy_pmull, dst, src, interval, n, out);
+		return;
+	}
+	for (size_t m = 0; m < n; m++, dst += interval, src += interval) {
+		uint64x2_t x0, x1, x2, x3, x4, x5, x6, x7;
+
+		x0 = veorq_u64(pm_ld(dst, src, 0), init);
+		x1 = pm_ld(dst, src, 16);
+		x2 = pm_ld(dst, src, 32);
+		x3 = pm_ld(dst, src, 48);
+		x4 = pm_ld(dst, src, 64);
+		x5 = pm_ld(dst, src, 80);
+		x6 = pm_ld(dst, src, 96);
+		x7 = pm_ld(dst, src, 112);
+		for (size_t i = 128; i < interval; i += 128) {
+			x0 = pm_fold_onto(x0, k, pm_ld(dst, src, i));
+			x1 = pm_fold_onto(x1, k, pm_ld(dst, src, i + 16));
+			x2 = pm_fold_onto(x2, k, pm_ld(dst, src, i + 32));
+			x3 = pm_fold_onto(x3, k, pm_ld(dst, src, i + 48));
+			x4 = pm_fold_onto(x4, k, pm_ld(dst, src, i + 64));
+			x5 = pm_fold_onto(x5, k, pm_ld(dst, src, i + 80));
+			x6 = pm_fold_onto(x6, k, pm_ld(dst, src, i + 96));
+			x7 = pm_fold_onto(x7, k, pm_ld(dst, src, i + 112));
+		}
+		x0 = veorq_u64(pm_fold(x0, pm_load(kfin[8])), pm_fold(x1, pm_load(kfin[9])));
+		x2 = veorq_u64(pm_fold(x2, pm_load(kfin[10])), pm_fold(x3, pm_load(kfin[11])));
+		x4 = veorq_u64(pm_fold(x4, pm_load(kfin[12])), pm_fold(x5, pm_load(kfin[13])));
+		x6 = veorq_u64(pm_fold(x6, pm_load(kfin[14])), pm_fold(x7, pm_load(kfin[15])));
+		x0 = veorq_u64(veorq_u64(x0, x2), veorq_u64(x4, x6));
+		out[m] = ~pm_barrett64(x0);
+	}
+}
+#endif /* PI_ARM64 */
+
 /* ---- the paths, for the tests and the benchmark ---- */
 
 const struct pi_crc64_path pi_crc64_paths[] = {
+#ifdef PI_X86
 	{ "AVX-512 VPCLMULQDQ", "vpclmul512", pi_crc64_vpclmul512,
 	  pi_crc64_copy_vpclmul512, pi_crc64_have_vpclmul512,
 	  pi_crc64_copy_multi_vpclmul512 },
@@ -824,6 +1040,11 @@ const struct pi_crc64_path pi_crc64_paths[] = {
 	  pi_crc64_copy_multi_vpclmul256 },
 	{ "PCLMULQDQ fold8", "pclmul", pi_crc64_pclmul,
 	  pi_crc64_copy_pclmul, pi_crc64_have_pclmul, pi_crc64_copy_multi_pclmul },
+#endif
+#ifdef PI_ARM64
+	{ "PMULL fold8", "pmull", pi_crc64_pmull,
+	  pi_crc64_copy_pmull, pi_crc64_have_pmull, pi_crc64_copy_multi_pmull },
+#endif
 	{ "slice-by-8", "slice8", pi_crc64_slice8,
 	  pi_crc64_copy_slice8, NULL, pi_crc64_copy_multi_slice8 },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },

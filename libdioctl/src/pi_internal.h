@@ -15,17 +15,35 @@ uint16_t pi_crc16_bytewise(uint16_t crc, const void *buf, size_t len);
 uint16_t pi_crc16_slice8(uint16_t crc, const void *buf, size_t len);
 
 /*
+ * The machine-specific paths exist only where their instructions do:
+ * PI_X86 on x86-64 (PCLMULQDQ, VPCLMULQDQ, AVX2, AVX-512, each chosen at
+ * run time by the CPU's feature bits), PI_ARM64 on little-endian AArch64
+ * (PMULL, chosen by the kernel's HWCAP).  Everywhere else, and on any CPU
+ * without them, the portable C paths (table-driven CRCs, a 64-bit IP sum;
+ * ISA-L's own dispatch for CRC16) do the work.
+ */
+#if defined(__x86_64__)
+#define PI_X86 1
+#endif
+#if defined(__aarch64__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PI_ARM64 1
+#endif
+
+/*
  * CRC-16/T10-DIF of src while copying it to dst; the buffers must not
  * overlap.  pi_crc16_copy() is the best for the CPU: folding on 512- or
- * 256-bit VPCLMULQDQ registers (only where pi_crc16_have_*()), else
- * ISA-L's crc16_t10dif_copy() (pi_crc16_copy_isal()).
+ * 256-bit VPCLMULQDQ registers (x86-64, only where pi_crc16_have_*()),
+ * else ISA-L's crc16_t10dif_copy() (pi_crc16_copy_isal(); PCLMULQDQ on
+ * x86-64, PMULL on AArch64, a table elsewhere).
  */
 uint16_t pi_crc16_copy(uint16_t crc, void *dst, const void *src, size_t len);
 uint16_t pi_crc16_copy_isal(uint16_t crc, void *dst, const void *src, size_t len);
+#ifdef PI_X86
 uint16_t pi_crc16_copy_vpclmul256(uint16_t crc, void *dst, const void *src, size_t len);
 int pi_crc16_have_vpclmul256(void);
 uint16_t pi_crc16_copy_vpclmul512(uint16_t crc, void *dst, const void *src, size_t len);
 int pi_crc16_have_vpclmul512(void);
+#endif
 
 /*
  * The CRC-16/T10-DIF of each of n intervals of interval bytes at src (from
@@ -41,10 +59,25 @@ void pi_crc16_copy_multi(void *dst, const void *src, size_t interval, size_t n,
 			 uint16_t *out);
 void pi_crc16_copy_multi_isal(void *dst, const void *src, size_t interval, size_t n,
 			      uint16_t *out);
+#ifdef PI_X86
 void pi_crc16_copy_multi_vpclmul256(void *dst, const void *src, size_t interval, size_t n,
 				    uint16_t *out);
 void pi_crc16_copy_multi_vpclmul512(void *dst, const void *src, size_t interval, size_t n,
 				    uint16_t *out);
+#endif
+/* The name of the copying path the dispatch chose for this CPU. */
+const char *pi_crc16_dispatch_name(void);
+
+/* Every CRC16 copying path this build has, best first, ended by a NULL name. */
+struct pi_crc16_path {
+	const char *name;	/* for people */
+	const char *id;		/* short, for scripts */
+	uint16_t (*copy)(uint16_t crc, void *dst, const void *src, size_t len);
+	int (*supported)(void);	/* NULL: everywhere */
+	void (*copy_multi)(void *dst, const void *src, size_t interval, size_t n,
+			   uint16_t *out);
+};
+extern const struct pi_crc16_path pi_crc16_paths[];
 
 /*
  * CRC-64/NVME, same convention as dio_pi_crc64_nvme(), one function per
@@ -54,6 +87,7 @@ void pi_crc16_copy_multi_vpclmul512(void *dst, const void *src, size_t interval,
  */
 uint64_t pi_crc64_slice8(uint64_t crc, const void *buf, size_t len);
 uint64_t pi_crc64_copy_slice8(uint64_t crc, void *dst, const void *src, size_t len);
+#ifdef PI_X86
 /* PCLMULQDQ folding, 128-bit registers. */
 uint64_t pi_crc64_pclmul(uint64_t crc, const void *buf, size_t len);
 uint64_t pi_crc64_copy_pclmul(uint64_t crc, void *dst, const void *src, size_t len);
@@ -66,6 +100,13 @@ int pi_crc64_have_vpclmul256(void);
 uint64_t pi_crc64_vpclmul512(uint64_t crc, const void *buf, size_t len);
 uint64_t pi_crc64_copy_vpclmul512(uint64_t crc, void *dst, const void *src, size_t len);
 int pi_crc64_have_vpclmul512(void);
+#endif
+#ifdef PI_ARM64
+/* PMULL folding, 128-bit registers: the PCLMULQDQ path's rounds. */
+uint64_t pi_crc64_pmull(uint64_t crc, const void *buf, size_t len);
+uint64_t pi_crc64_copy_pmull(uint64_t crc, void *dst, const void *src, size_t len);
+int pi_crc64_have_pmull(void);
+#endif
 /* The dispatched copying one (dio_pi_crc64_nvme() is the plain one). */
 uint64_t pi_crc64_copy(uint64_t crc, void *dst, const void *src, size_t len);
 /*
@@ -78,12 +119,18 @@ uint64_t pi_crc64_copy(uint64_t crc, void *dst, const void *src, size_t len);
  */
 void pi_crc64_copy_multi(void *dst, const void *src, size_t interval, size_t n,
 			 uint64_t *out);
+#ifdef PI_X86
 void pi_crc64_copy_multi_vpclmul512(void *dst, const void *src, size_t interval, size_t n,
 				    uint64_t *out);
 void pi_crc64_copy_multi_vpclmul256(void *dst, const void *src, size_t interval, size_t n,
 				    uint64_t *out);
 void pi_crc64_copy_multi_pclmul(void *dst, const void *src, size_t interval, size_t n,
 				uint64_t *out);
+#endif
+#ifdef PI_ARM64
+void pi_crc64_copy_multi_pmull(void *dst, const void *src, size_t interval, size_t n,
+			       uint64_t *out);
+#endif
 void pi_crc64_copy_multi_slice8(void *dst, const void *src, size_t interval, size_t n,
 				uint64_t *out);
 /* The name of the path the dispatch chose for this CPU. */
@@ -116,9 +163,11 @@ uint64_t pi_crc64_barrett_mu(void);
  * for all-zero data), as if the buffer started at an even offset.
  */
 uint32_t pi_ipsum_portable(const void *buf, size_t len);
+#ifdef PI_X86
 /* Only where pi_ipsum_have_avx2(). */
 uint32_t pi_ipsum_avx2(const void *buf, size_t len);
 int pi_ipsum_have_avx2(void);
+#endif
 /* The dispatched one. */
 uint32_t pi_ipsum(const void *buf, size_t len);
 /* The same, of src while copying it to dst (no overlap), in one pass. */
@@ -131,10 +180,12 @@ uint32_t pi_ipsum_copy(void *dst, const void *src, size_t len);
  * AVX-512 needs AVX512F and AVX512BW (the byte-masked tail).
  */
 uint32_t pi_ipsum_copy_portable(void *dst, const void *src, size_t len);
+#ifdef PI_X86
 uint32_t pi_ipsum_copy_avx2(void *dst, const void *src, size_t len);
 uint32_t pi_ipsum_avx512(const void *buf, size_t len);
 uint32_t pi_ipsum_copy_avx512(void *dst, const void *src, size_t len);
 int pi_ipsum_have_avx512(void);
+#endif
 /* The name of the path the dispatch chose for this CPU. */
 const char *pi_ipsum_dispatch_name(void);
 

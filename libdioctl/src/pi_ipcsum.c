@@ -22,7 +22,9 @@
  */
 #include <endian.h>
 #include <string.h>
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include "dioctl_pi.h"
 #include "pi_internal.h"
@@ -30,13 +32,16 @@
 /* Fold at most this much into one accumulator set: no overflow. */
 #define IPSUM_CHUNK	(1UL << 30)
 
-#define AVX2	__attribute__((target("avx2")))
-#define AVX512	__attribute__((target("avx512f,avx512bw,avx2")))
 #define INLINE	inline __attribute__((always_inline))
 
 static uint32_t (*ipsum_impl)(const void *buf, size_t len) = pi_ipsum_portable;
 static uint32_t (*ipsum_copy_impl)(void *dst, const void *src, size_t len) = pi_ipsum_copy_portable;
 static const char *ipsum_impl_name = "portable";
+
+#ifdef PI_X86
+#define AVX2	__attribute__((target("avx2")))
+#define AVX512	__attribute__((target("avx512f,avx512bw,avx2")))
+
 static int have_avx2, have_avx512;
 
 __attribute__((constructor))
@@ -68,6 +73,7 @@ int pi_ipsum_have_avx512(void)
 {
 	return have_avx512;
 }
+#endif /* PI_X86 */
 
 const char *pi_ipsum_dispatch_name(void)
 {
@@ -151,6 +157,7 @@ uint32_t pi_ipsum_copy_portable(void *dst, const void *src, size_t len)
 	return pi_ipsum_portable(src, len);
 }
 
+#ifdef PI_X86
 /* Fewer than 32 bytes, without a call to memcpy(): overlapping pieces. */
 static INLINE void copy_small(uint8_t *d, const uint8_t *s, size_t n)
 {
@@ -377,9 +384,13 @@ AVX512 uint32_t pi_ipsum_copy_avx512(void *dst, const void *src, size_t len)
 	return fold64(ipsum_avx512_core(dst, src, len));
 }
 
+#endif /* PI_X86 */
+
 const struct pi_ipsum_path pi_ipsum_paths[] = {
+#ifdef PI_X86
 	{ "AVX-512", "avx512", pi_ipsum_avx512, pi_ipsum_copy_avx512, pi_ipsum_have_avx512 },
 	{ "AVX2", "avx2", pi_ipsum_avx2, pi_ipsum_copy_avx2, pi_ipsum_have_avx2 },
+#endif
 	{ "portable", "portable", pi_ipsum_portable, pi_ipsum_copy_portable, NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -202,7 +203,15 @@ static void test_register_args(void **state)
 	errno = 0;
 	assert_int_equal(sys_dio_register_buffers(-1, NULL, 0), -1);
 	assert_int_equal(errno, EINVAL);
-	/* Anything else is the kernel's to judge. */
+	/*
+	 * Anything else is the kernel's to judge.  Not under qemu-user
+	 * (tests/cross.sh sets DIO_QEMU_USER): it fails an ioctl it
+	 * does not know with ENOSYS and never passes it on.
+	 */
+	if (getenv("DIO_QEMU_USER")) {
+		print_message("# qemu-user: the kernel's cases not run\n");
+		return;
+	}
 	errno = 0;
 	assert_int_equal(sys_dio_register_buffers(-1, &iov, 1), -1);
 	assert_int_equal(errno, EBADF);

@@ -311,10 +311,17 @@ static void test_crc64_fast_vs_portable(void **state)
 	assert_non_null(b);
 	fill_random(b, BIG + 64);
 	/* The dispatch picks the best path this CPU has. */
+#if defined(PI_X86)
 	assert_string_equal(pi_crc64_dispatch_name(),
 			    pi_crc64_have_vpclmul512() ? "AVX-512 VPCLMULQDQ" :
 			    pi_crc64_have_vpclmul256() ? "VPCLMULQDQ AVX2" :
 			    pi_crc64_have_pclmul() ? "PCLMULQDQ" : "slice-by-8");
+#elif defined(PI_ARM64)
+	assert_string_equal(pi_crc64_dispatch_name(),
+			    pi_crc64_have_pmull() ? "PMULL" : "slice-by-8");
+#else
+	assert_string_equal(pi_crc64_dispatch_name(), "slice-by-8");
+#endif
 	for (const struct pi_crc64_path *cp = pi_crc64_paths; cp->name; cp++) {
 		if (!path_ok(cp))
 			continue;
@@ -384,16 +391,13 @@ static void test_copy_paths(void **state)
 	memset(dst, 0, MAXLEN);
 	assert_int_equal(pi_crc64_copy(0, dst + 3, src + 1, 4096), ref_crc64(src + 1, 4096));
 	assert_memory_equal(dst + 3, src + 1, 4096);
-	/* And CRC16's: each path, then the dispatched one. */
-	for (int path = 0; path < 4; path++) {
+	/* And CRC16's: each path, then (the NULL name) the dispatched one. */
+	for (const struct pi_crc16_path *hp = pi_crc16_paths;; hp++) {
 		uint16_t (*fn)(uint16_t, void *, const void *, size_t) =
-			path == 0 ? pi_crc16_copy_isal :
-			path == 1 ? pi_crc16_copy_vpclmul256 :
-			path == 2 ? pi_crc16_copy_vpclmul512 : pi_crc16_copy;
+			hp->name ? hp->copy : pi_crc16_copy;
 
-		if ((path == 1 && !pi_crc16_have_vpclmul256()) ||
-		    (path == 2 && !pi_crc16_have_vpclmul512())) {
-			fprintf(stderr, "# CRC16 copy path %d: not supported by this CPU\n", path);
+		if (hp->name && hp->supported && !hp->supported()) {
+			fprintf(stderr, "# CRC16 copy %s: not supported by this CPU\n", hp->name);
 			continue;
 		}
 		for (size_t len = 0; len <= MAXLEN; len = len < 700 ? len + 1 : len * 5 / 4) {
@@ -410,6 +414,8 @@ static void test_copy_paths(void **state)
 			assert_int_equal(dst[dof - 1], 0x5a);
 			assert_int_equal(dst[dof + len], 0x5a);
 		}
+		if (!hp->name)
+			break;
 	}
 	free(src);
 	free(dst);
@@ -494,18 +500,15 @@ static void test_copy_multi_paths(void **state)
 			check_multi(NULL, cp->copy_multi, src, dst);
 	}
 	check_multi(NULL, pi_crc64_copy_multi, src, dst);
-	for (int path = 0; path < 4; path++) {
-		multi16_fn fn = path == 0 ? pi_crc16_copy_multi_isal :
-				path == 1 ? pi_crc16_copy_multi_vpclmul256 :
-				path == 2 ? pi_crc16_copy_multi_vpclmul512 : pi_crc16_copy_multi;
-
-		if ((path == 1 && !pi_crc16_have_vpclmul256()) ||
-		    (path == 2 && !pi_crc16_have_vpclmul512())) {
-			fprintf(stderr, "# CRC16 multi path %d: not supported by this CPU\n", path);
+	for (const struct pi_crc16_path *hp = pi_crc16_paths; hp->name; hp++) {
+		assert_non_null(hp->copy_multi);
+		if (hp->supported && !hp->supported()) {
+			fprintf(stderr, "# CRC16 multi %s: not supported by this CPU\n", hp->name);
 			continue;
 		}
-		check_multi(fn, NULL, src, dst);
+		check_multi(hp->copy_multi, NULL, src, dst);
 	}
+	check_multi(pi_crc16_copy_multi, NULL, src, dst);
 	/* Data that makes every lane's high half non-zero: all ones. */
 	memset(src, 0xff, MAXLEN + 64);
 	for (const struct pi_crc64_path *cp = pi_crc64_paths; cp->name; cp++) {
@@ -517,16 +520,12 @@ static void test_copy_multi_paths(void **state)
 		assert_int_equal(o[0], ref_crc64(src, 4096));
 		assert_int_equal(o[1], o[0]);
 	}
-	for (int path = 0; path < 3; path++) {
-		multi16_fn fn = path == 0 ? pi_crc16_copy_multi_isal :
-				path == 1 ? pi_crc16_copy_multi_vpclmul256 :
-				pi_crc16_copy_multi_vpclmul512;
+	for (const struct pi_crc16_path *hp = pi_crc16_paths; hp->name; hp++) {
 		uint16_t o[2];
 
-		if ((path == 1 && !pi_crc16_have_vpclmul256()) ||
-		    (path == 2 && !pi_crc16_have_vpclmul512()))
+		if (hp->supported && !hp->supported())
 			continue;
-		fn(dst, src, 512, 2, o);
+		hp->copy_multi(dst, src, 512, 2, o);
 		assert_int_equal(o[0], ref_crc16(src, 512));
 		assert_int_equal(o[1], o[0]);
 	}
@@ -534,10 +533,52 @@ static void test_copy_multi_paths(void **state)
 	free(dst);
 }
 
+/*
+ * Each dispatch chose a path of its table that this CPU runs, the CRC16
+ * one the first (best) such.  DIO_PI_EXPECT_CRC64 (set by
+ * tests/cross.sh, whose emulated arm64 CPU has PMULL) names the path the
+ * CRC64 dispatch must have chosen: a machine path silently not taken
+ * fails there instead of being skipped.
+ */
+static void test_dispatch(void **state)
+{
+	const struct pi_crc16_path *hp = pi_crc16_paths;
+	const struct pi_crc64_path *cp;
+	const struct pi_ipsum_path *ip;
+	const char *want = getenv("DIO_PI_EXPECT_CRC64");
+
+	while (hp->name && hp->supported && !hp->supported())
+		hp++;
+	assert_non_null(hp->name);
+	assert_string_equal(pi_crc16_dispatch_name(), hp->name);
+	for (cp = pi_crc64_paths; cp->name; cp++)
+		if (!strncmp(cp->name, pi_crc64_dispatch_name(), strlen(pi_crc64_dispatch_name())))
+			break;
+	assert_non_null(cp->name);
+	assert_true(!cp->supported || cp->supported());
+	for (ip = pi_ipsum_paths; ip->name; ip++)
+		if (!strcmp(ip->name, pi_ipsum_dispatch_name()))
+			break;
+	assert_non_null(ip->name);
+	assert_true(!ip->supported || ip->supported());
+	if (want && *want)
+		assert_string_equal(pi_crc64_dispatch_name(), want);
+#ifdef PI_ARM64
+	/* The PMULL path is in the table, and chosen wherever the CPU has it. */
+	assert_string_equal(pi_crc64_paths[0].id, "pmull");
+#endif
+}
+
 static void test_ip_fast_vs_reference(void **state)
 {
 	uint8_t *b = malloc(BIG + 64);
-	int avx2 = pi_ipsum_have_avx2();
+	/* The vector path beside the portable one, where the CPU has it. */
+	uint32_t (*vec)(const void *buf, size_t len) = NULL;
+
+#ifdef PI_X86
+	if (pi_ipsum_have_avx2())
+		vec = pi_ipsum_avx2;
+#endif
 
 	assert_non_null(b);
 	fill_random(b, BIG + 64);
@@ -548,8 +589,8 @@ static void test_ip_fast_vs_reference(void **state)
 
 			assert_int_equal(dio_pi_ip_checksum(b + off, len), want);
 			assert_int_equal(pi_ipsum_to_guard(port), want);
-			if (avx2)
-				assert_int_equal(pi_ipsum_avx2(b + off, len), port);
+			if (vec)
+				assert_int_equal(vec(b + off, len), port);
 		}
 	}
 	for (int i = 0; i < 40; i++) {
@@ -558,8 +599,8 @@ static void test_ip_fast_vs_reference(void **state)
 
 		assert_int_equal(dio_pi_ip_checksum(b + off, len), want);
 		assert_int_equal(pi_ipsum_to_guard(pi_ipsum_portable(b + off, len)), want);
-		if (avx2)
-			assert_int_equal(pi_ipsum_to_guard(pi_ipsum_avx2(b + off, len)), want);
+		if (vec)
+			assert_int_equal(pi_ipsum_to_guard(vec(b + off, len)), want);
 	}
 	/* Words that sum to exactly 0xffff (+0 vs -0 in one's complement). */
 	memset(b, 0, 64);
@@ -630,7 +671,11 @@ static void test_ip_paths(void **state)
 		assert_int_equal(ip->copy(dst, src, 512), 0xffff);
 	}
 	/* The portable path always, and a vector one wherever there is AVX2. */
+#ifdef PI_X86
 	assert_true(ran >= (pi_ipsum_have_avx2() ? 2 : 1));
+#else
+	assert_true(ran >= 1);
+#endif
 	/* The dispatched ones are among them. */
 	fill_random(src, MAXLEN + 64);
 	assert_int_equal(pi_ipsum_copy(dst + 3, src + 1, 4096), pi_ipsum_portable(src + 1, 4096));
@@ -1648,6 +1693,7 @@ int main(void)
 		cmocka_unit_test(test_crc64_fast_vs_portable),
 		cmocka_unit_test(test_copy_paths),
 		cmocka_unit_test(test_copy_multi_paths),
+		cmocka_unit_test(test_dispatch),
 		cmocka_unit_test(test_ip_fast_vs_reference),
 		cmocka_unit_test(test_ip_paths),
 		cmocka_unit_test(test_generate_all_profiles),
