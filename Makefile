@@ -11,11 +11,15 @@
 #   make demo       boot a guest and show the project at work
 # See README.md.
 
-# The project's one version number is debian/changelog's upstream version:
-# the library, the .pc file, the man pages, dkms.conf (#MODULE_VERSION#),
-# dioctl --version and the module's MODULE_VERSION (module/Kbuild) all take
-# it from there.
-VERSION		:= $(shell head -n 1 debian/changelog | cut -d'(' -f2 | cut -d')' -f1 | cut -d- -f1)
+# The project's one version number is debian/changelog's upstream version,
+# as scripts/version.sh prints it: the library, the .pc file, the man pages,
+# dkms.conf (#MODULE_VERSION#), dioctl --version and the module's
+# MODULE_VERSION (module/Kbuild, which runs the same script) all take it
+# from there.
+VERSION		:= $(shell scripts/version.sh)
+ifeq ($(VERSION),)
+$(error scripts/version.sh found no version in debian/changelog)
+endif
 SOVERSION	:= 1
 # scripts/kver.sh runs once, on first use (empty when no headers are installed).
 KVER		?= $(eval KVER := $(shell scripts/kver.sh))$(KVER)
