@@ -1,6 +1,7 @@
 # dio_batch: top-level build.
 #   make            module (against KDIR), libdioctl (shared, static, .pc), tools, tests, bench
 #   make lib tools  libdioctl and dioctl only (what make install installs)
+#   make tools DIOCTL_STATIC=1  dioctl linked with libdioctl.a, not libdioctl.so.1
 #   make deps       install the Debian packages the project needs
 #   make check      host unit tests, static checks, the guest suite on every kernel in KERNELS
 #   make check-static  sparse, checkpatch.pl and shellcheck only (tests/static-check.sh)
@@ -15,11 +16,15 @@
 #   make demo       boot a guest and show the project at work
 # See README.md.
 
-# The project's one version number is debian/changelog's upstream version:
-# the library, the .pc file, the man pages, dkms.conf (#MODULE_VERSION#),
-# dioctl --version and the module's MODULE_VERSION (module/Kbuild) all take
-# it from there.
-VERSION		:= $(shell head -n 1 debian/changelog | cut -d'(' -f2 | cut -d')' -f1 | cut -d- -f1)
+# The project's one version number is debian/changelog's upstream version,
+# as scripts/version.sh prints it: the library, the .pc file, the man pages,
+# dkms.conf (#MODULE_VERSION#), dioctl --version and the module's
+# MODULE_VERSION (module/Kbuild, which runs the same script) all take it
+# from there.
+VERSION		:= $(shell scripts/version.sh)
+ifeq ($(VERSION),)
+$(error scripts/version.sh found no version in debian/changelog)
+endif
 SOVERSION	:= 1
 # scripts/kver.sh runs once, on first use (empty when no headers are installed).
 KVER		?= $(eval KVER := $(shell scripts/kver.sh))$(KVER)
@@ -58,9 +63,38 @@ TESTLIB_SRCS	:= $(wildcard tests/lib/*.c)
 TESTLIB_OBJS	:= $(TESTLIB_SRCS:tests/lib/%.c=$(B)/tests/lib/%.o)
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(wildcard tests/unit/*.c))
 GUEST_BINS	:= $(patsubst tests/guest/%.c,$(B)/tests/guest/%,$(wildcard tests/guest/*.c))
-TOOL_BINS	:= $(B)/tools/dioctl
 # dioctl: tools/dioctl.c, plus any tools/dioctl_*.c linked in.
 DIOCTL_SRCS	:= tools/dioctl.c $(wildcard tools/dioctl_*.c)
+DIOCTL_OBJS	:= $(DIOCTL_SRCS:tools/%.c=$(B)/tools/%.o)
+# dioctl links libdioctl.so.1, as a distribution's tools link their own
+# library (nvme-cli libnvme.so.1): a fixed libdioctl1 package reaches it,
+# the dioctl package depends on libdioctl1 (${shlibs:Depends}, from
+# debian/libdioctl1.symbols), and every build proves libdioctl.map exports
+# all dioctl calls.  The same objects are linked twice:
+#   build/tools/dioctl          runs from the build tree without make install
+#                               (the guest tests and make demo run it): its
+#                               RUNPATH $ORIGIN/.. finds build/libdioctl.so.1
+#                               wherever the tree is, copied or moved
+#   build/tools/install/dioctl  what make install and the package install: no
+#                               RUNPATH (Debian policy, lintian), ld.so finds
+#                               the library installed beside it in LIBDIR
+# The in-tree one is not static: it would leave the shared linkage, the
+# one users get, untested by every guest test that runs dioctl.
+# DIOCTL_STATIC=1 links libdioctl.a instead (ISA-L and libc stay shared),
+# one binary run in place and installed alike: a dioctl that needs no
+# libdioctl.so.1 where it runs.
+DIOCTL_STATIC	?= 0
+ifeq ($(DIOCTL_STATIC),1)
+DIOCTL_LIB	:= $(LIB_A) $(LIB_LIBS)
+DIOCTL_DEP	:= $(LIB_A)
+TOOL_BINS	:= $(B)/tools/dioctl
+INSTALL_TOOLS	:= $(B)/tools/dioctl
+else
+DIOCTL_LIB	:= $(LIB_SO)
+DIOCTL_DEP	:= $(LIB_SO)
+TOOL_BINS	:= $(B)/tools/dioctl $(B)/tools/install/dioctl
+INSTALL_TOOLS	:= $(B)/tools/install/dioctl
+endif
 BENCH_BINS	:= $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 EXAMPLE_BINS	:= $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] tools/*.1)))
@@ -167,9 +201,19 @@ $(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/src/devi
 	@mkdir -p $(@D)
 	$(CC) -m32 -static $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ tests/compat32.c libdioctl/src/sys_dio.c \
 		libdioctl/src/devinfo.c
-$(B)/tools/dioctl: $(DIOCTL_SRCS) $(wildcard tools/*.h) $(LIB_A)
+$(B)/tools/%.o: tools/%.c $(wildcard tools/*.h libdioctl/include/*.h uapi/linux/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itools $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $(DIOCTL_SRCS) $(LIB_A) $(LIB_LIBS) -lm
+	$(CC) $(CPPFLAGS) -Itools $(CFLAGS) $(WARN) -c -o $@ $<
+# Relinked when DIOCTL_STATIC changes.
+$(B)/tools/link-vars: FORCE
+	@mkdir -p $(@D)
+	@[ "$$(cat $@ 2>/dev/null)" = '$(DIOCTL_STATIC)' ] || echo '$(DIOCTL_STATIC)' >$@
+$(B)/tools/dioctl: $(DIOCTL_OBJS) $(DIOCTL_DEP) $(B)/tools/link-vars
+	$(CC) $(CFLAGS) $(LDFLAGS) $(if $(filter 1,$(DIOCTL_STATIC)),,-Wl,-rpath,'$$ORIGIN/..') \
+		-o $@ $(DIOCTL_OBJS) $(DIOCTL_LIB) -lm
+$(B)/tools/install/dioctl: $(DIOCTL_OBJS) $(DIOCTL_DEP) $(B)/tools/link-vars
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(DIOCTL_OBJS) $(DIOCTL_LIB) -lm
 # The examples build as a user's program would, against the headers and
 # the static library (the package test builds them with pkg-config).
 $(B)/examples/%: examples/%.c $(LIB_A)
@@ -345,8 +389,10 @@ demo:
 
 # make install [DESTDIR=] [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] ...
 # installs libdioctl (shared, static, .pc), its headers and the uapi
-# header, dioctl and the man pages.  Installed straight into the running
-# system (no DESTDIR), it runs ldconfig so the new library is found.
+# header, dioctl (build/tools/install/dioctl, which needs the libdioctl.so.1
+# installed with it; with DIOCTL_STATIC=1 the one static build) and the man
+# pages.  Installed straight into the running system (no DESTDIR), it runs
+# ldconfig so the new library is found.
 install: lib tools man
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
@@ -357,7 +403,7 @@ install: lib tools man
 	install -m 644 $(B)/libdioctl.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 644 libdioctl/include/*.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 uapi/linux/dio_batch.h $(DESTDIR)$(INCLUDEDIR)/linux/
-	install -m 755 $(TOOL_BINS) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(INSTALL_TOOLS) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man3/
 	$(if $(filter %.7,$(MAN_PAGES)),install -m 644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man7/)
@@ -369,7 +415,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/pkgconfig/libdioctl.pc \
 		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(wildcard libdioctl/include/*.h))) \
 		$(DESTDIR)$(INCLUDEDIR)/linux/dio_batch.h \
-		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOL_BINS))) \
+		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_TOOLS))) \
 		$(foreach m,$(notdir $(MAN_PAGES)),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m))
 	$(if $(DESTDIR),,-ldconfig)
 

@@ -8,7 +8,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 name=dio_batch
-ver=$(sed -n "1s/^[^(]*(\([^)-]*\).*/\1/p" "$top/debian/changelog")
+ver=$("$top/scripts/version.sh")
 src=/usr/src/$name-$ver
 
 if [ "${1:-}" = --remove ]; then

@@ -8,7 +8,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$top/build/deb}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-ver=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' "$top/debian/changelog")
+ver=$("$top/scripts/version.sh" --full)
 src=$out/dio-batch-$ver
 
 rm -rf "$src" "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes

@@ -94,6 +94,50 @@ install_pc() {
 	esac
 }
 
+# dioctl links libdioctl.so.1 (the Makefile says why): the one in the build
+# tree runs from there, also when the tree is moved, through RUNPATH
+# $ORIGIN/.. and nothing else; the one make install installs has no
+# RUNPATH and finds the installed library.  DIOCTL_STATIC=1 links
+# libdioctl.a into the one binary, run in place and installed alike, and
+# switching back links the shared one again.
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+runpath() { readelf -d "$1" | sed -n 's/.*(\(RPATH\|RUNPATH\)).*\[\(.*\)\]/\1 \2/p'; }
+runs() { # BIN [VAR=VALUE...]: dioctl --version, in an empty environment
+	b=$1
+	shift
+	env -i "$@" "$b" --version | grep -qx "dioctl $(scripts/version.sh) .*" ||
+		{ echo "$b does not run: $(env -i "$@" "$b" --version 2>&1)"; return 1; }
+}
+dioctl_linkage() {
+	lb=$tmp/lb
+	lmk() { make -s --no-print-directory -C "$top" B="$lb" "$@"; }
+	lmk lib tools man
+	needed "$lb/tools/dioctl" | grep -qx libdioctl.so.1 || { echo "in-tree dioctl: no libdioctl.so.1"; return 1; }
+	# shellcheck disable=SC2016  # $ORIGIN is ld.so's
+	[ "$(runpath "$lb/tools/dioctl")" = 'RUNPATH $ORIGIN/..' ] ||
+		{ echo "in-tree dioctl: runpath '$(runpath "$lb/tools/dioctl")'"; return 1; }
+	runs "$lb/tools/dioctl"
+	cp -a "$lb" "$tmp/moved"
+	mv "$lb" "$tmp/away"
+	runs "$tmp/moved/tools/dioctl"
+	mv "$tmp/away" "$lb"
+	lmk install DESTDIR="$tmp/i" PREFIX=/usr >/dev/null
+	d=$tmp/i/usr/bin/dioctl
+	needed "$d" | grep -qx libdioctl.so.1 || { echo "installed dioctl: no libdioctl.so.1"; return 1; }
+	[ -z "$(runpath "$d")" ] || { echo "installed dioctl: $(runpath "$d")"; return 1; }
+	runs "$d" LD_LIBRARY_PATH="$tmp/i/usr/lib/$multiarch"
+	lmk tools DIOCTL_STATIC=1
+	lmk install DESTDIR="$tmp/s" PREFIX=/usr DIOCTL_STATIC=1 >/dev/null
+	for b in "$lb/tools/dioctl" "$tmp/s/usr/bin/dioctl"; do
+		! needed "$b" | grep -q libdioctl || { echo "DIOCTL_STATIC=1: $b needs libdioctl"; return 1; }
+		[ -z "$(runpath "$b")" ] || { echo "DIOCTL_STATIC=1: $b: $(runpath "$b")"; return 1; }
+		runs "$b"
+	done
+	lmk tools
+	needed "$lb/tools/dioctl" | grep -qx libdioctl.so.1 ||
+		{ echo "back from DIOCTL_STATIC=1: dioctl was not linked again"; return 1; }
+}
+
 # make uninstall removes exactly what make install put there.
 uninstall_all() {
 	mk lib tools man
@@ -105,7 +149,7 @@ uninstall_all() {
 }
 
 # Installed into the running system (no DESTDIR), the library is found at
-# once: make install runs ldconfig.  In a mount namespace, with /usr/local
+# once, by a program and by dioctl: make install runs ldconfig.  In a mount namespace, with /usr/local
 # and /etc on throwaway layers, so the host is not touched.
 install_ldconfig() {
 	mk lib tools man
@@ -121,6 +165,7 @@ install_ldconfig() {
 		echo "$out"
 		case $out in *"cannot open shared object"*) exit 1 ;; esac
 		case $out in *usage*) ;; *) exit 1 ;; esac
+		/usr/local/bin/dioctl --version
 		make -s --no-print-directory B="$B" uninstall >/dev/null
 		[ -z "$(find /usr/local -type f)" ]
 	' sh "$tmp" "$B"

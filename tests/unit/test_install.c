@@ -55,13 +55,22 @@ static void test_install_pc(void **state)
 	run_case("install_pc");
 }
 
+/*
+ * dioctl links libdioctl.so.1: in the build tree through RUNPATH $ORIGIN/..,
+ * installed without; DIOCTL_STATIC=1 links libdioctl.a.
+ */
+static void test_dioctl_linkage(void **state)
+{
+	run_case("dioctl_linkage");
+}
+
 /* make uninstall leaves nothing of make install behind. */
 static void test_uninstall(void **state)
 {
 	run_case("uninstall_all");
 }
 
-/* make install into the system runs ldconfig: the library is found. */
+/* make install into the system runs ldconfig: the library is found, by dioctl too. */
 static void test_install_ldconfig(void **state)
 {
 	run_case("install_ldconfig");
@@ -76,6 +85,7 @@ int main(void)
 		cmocka_unit_test(test_static_no_clash),
 		cmocka_unit_test(test_headers_clean),
 		cmocka_unit_test(test_install_pc),
+		cmocka_unit_test(test_dioctl_linkage),
 		cmocka_unit_test(test_uninstall),
 		cmocka_unit_test(test_install_ldconfig),
 	};

@@ -9,7 +9,9 @@
 # systemd-modules-load loads the module DKMS built, udev gives
 # /dev/dio_batch to the dio_batch group (tests/vm/deb-guest.sh), and the
 # examples run against a DIF disk as a user in the group, and fail for one
-# who is not.  Last, dpkg --purge leaves nothing behind.
+# who is not.  dioctl must be linked with the packaged libdioctl.so.1 and
+# its package depend on libdioctl1.  Last, dpkg --purge leaves nothing
+# behind.
 # Records build/results/deb.counts ("passed failed").
 #   deb-check.sh
 # The check functions below run through check(): shellcheck cannot see it.
@@ -144,6 +146,24 @@ lib_found() {
 	inroot ldconfig -p | grep -E "libdioctl.so.1 .*=> (/usr)?/lib/$multiarch/libdioctl.so.1\$" >/dev/null
 }
 check "the library is in the multiarch directory, found by ldconfig" lib_found
+# dioctl links the shared library (a fixed libdioctl1 reaches it), found
+# where the package put it, with no RUNPATH of the build tree's.
+dioctl_shared() {
+	local d
+	d=$(readelf -d "$root/usr/bin/dioctl") || return 1
+	grep -E '\(NEEDED\).*\[libdioctl\.so\.1\]' <<<"$d" >/dev/null || { echo "$d"; return 1; }
+	! grep -E '\((RPATH|RUNPATH)\)' <<<"$d" || return 1
+	inroot ldd /usr/bin/dioctl | grep -E "libdioctl.so.1 => (/usr)?/lib/$multiarch/libdioctl.so.1 " >/dev/null
+}
+check "/usr/bin/dioctl is linked with the packaged libdioctl.so.1 (readelf -d, ldd), no RUNPATH" dioctl_shared
+# shellcheck disable=SC2016  # ${Depends} is dpkg-query's
+dioctl_depends() {
+	local dep
+	dep=$(inroot dpkg-query -W -f='${Depends}' dioctl)
+	echo "# Depends: $dep"
+	grep -E '(^|, )libdioctl1 \(>= [^)]+\)' <<<"$dep" >/dev/null
+}
+check "the dioctl package depends on libdioctl1 (\${shlibs:Depends}, the symbols file)" dioctl_depends
 # shellcheck disable=SC2016  # ${Version} is dpkg-query's
 pc_right() {
 	[ "$(inroot pkg-config --variable=libdir libdioctl)" = "/usr/lib/$multiarch" ] &&

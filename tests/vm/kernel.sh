@@ -415,9 +415,11 @@ main() {
 		rm -rf "$out/src"
 		mkdir -p "$out/src"
 		cp -r "$top/module" "$top/uapi" "$out/src/"
-		# The changelog gives the module its version (module/Kbuild).
-		mkdir -p "$out/src/debian"
+		# scripts/version.sh gives the module its version from the
+		# changelog (module/Kbuild): both go along.
+		mkdir -p "$out/src/debian" "$out/src/scripts"
 		cp "$top/debian/changelog" "$out/src/debian/"
+		cp "$top/scripts/version.sh" "$out/src/scripts/"
 		# Objects of an in-tree build in module/ belong to another kernel.
 		find "$out/src" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' -o -name '.*.cmd' \
 			-o -name Module.symvers -o -name modules.order -o -name '*.a' \) -delete
