@@ -104,26 +104,6 @@ static uint64_t number(const char *s, const char *what)
 	return v;
 }
 
-static const char *tag_name(unsigned int tag)
-{
-	switch (tag) {
-	case DIO_PI_TAG_GUARD:	return "guard";
-	case DIO_PI_TAG_APP:	return "app tag";
-	case DIO_PI_TAG_REF:	return "ref tag";
-	}
-	return "tag unknown";
-}
-
-static const char *source_name(unsigned int src)
-{
-	switch (src) {
-	case DIO_PI_SRC_USER:	return "the module, before submission";
-	case DIO_PI_SRC_MODULE:	return "the module";
-	case DIO_PI_SRC_DEVICE:	return "the device";
-	}
-	return "unknown";
-}
-
 /* The byte offset of @fd's partition on its disk (ref tags count from there). */
 static uint64_t disk_start(int fd, const char *dev)
 {
@@ -192,11 +172,11 @@ static void complete(struct dio_request *r, bool write)
 		if (r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN)
 			printf("the device refused it, block not found");
 		else
-			printf("interval %" PRIu64 ": %s: expected %#" PRIx64
+			printf("interval %" PRIu64 ": %s tag: expected %#" PRIx64
 			       ", found %#" PRIx64, (uint64_t)r->pi_err_interval,
-			       tag_name(r->pi_err_tag), (uint64_t)r->pi_err_expected,
+			       dio_pi_tag_name(r->pi_err_tag), (uint64_t)r->pi_err_expected,
 			       (uint64_t)r->pi_err_actual);
-		printf(" (found by %s)\n", source_name(r->pi_err_source));
+		printf(" (found by %s)\n", dio_pi_source_name(r->pi_err_source));
 		return;
 	}
 	if (r->result < 0)

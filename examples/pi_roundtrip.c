@@ -63,26 +63,6 @@ static const char *guard_name(unsigned int g)
 	return "unknown";
 }
 
-static const char *tag_name(unsigned int tag)
-{
-	switch (tag) {
-	case DIO_PI_TAG_GUARD:	return "guard";
-	case DIO_PI_TAG_APP:	return "app tag";
-	case DIO_PI_TAG_REF:	return "ref tag";
-	}
-	return "tag unknown";
-}
-
-static const char *source_name(unsigned int src)
-{
-	switch (src) {
-	case DIO_PI_SRC_USER:	return "the module, before submission";
-	case DIO_PI_SRC_MODULE:	return "the module";
-	case DIO_PI_SRC_DEVICE:	return "the device";
-	}
-	return "unknown";
-}
-
 /*
  * Reference tags count protection intervals from the start of the whole
  * disk, also when the I/O goes through a partition: the byte offset of
@@ -133,11 +113,11 @@ failed(const struct dio_request *r, const char *what)
 		if (r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN)
 			printf("the device refused it; block not found");
 		else
-			printf("interval %" PRIu64 " of the disk: %s expected %#" PRIx64
+			printf("interval %" PRIu64 " of the disk: %s tag: expected %#" PRIx64
 			       ", found %#" PRIx64, (uint64_t)r->pi_err_interval,
-			       tag_name(r->pi_err_tag), (uint64_t)r->pi_err_expected,
+			       dio_pi_tag_name(r->pi_err_tag), (uint64_t)r->pi_err_expected,
 			       (uint64_t)r->pi_err_actual);
-		printf(" (found by %s)\n", source_name(r->pi_err_source));
+		printf(" (found by %s)\n", dio_pi_source_name(r->pi_err_source));
 		exit(3);
 	}
 	if (r->result < 0)
@@ -297,9 +277,9 @@ int main(int argc, char **argv)
 				  &pe)) {
 			if (errno != EILSEQ)
 				err(1, "dio_pi_verify");
-			printf("dio_pi_verify: interval %" PRIu64 ": %s expected %#" PRIx64
+			printf("dio_pi_verify: interval %" PRIu64 ": %s tag: expected %#" PRIx64
 			       ", found %#" PRIx64 "\n", (uint64_t)pe.interval,
-			       tag_name(pe.tag), (uint64_t)pe.expected,
+			       dio_pi_tag_name(pe.tag), (uint64_t)pe.expected,
 			       (uint64_t)pe.actual);
 			return 3;
 		}

@@ -134,16 +134,6 @@ static void dev_setup(struct dev *d)
 		errx(1, "out of memory");
 }
 
-static const char *tag_name(unsigned int tag)
-{
-	switch (tag) {
-	case DIO_PI_TAG_GUARD:	return "guard";
-	case DIO_PI_TAG_APP:	return "app tag";
-	case DIO_PI_TAG_REF:	return "ref tag";
-	}
-	return "tag unknown";
-}
-
 /* One request on this process's own descriptor: submit, wait, check. */
 static int run(struct dev *d, struct dio_request *r, const char *what)
 {
@@ -154,9 +144,9 @@ static int run(struct dev *d, struct dio_request *r, const char *what)
 	if (sys_dio_wait(d->ctx, &rp, 1, NULL) != 1)
 		err(1, "%s: sys_dio_wait", what);
 	if (r->result == -EILSEQ) {
-		printf("%s: PI check failed: interval %" PRIu64 ": %s: expected %#"
+		printf("%s: PI check failed: interval %" PRIu64 ": %s tag: expected %#"
 		       PRIx64 ", found %#" PRIx64 "\n", what,
-		       (uint64_t)r->pi_err_interval, tag_name(r->pi_err_tag),
+		       (uint64_t)r->pi_err_interval, dio_pi_tag_name(r->pi_err_tag),
 		       (uint64_t)r->pi_err_expected, (uint64_t)r->pi_err_actual);
 		return -1;
 	}

@@ -233,26 +233,6 @@ static struct fio_option options[] = {
 	},
 };
 
-static const char *tag_name(unsigned int tag)
-{
-	switch (tag) {
-	case DIO_PI_TAG_GUARD:	return "guard";
-	case DIO_PI_TAG_APP:	return "app";
-	case DIO_PI_TAG_REF:	return "ref";
-	default:		return "none";
-	}
-}
-
-static const char *source_name(unsigned int src)
-{
-	switch (src) {
-	case DIO_PI_SRC_USER:	return "the caller's PI, before submission";
-	case DIO_PI_SRC_MODULE:	return "the module's verification";
-	case DIO_PI_SRC_DEVICE:	return "the device";
-	default:		return "fio-dio_batch's verification";
-	}
-}
-
 static bool pi_wanted(struct dbf_options *o)
 {
 	return o->pi || o->md_per_io_size;
@@ -925,8 +905,14 @@ static int dbf_prep(struct thread_data *td, struct dbf_data *d, struct dbf_io *i
 	return 0;
 }
 
+/*
+ * The module's report of a PI failure; @r->pi_err_source DIO_PI_SRC_NONE:
+ * the engine's own verification (pi_act=0) found it.
+ */
 static void dbf_report(struct thread_data *td, struct io_u *io_u, const struct dio_request *r)
 {
+	const char *by = r->pi_err_source == DIO_PI_SRC_NONE ? "fio-dio_batch" :
+			 dio_pi_source_name(r->pi_err_source);
 	char blk[32];
 
 	if (r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN)
@@ -935,9 +921,8 @@ static void dbf_report(struct thread_data *td, struct io_u *io_u, const struct d
 		snprintf(blk, sizeof(blk), "%" PRIu64, (uint64_t)r->pi_err_interval);
 	log_err("fio-dio_batch: PI error on %s: %s offset=%llu len=%llu: block %s, %s tag, expected %#" PRIx64 ", actual %#" PRIx64 ", found by %s (EILSEQ)\n",
 		io_u->file ? io_u->file->file_name : "?", io_ddir_name(io_u->ddir),
-		io_u->offset, io_u->xfer_buflen, blk, tag_name(r->pi_err_tag),
-		(uint64_t)r->pi_err_expected, (uint64_t)r->pi_err_actual,
-		source_name(r->pi_err_source));
+		io_u->offset, io_u->xfer_buflen, blk, dio_pi_tag_name(r->pi_err_tag),
+		(uint64_t)r->pi_err_expected, (uint64_t)r->pi_err_actual, by);
 }
 
 /*

@@ -72,20 +72,14 @@ void die(int code, int e, const char *fmt, ...)
 }
 
 
-const char *tag_name(unsigned int t)
-{
-	static const char *const n[] = { "none", "guard", "app", "ref" };
-
-	return t < 4 ? n[t] : "unknown";
-}
-
 const char *source_name(unsigned int s)
 {
-	static const char *const n[] = { "unknown", "user", "module", "device" };
-
 	if (s == DIO_PI_SRC_DIOCTL)
 		return "dioctl";
-	return s < 4 ? n[s] : "unknown";
+	/* An EILSEQ no one claimed: who found it is not known. */
+	if (s == DIO_PI_SRC_NONE)
+		return "unknown";
+	return dio_pi_source_name(s);
 }
 
 const char *source_text(unsigned int s)
@@ -522,13 +516,20 @@ static void write_full(int fd, const unsigned char *buf, size_t len, const char 
 	}
 }
 
-int dev_explain(const struct dev *d, struct dio_request *r)
+int dev_explain(const struct dev *d, const struct dio_request *r,
+		struct dio_pi_error *e)
 {
 	if (r->result != -EILSEQ || r->pi_err_tag != DIO_PI_TAG_NONE ||
 	    r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN ||
-	    r->pi_err_source != DIO_PI_SRC_DEVICE || !d->has_pi)
+	    r->pi_err_source != DIO_PI_SRC_DEVICE || !d->has_pi) {
+		*e = (struct dio_pi_error){ .interval = r->pi_err_interval,
+					    .ref = r->pi_err_interval,
+					    .expected = r->pi_err_expected,
+					    .actual = r->pi_err_actual,
+					    .tag = r->pi_err_tag };
 		return 0;
-	return dio_pi_explain(d->fd, &d->p, r) < 0 ? errno : 0;
+	}
+	return dio_pi_explain_error(d->fd, &d->p, r, e) < 0 ? errno : 0;
 }
 
 const char *explain_text(int e)
@@ -555,8 +556,9 @@ static void print_pi_report(FILE *out, const struct dev *d, uint64_t first_off,
 			    const struct dio_request *req)
 {
 	uint64_t first = seed_of(d, first_off);
-	struct dio_request x = *req, *r = &x;
-	int why = dev_explain(d, r);
+	const struct dio_request *r = req;
+	struct dio_pi_error e;
+	int why = dev_explain(d, r, &e);
 
 	if (r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN) {
 		fprintf(out, "PI error: the device refused this I/O, and no block of it "
@@ -568,13 +570,12 @@ static void print_pi_report(FILE *out, const struct dev *d, uint64_t first_off,
 		" of the disk, byte offset %" PRIu64 " of %s)\n",
 		(uint64_t)r->pi_err_interval - first, (uint64_t)r->pi_err_interval,
 		(uint64_t)(r->pi_err_interval * d->q.pi_interval - d->start), d->path);
-	if (r->pi_err_tag == DIO_PI_TAG_NONE)
+	if (e.tag == DIO_PI_TAG_NONE)
 		fprintf(out, "  tag:      not known (%s%s%s)\n", explain_text(why),
 			why ? ": " : "", why ? strerror(why) : "");
 	else
 		fprintf(out, "  tag:      %s\n  expected: %#" PRIx64 "\n  actual:   %#" PRIx64 "\n",
-			tag_name(r->pi_err_tag), (uint64_t)r->pi_err_expected,
-			(uint64_t)r->pi_err_actual);
+			dio_pi_tag_name(e.tag), (uint64_t)e.expected, (uint64_t)e.actual);
 	fprintf(out, "  found by: %s\n", source_text(r->pi_err_source));
 }
 
@@ -786,7 +787,7 @@ static unsigned int verify_tuples(struct io *io, const struct slot *s)
 		fprintf(io->info, "verify FAILED: block %" PRIu64 " of this I/O (interval %"
 			PRIu64 " of the disk): %s tag expected %#" PRIx64 ", actual %#" PRIx64
 			"\n", (s->off - o->offset) / q->pi_interval + k, e.ref,
-			tag_name(e.tag), e.expected, e.actual);
+			dio_pi_tag_name(e.tag), e.expected, e.actual);
 		f = (struct failure){
 			.offset = s->off + k * q->pi_interval, .length = q->pi_interval,
 			.interval = e.ref, .tag = e.tag, .expected = e.expected,

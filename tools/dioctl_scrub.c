@@ -41,8 +41,9 @@ void failure_from_req(const struct dev *d, const struct dio_request *req,
 		      uint64_t off, uint64_t len, struct failure *f)
 {
 	uint64_t iv = d->q.pi_interval;
-	struct dio_request x = *req, *r = &x;
-	int why = dev_explain(d, r);
+	const struct dio_request *r = req;
+	struct dio_pi_error e;
+	int why = dev_explain(d, r, &e);
 
 	memset(f, 0, sizeof(*f));
 	f->err = r->result < 0 ? (int)-r->result : EIO;
@@ -58,9 +59,9 @@ void failure_from_req(const struct dev *d, const struct dio_request *req,
 	f->interval = r->pi_err_interval;
 	f->offset = r->pi_err_interval * iv - d->start;
 	f->length = iv;
-	f->tag = r->pi_err_tag;
-	f->expected = r->pi_err_expected;
-	f->actual = r->pi_err_actual;
+	f->tag = e.tag;
+	f->expected = e.expected;
+	f->actual = e.actual;
 	f->explain_err = why;
 }
 
@@ -88,7 +89,7 @@ void failure_json(const struct failure *f)
 	else
 		j_u64("interval", f->interval);
 	if (values) {
-		j_str("tag", tag_name(f->tag));
+		j_str("tag", dio_pi_tag_name(f->tag));
 		j_hex("expected", f->expected);
 		j_hex("actual", f->actual);
 	} else {
@@ -126,7 +127,7 @@ static void failure_text(const struct failure *f)
 	if (note)
 		printf("%s", note);
 	else
-		printf("%s tag, expected %#" PRIx64 ", actual %#" PRIx64, tag_name(f->tag),
+		printf("%s tag, expected %#" PRIx64 ", actual %#" PRIx64, dio_pi_tag_name(f->tag),
 		       f->expected, f->actual);
 	printf("; found by %s\n", source_name(f->source));
 }

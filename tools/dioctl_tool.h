@@ -37,8 +37,8 @@ int exit_code_of(int e);
 const char *err_text(int e);
 const char *err_name(int e);
 
-const char *tag_name(unsigned int t);
-const char *source_name(unsigned int s);	/* short: "device", ... */
+/* dio_pi_source_name(), and "dioctl", "unknown" for DIO_PI_SRC_NONE. */
+const char *source_name(unsigned int s);
 const char *source_text(unsigned int s);	/* long, for text reports */
 #define DIO_PI_SRC_DIOCTL 100			/* this tool's own verification */
 
@@ -101,15 +101,16 @@ struct failure {
 	uint64_t	expected, actual;
 	int		source;		/* DIO_PI_SRC_* or DIO_PI_SRC_DIOCTL */
 	int		err;		/* EILSEQ, or an I/O error's errno */
-	int		explain_err;	/* tag NONE: why dio_pi_explain() failed */
+	int		explain_err;	/* tag NONE: why dio_pi_explain_error() failed */
 };
 /*
- * A read the device refused without a tag (NVMe before Linux 6.14): the
- * tag and values by dio_pi_explain() (NVMe passthrough) into @r.  Returns
- * 0, or the errno that says why not (0 is also returned when @r needs no
- * explaining).
+ * The tag and values of the PI failure @r reports, into @e: the module's,
+ * or for a read the device refused without a tag (NVMe before Linux 6.14)
+ * dio_pi_explain_error()'s (NVMe passthrough).  Returns 0, or the errno
+ * that says why the tag stays unknown (@e->tag DIO_PI_TAG_NONE).
  */
-int dev_explain(const struct dev *d, struct dio_request *r);
+int dev_explain(const struct dev *d, const struct dio_request *r,
+		struct dio_pi_error *e);
 /* Why a refusal stays without its tag, as text, for dev_explain()'s @e. */
 const char *explain_text(int e);
 /* The failure @r (completed, result not its length) reports. */

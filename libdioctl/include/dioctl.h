@@ -278,7 +278,20 @@ DIO_PUBLIC int sys_dio_register_buffers(int ctx, const struct iovec *iov,
  */
 DIO_PUBLIC int sys_dio_unregister_buffers(int ctx);
 
-/* Request helpers: zero @r and fill it.  Since: 0.1 */
+/*
+ * Request helpers: zero @r and fill it.  Since: 0.1
+ *
+ * The seven dio_req_prep_* helpers (these five and the _fixed pair below)
+ * are exported functions, not inline ones, and stay so: they are in the
+ * released nodes LIBDIOCTL_1.0 and LIBDIOCTL_1.2 (libdioctl.map), whose
+ * symbols can never be taken back.  The cost is one function call per
+ * request, against a system call per batch of them.  Layout changes are
+ * carried by the struct's size field, not by inlining: the module reads
+ * @size to know which struct dio_request a program has, and should the
+ * struct grow, these symbols keep filling DIO_REQUEST_SIZE_VER0 bytes for
+ * the programs linked against them while new versions of the helpers (a
+ * new node) fill the larger struct.
+ */
 DIO_PUBLIC void dio_req_prep_read(struct dio_request *r, int handle, void *buf,
 				  size_t len, uint64_t offset);
 DIO_PUBLIC void dio_req_prep_write(struct dio_request *r, int handle,

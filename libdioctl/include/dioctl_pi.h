@@ -128,7 +128,8 @@ struct dio_pi_params {
 };
 
 /**
- * struct dio_pi_error - the first tuple dio_pi_verify() refused
+ * struct dio_pi_error - the first tuple dio_pi_verify() refused, or the one
+ *	a device refused (dio_pi_explain_error())
  * @interval:	index of the failing interval in the buffer (0 = first)
  * @ref:	seed + @interval: the interval's reference number
  * @expected:	DIO_PI_TAG_GUARD: the guard computed over the data;
@@ -143,6 +144,9 @@ struct dio_pi_params {
  *
  * Output only: dio_pi_verify() writes the whole struct (zeroed on
  * success), so its contents before the call do not matter.
+ * dio_pi_explain_error() fills it for a read the device refused: @interval
+ * and @ref are then both the interval's number on the disk (see there).
+ * dio_pi_tag_name() names @tag.
  */
 struct dio_pi_error {
 	uint64_t	interval;
@@ -423,33 +427,96 @@ DIO_PUBLIC int dio_pi_read_raw(int fd, const struct dio_pi_profile *p, void *buf
 			       size_t len, void *md, uint64_t offset);
 
 /**
- * dio_pi_explain:
+ * dio_pi_explain_error:
  * @fd: as for dio_pi_read_raw(): the NVMe namespace (or a partition of it)
  *	the request's handle was opened with
  * @p: the device's profile
  * @r: a read that completed with -EILSEQ, refused by the device
  *	(pi_err_source DIO_PI_SRC_DEVICE), whose interval the module found
  *	but whose tag it could not learn (pi_err_tag DIO_PI_TAG_NONE): NVMe
- *	before Linux 6.14
+ *	before Linux 6.14.  Only read: it stays as the kernel wrote it.
+ * @err: receives what the drive refused
  *
  * Reads the refused interval raw (dio_pi_read_raw()) and checks it as the
  * drive did: the guard, the ref tag (types 1 and 2: the interval's number
  * on the disk) and, where @r asked for it (DIO_PI_CHK_APPTAG), the app tag
- * under its mask, in that order, with the escapes of dio_pi_verify().  On
- * success fills @r's pi_err_tag, pi_err_expected and pi_err_actual as the
- * module would have; pi_err_interval and pi_err_source (the device found
- * it) stay.
+ * under its mask, in that order, with the escapes of dio_pi_verify().
+ * @err is written as a whole, for a device refusal:
  *
- * Returns: 0, or -1 with errno: EINVAL (@r is not such a refusal),
- * ENODATA (the interval reads back correct now: rewritten since, or the
- * refusal was not about the data on the medium), or dio_pi_read_raw()'s
+ *  - @err->interval and @err->ref: @r->pi_err_interval, the interval's
+ *    number counted from the start of the disk (which is also its
+ *    reference number: the seed of the raw read's verification);
+ *  - @err->tag: DIO_PI_TAG_GUARD, DIO_PI_TAG_APP or DIO_PI_TAG_REF;
+ *  - @err->expected and @err->actual: as dio_pi_verify() reports them
+ *    (a guard: the guard of the data as stored, and the guard in the
+ *    tuple), the values the module reports itself where it can read raw;
+ *  - @err->pad and @err->reserved: zero.
+ *
+ * On failure @err is zeroed (tag DIO_PI_TAG_NONE) when it is not NULL.
+ *
+ * Returns: 0, or -1 with errno: EINVAL (@r is not such a refusal, @p or
+ * @err is NULL, or the interval lies before @fd's partition), ENODATA
+ * (the interval reads back correct now: rewritten since, or the refusal
+ * was not about the data on the medium), ENOMEM, or dio_pi_read_raw()'s
  * (EACCES where the kernel forbids the passthrough: say so, and report
  * the interval alone).
+ *
+ * Since: 1.0
+ */
+DIO_PUBLIC int dio_pi_explain_error(int fd, const struct dio_pi_profile *p,
+				    const struct dio_request *r,
+				    struct dio_pi_error *err);
+
+/**
+ * dio_pi_explain:
+ * @fd: as for dio_pi_explain_error()
+ * @p: the device's profile
+ * @r: as for dio_pi_explain_error()
+ *
+ * Deprecated: since 1.0.0, use dio_pi_explain_error(), which leaves the
+ * request as the kernel wrote it.
+ *
+ * dio_pi_explain_error() into @r itself: on success it overwrites @r's
+ * pi_err_tag, pi_err_expected and pi_err_actual with the error's tag,
+ * expected and actual values (pi_err_interval and pi_err_source stay);
+ * on failure @r is left alone.
+ *
+ * Returns: as dio_pi_explain_error().
  *
  * Since: 0.1
  */
 DIO_PUBLIC int dio_pi_explain(int fd, const struct dio_pi_profile *p,
-			      struct dio_request *r);
+			      struct dio_request *r)
+	__attribute__((deprecated("use dio_pi_explain_error()")));
+
+/**
+ * dio_pi_tag_name:
+ * @tag: DIO_PI_TAG_NONE, DIO_PI_TAG_GUARD, DIO_PI_TAG_APP or
+ *	DIO_PI_TAG_REF (struct dio_request's pi_err_tag, struct
+ *	dio_pi_error's tag)
+ *
+ * Returns: the tag's short lowercase name: "none", "guard", "app" or
+ * "ref"; "unknown" for any other value.  Never NULL; a static string.
+ * The names never change (dioctl's JSON output carries them).
+ *
+ * Since: 1.0
+ */
+DIO_PUBLIC const char *dio_pi_tag_name(unsigned int tag);
+
+/**
+ * dio_pi_source_name:
+ * @source: DIO_PI_SRC_NONE, DIO_PI_SRC_USER, DIO_PI_SRC_MODULE or
+ *	DIO_PI_SRC_DEVICE (struct dio_request's pi_err_source)
+ *
+ * Returns: who found a PI failure, as a short lowercase name: "none",
+ * "user" (DIO_PI_VERIFY_USER, before submission), "module" (the module
+ * verified what it read) or "device" (the device or block layer refused
+ * the I/O); "unknown" for any other value.  Never NULL; a static string.
+ * The names never change (dioctl's JSON output carries them).
+ *
+ * Since: 1.0
+ */
+DIO_PUBLIC const char *dio_pi_source_name(unsigned int source);
 
 #ifdef __cplusplus
 }

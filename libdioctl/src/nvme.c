@@ -171,7 +171,8 @@ int dio_pi_read_raw(int fd, const struct dio_pi_profile *p, void *buf,
 	return read_raw_at(fd, p, buf, len, md, start + offset);
 }
 
-int dio_pi_explain(int fd, const struct dio_pi_profile *p, struct dio_request *r)
+int dio_pi_explain_error(int fd, const struct dio_pi_profile *p,
+			 const struct dio_request *r, struct dio_pi_error *err)
 {
 	struct dio_pi_params a = { 0 };
 	struct dio_pi_error e;
@@ -179,9 +180,11 @@ int dio_pi_explain(int fd, const struct dio_pi_profile *p, struct dio_request *r
 	void *data, *md;
 	int ret, saved;
 
+	if (err)
+		memset(err, 0, sizeof(*err));
 	if (!r || r->opcode != DIO_OP_READ || r->result != -EILSEQ ||
 	    r->pi_err_source != DIO_PI_SRC_DEVICE || r->pi_err_tag != DIO_PI_TAG_NONE ||
-	    r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN || !p) {
+	    r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN || !p || !err) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -222,9 +225,12 @@ int dio_pi_explain(int fd, const struct dio_pi_profile *p, struct dio_request *r
 		} else if (errno != EILSEQ) {
 			ret = -1;
 		} else {
-			r->pi_err_tag = e.tag;
-			r->pi_err_expected = e.expected;
-			r->pi_err_actual = e.actual;
+			/* One interval, seeded with its number: e.interval is 0. */
+			err->interval = r->pi_err_interval;
+			err->ref = e.ref;
+			err->expected = e.expected;
+			err->actual = e.actual;
+			err->tag = e.tag;
 		}
 	}
 	saved = errno;
@@ -232,4 +238,17 @@ int dio_pi_explain(int fd, const struct dio_pi_profile *p, struct dio_request *r
 	free(md);
 	errno = saved;
 	return ret;
+}
+
+/* Deprecated since 1.0.0: dio_pi_explain_error() into the request. */
+int dio_pi_explain(int fd, const struct dio_pi_profile *p, struct dio_request *r)
+{
+	struct dio_pi_error e;
+
+	if (dio_pi_explain_error(fd, p, r, &e) < 0)
+		return -1;
+	r->pi_err_tag = e.tag;
+	r->pi_err_expected = e.expected;
+	r->pi_err_actual = e.actual;
+	return 0;
 }

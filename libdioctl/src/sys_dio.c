@@ -267,6 +267,16 @@ int sys_dio_unregister_buffers(int ctx)
 	return ioctl(ctx, DIO_IOC_UNREGISTER, &reg) < 0 ? -1 : 0;
 }
 
+/*
+ * The dio_req_prep_* helpers are released symbols (LIBDIOCTL_1.0, 1.2)
+ * that write sizeof(*r) bytes into the caller's struct: the size a program
+ * built against these nodes has.  A grown struct dio_request needs new
+ * versions of them (a new node, the old symbols kept writing 128 bytes),
+ * not a larger memset under the old ones: this stops the build until then.
+ */
+_Static_assert(sizeof(struct dio_request) == DIO_REQUEST_SIZE_VER0,
+	       "struct dio_request grew: version the dio_req_prep_* helpers");
+
 static void dio_req_prep(struct dio_request *r, int op, int handle,
 			 const void *buf, uint64_t len, uint64_t offset)
 {

@@ -564,7 +564,7 @@ static void test_async_scsi(void **state)
 	 * of the time: no verdict depends on it).
 	 */
 	assert_int_equal(tl_scsi_debug_ndelay(100000), 0);
-	async_loop(dev, 512, 17, "the module");
+	async_loop(dev, 512, 17, "module");
 }
 
 static void test_async_nvme(void **state)
@@ -573,7 +573,7 @@ static void test_async_nvme(void **state)
 
 	/* Since 6.14 NVMe checks the app tag of a read itself. */
 	assert_int_equal(tl_nvme_dev(2, dev, sizeof(dev)), 0);
-	async_loop(dev, 4096, 5, tl_kernel_at_least(6, 14) ? "the device" : "the module");
+	async_loop(dev, 4096, 5, tl_kernel_at_least(6, 14) ? "device" : "module");
 }
 
 /* ---- shared_context ---- */

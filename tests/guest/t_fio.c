@@ -554,7 +554,7 @@ static void read_region_fails(uint64_t block, const char *tag)
 	assert_true(has(&r, "fio-dio_batch: PI error on "));
 	snprintf(want, sizeof(want), "block %llu, %s tag", (unsigned long long)block, tag);
 	assert_true(has(&r, want));
-	assert_true(has(&r, "found by the device (EILSEQ)"));
+	assert_true(has(&r, "found by device (EILSEQ)"));
 	/* fio's own verify never saw the data: the read failed first */
 	assert_false(has(&r, "verify failed"));
 	res_free(&r);

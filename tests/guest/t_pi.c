@@ -874,7 +874,10 @@ static void nvme_corruption(int ns)
 	 * also knows the tag and values: the guard of the corrupted data and
 	 * the one stored, which is the one we wrote.  Before, NVMe cannot skip
 	 * its checks: the module names the block, DIO_PI_TAG_NONE and no
-	 * values, and dio_pi_explain() learns the rest by passthrough.
+	 * values, and dio_pi_explain_error() learns the rest by passthrough
+	 * (into a struct dio_pi_error: the request stays as the kernel wrote
+	 * it); the deprecated dio_pi_explain() writes the same into the
+	 * request.
 	 */
 	for (int pass = 0; pass < 2; pass++) {
 		const char *what = pass ? "corrupted, PI buffer" : "corrupted, plain read";
@@ -891,13 +894,40 @@ static void nvme_corruption(int ns)
 			      (unsigned long long)r.pi_err_expected,
 			      (unsigned long long)r.pi_err_actual);
 		if (!tl_kernel_at_least(6, 14)) {
+			struct dio_request as_reported;
+			struct dio_pi_error e;
+
 			assert_pi_err(what, &r, DIO_PI_SRC_DEVICE, seed + 7, DIO_PI_TAG_NONE, 0, 0);
+			as_reported = r;
+			memset(&e, 0xa5, sizeof(e));
+			assert_int_equal(dio_pi_explain_error(d.fd, &d.p, &r, &e), 0);
+			print_message("# explained: tag %u expected %#llx actual %#llx\n", e.tag,
+				      (unsigned long long)e.expected,
+				      (unsigned long long)e.actual);
+			assert_memory_equal(&r, &as_reported, sizeof(r));
+			assert_int_equal(e.interval, seed + 7);
+			assert_int_equal(e.ref, seed + 7);
+			assert_int_equal(e.tag, DIO_PI_TAG_GUARD);
+			assert_int_equal(e.expected, guard_of(&d, blk));
+			assert_int_equal(e.actual, tuple_guard(&d, tuple(&d, d.pi, 7)));
+			for (size_t i = 0; i < sizeof(e.pad); i++)
+				assert_int_equal(e.pad[i], 0);
+			for (size_t i = 0; i < 3; i++)
+				assert_int_equal(e.reserved[i], 0);
+			/* The same again: the request is still the refusal it was. */
+			assert_int_equal(dio_pi_explain_error(d.fd, &d.p, &r, &e), 0);
+			assert_int_equal(e.tag, DIO_PI_TAG_GUARD);
+			/* The deprecated call: the same values, written into @r. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 			assert_int_equal(dio_pi_explain(d.fd, &d.p, &r), 0);
-			print_message("# explained: tag %u expected %#llx actual %#llx\n", r.pi_err_tag,
-				      (unsigned long long)r.pi_err_expected,
-				      (unsigned long long)r.pi_err_actual);
 			/* Explained once: not a refusal without a tag any more. */
 			assert_int_equal(tl_errno(dio_pi_explain(d.fd, &d.p, &r)), -EINVAL);
+#pragma GCC diagnostic pop
+			memset(&e, 0xa5, sizeof(e));
+			assert_int_equal(tl_errno(dio_pi_explain_error(d.fd, &d.p, &r, &e)), -EINVAL);
+			assert_int_equal(e.tag, DIO_PI_TAG_NONE);
+			assert_int_equal(e.expected, 0);
 		}
 		assert_pi_err(what, &r, DIO_PI_SRC_DEVICE, seed + 7, DIO_PI_TAG_GUARD,
 			      guard_of(&d, blk), tuple_guard(&d, tuple(&d, d.pi, 7)));

@@ -4,13 +4,20 @@
  * every module version must agree on.  A change here breaks binaries.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <linux/dio_batch.h>
@@ -251,72 +258,226 @@ static void test_library_structs(void **state)
 	assert_int_equal(offsetof(struct dio_pi_error, reserved), 40);
 }
 
+/*
+ * Every exported symbol and the node it is in (libdioctl.map): released
+ * nodes (1.0: dio-batch 0.1.0, 1.1: 0.2.0, 1.2: 0.3.0) never change;
+ * LIBDIOCTL_1.3 is libdioctl 1.0.0's.  debian/libdioctl1.symbols lists
+ * the same.
+ */
+static const struct abi_sym {
+	const char	*name;
+	const char	*node;
+} abi_syms[] = {
+	{ "dio_pi_crc16_t10dif",	"LIBDIOCTL_1.0" },
+	{ "dio_pi_crc64_nvme",		"LIBDIOCTL_1.0" },
+	{ "dio_pi_explain",		"LIBDIOCTL_1.0" },
+	{ "dio_pi_generate",		"LIBDIOCTL_1.0" },
+	{ "dio_pi_generate_iov",	"LIBDIOCTL_1.0" },
+	{ "dio_pi_ip_checksum",		"LIBDIOCTL_1.0" },
+	{ "dio_pi_len",			"LIBDIOCTL_1.0" },
+	{ "dio_pi_profile_from_query",	"LIBDIOCTL_1.0" },
+	{ "dio_pi_profile_init",	"LIBDIOCTL_1.0" },
+	{ "dio_pi_read_raw",		"LIBDIOCTL_1.0" },
+	{ "dio_pi_verify",		"LIBDIOCTL_1.0" },
+	{ "dio_pi_verify_iov",		"LIBDIOCTL_1.0" },
+	{ "dio_req_prep_flush",		"LIBDIOCTL_1.0" },
+	{ "dio_req_prep_read",		"LIBDIOCTL_1.0" },
+	{ "dio_req_prep_readv",		"LIBDIOCTL_1.0" },
+	{ "dio_req_prep_write",		"LIBDIOCTL_1.0" },
+	{ "dio_req_prep_writev",	"LIBDIOCTL_1.0" },
+	{ "dio_req_set_pi",		"LIBDIOCTL_1.0" },
+	{ "sys_dio_close",		"LIBDIOCTL_1.0" },
+	{ "sys_dio_collect",		"LIBDIOCTL_1.0" },
+	{ "sys_dio_exit",		"LIBDIOCTL_1.0" },
+	{ "sys_dio_features",		"LIBDIOCTL_1.0" },
+	{ "sys_dio_init",		"LIBDIOCTL_1.0" },
+	{ "sys_dio_init_mode",		"LIBDIOCTL_1.0" },
+	{ "sys_dio_open",		"LIBDIOCTL_1.0" },
+	{ "sys_dio_query",		"LIBDIOCTL_1.0" },
+	{ "sys_dio_stat",		"LIBDIOCTL_1.0" },
+	{ "sys_dio_submit",		"LIBDIOCTL_1.0" },
+	{ "sys_dio_wait",		"LIBDIOCTL_1.0" },
+	/* libdioctl 0.2 */
+	{ "dio_pi_generate_copy",	"LIBDIOCTL_1.1" },
+	/* libdioctl 0.3: registered buffers */
+	{ "dio_req_prep_read_fixed",	"LIBDIOCTL_1.2" },
+	{ "dio_req_prep_write_fixed",	"LIBDIOCTL_1.2" },
+	{ "sys_dio_register_buffers",	"LIBDIOCTL_1.2" },
+	{ "sys_dio_unregister_buffers",	"LIBDIOCTL_1.2" },
+	/* libdioctl 1.0.0 */
+	{ "dio_pi_explain_error",	"LIBDIOCTL_1.3" },
+	{ "dio_pi_source_name",		"LIBDIOCTL_1.3" },
+	{ "dio_pi_tag_name",		"LIBDIOCTL_1.3" },
+};
+#define ABI_NSYMS (sizeof(abi_syms) / sizeof(abi_syms[0]))
+
+static const char *const abi_nodes[] = {
+	"LIBDIOCTL_1.0", "LIBDIOCTL_1.1", "LIBDIOCTL_1.2", "LIBDIOCTL_1.3",
+};
+#define ABI_NNODES (sizeof(abi_nodes) / sizeof(abi_nodes[0]))
+
+static const struct abi_sym *abi_find(const char *name)
+{
+	for (size_t i = 0; i < ABI_NSYMS; i++)
+		if (!strcmp(abi_syms[i].name, name))
+			return &abi_syms[i];
+	return NULL;
+}
+
 /* Released symbols stay in their version node (libdioctl.map). */
 static void test_symbol_versions(void **state)
 {
-	static const char *const v1_0[] = {
-		"dio_pi_crc16_t10dif",
-		"dio_pi_crc64_nvme",
-		"dio_pi_explain",
-		"dio_pi_generate",
-		"dio_pi_generate_iov",
-		"dio_pi_ip_checksum",
-		"dio_pi_len",
-		"dio_pi_profile_from_query",
-		"dio_pi_profile_init",
-		"dio_pi_read_raw",
-		"dio_pi_verify",
-		"dio_pi_verify_iov",
-		"dio_req_prep_flush",
-		"dio_req_prep_read",
-		"dio_req_prep_readv",
-		"dio_req_prep_write",
-		"dio_req_prep_writev",
-		"dio_req_set_pi",
-		"sys_dio_close",
-		"sys_dio_collect",
-		"sys_dio_exit",
-		"sys_dio_features",
-		"sys_dio_init",
-		"sys_dio_init_mode",
-		"sys_dio_open",
-		"sys_dio_query",
-		"sys_dio_stat",
-		"sys_dio_submit",
-		"sys_dio_wait",
-	};
-	static const char *const v1_2[] = {
-		"dio_req_prep_read_fixed",
-		"dio_req_prep_write_fixed",
-		"sys_dio_register_buffers",
-		"sys_dio_unregister_buffers",
-	};
 	void *so = dlopen("build/libdioctl.so.1", RTLD_NOW);
-	size_t i;
+	size_t i, n;
 
 	assert_non_null(so);
-	for (i = 0; i < sizeof(v1_0) / sizeof(v1_0[0]); i++) {
-		if (!dlvsym(so, v1_0[i], "LIBDIOCTL_1.0"))
-			fail_msg("%s@LIBDIOCTL_1.0 missing", v1_0[i]);
+	for (i = 0; i < ABI_NSYMS; i++) {
+		if (!dlvsym(so, abi_syms[i].name, abi_syms[i].node))
+			fail_msg("%s@%s missing", abi_syms[i].name, abi_syms[i].node);
+		/* There, and only there. */
+		for (n = 0; n < ABI_NNODES; n++)
+			if (strcmp(abi_nodes[n], abi_syms[i].node) &&
+			    dlvsym(so, abi_syms[i].name, abi_nodes[n]))
+				fail_msg("%s also in %s", abi_syms[i].name, abi_nodes[n]);
 	}
-	/* LIBDIOCTL_1.1 (libdioctl 0.2): there, and only there. */
-	if (!dlvsym(so, "dio_pi_generate_copy", "LIBDIOCTL_1.1"))
-		fail_msg("dio_pi_generate_copy@LIBDIOCTL_1.1 missing");
-	assert_null(dlvsym(so, "dio_pi_generate_copy", "LIBDIOCTL_1.0"));
-	/* LIBDIOCTL_1.2 (libdioctl 0.3): registered buffers. */
-	for (i = 0; i < sizeof(v1_2) / sizeof(v1_2[0]); i++) {
-		if (!dlvsym(so, v1_2[i], "LIBDIOCTL_1.2"))
-			fail_msg("%s@LIBDIOCTL_1.2 missing", v1_2[i]);
-		assert_null(dlvsym(so, v1_2[i], "LIBDIOCTL_1.1"));
-		assert_null(dlvsym(so, v1_2[i], "LIBDIOCTL_1.0"));
-	}
-	assert_null(dlvsym(so, "dio_pi_generate_copy", "LIBDIOCTL_1.2"));
 	/* Internal helpers are not exported. */
 	assert_null(dlsym(so, "pi_crc64_copy"));
 	assert_null(dlsym(so, "pi_crc64_vpclmul256"));
 	assert_null(dlsym(so, "pi_crc64_paths"));
 	assert_null(dlsym(so, "dio_pi_crc16_portable"));
 	dlclose(so);
+}
+
+/* The section of type @type, or NULL. */
+static const ElfW(Shdr) *elf_section(const ElfW(Ehdr) *eh, unsigned int type)
+{
+	const ElfW(Shdr) *sh = (const void *)((const char *)eh + eh->e_shoff);
+
+	for (unsigned int i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_type == type)
+			return &sh[i];
+	return NULL;
+}
+
+/*
+ * The library exports exactly the table's symbols, each in its node: read
+ * from build/libdioctl.so.1's dynamic symbol table and version sections,
+ * so a function left out of libdioctl.map (not exported), put in another
+ * node, or exported without a row here fails.
+ */
+static void test_exports_exactly(void **state)
+{
+	const ElfW(Shdr) *sh, *dynsym, *versym, *verdef;
+	const char *base, *dynstr;
+	unsigned int seen[ABI_NSYMS] = { 0 };
+	const ElfW(Ehdr) *eh;
+	struct stat st;
+	size_t nsym, i;
+	int fd;
+
+	fd = open("build/libdioctl.so.1", O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	base = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	assert_true(base != MAP_FAILED);
+	close(fd);
+	eh = (const void *)base;
+	assert_memory_equal(eh->e_ident, ELFMAG, SELFMAG);
+	sh = (const void *)(base + eh->e_shoff);
+	dynsym = elf_section(eh, SHT_DYNSYM);
+	versym = elf_section(eh, SHT_GNU_versym);
+	verdef = elf_section(eh, SHT_GNU_verdef);
+	assert_non_null(dynsym);
+	assert_non_null(versym);
+	assert_non_null(verdef);
+	dynstr = base + sh[dynsym->sh_link].sh_offset;
+	nsym = dynsym->sh_size / sizeof(ElfW(Sym));
+	for (i = 1; i < nsym; i++) {
+		const ElfW(Sym) *sym = (const ElfW(Sym) *)(base + dynsym->sh_offset) + i;
+		ElfW(Half) v = ((const ElfW(Half) *)(base + versym->sh_offset))[i] & 0x7fff;
+		const char *name = dynstr + sym->st_name, *node = NULL;
+		const char *vd = base + verdef->sh_offset;
+		const struct abi_sym *want;
+
+		if (sym->st_shndx == SHN_UNDEF || ELF64_ST_BIND(sym->st_info) == STB_LOCAL)
+			continue;
+		/* The node each version index names. */
+		for (;;) {
+			const ElfW(Verdef) *d = (const void *)vd;
+			const ElfW(Verdaux) *a = (const void *)(vd + d->vd_aux);
+
+			if (d->vd_ndx == v) {
+				node = dynstr + a->vda_name;
+				break;
+			}
+			if (!d->vd_next)
+				break;
+			vd += d->vd_next;
+		}
+		assert_non_null(node);
+		/* A node's own symbol (LIBDIOCTL_1.0@@LIBDIOCTL_1.0). */
+		if (!strcmp(name, node))
+			continue;
+		want = abi_find(name);
+		if (!want)
+			fail_msg("%s@%s is exported, but test_abi has no row for it", name, node);
+		if (strcmp(want->node, node))
+			fail_msg("%s is in %s, not in %s", name, node, want->node);
+		seen[want - abi_syms]++;
+	}
+	for (i = 0; i < ABI_NSYMS; i++)
+		if (seen[i] != 1)
+			fail_msg("%s@%s exported %u times (libdioctl.map)", abi_syms[i].name,
+				 abi_syms[i].node, seen[i]);
+	munmap((void *)base, st.st_size);
+}
+
+/*
+ * Every function the headers declare DIO_PUBLIC has a row, so a new one
+ * cannot be left out of both libdioctl.map and this test.
+ */
+static void test_headers_declare_table(void **state)
+{
+	static const char *const headers[] = {
+		"libdioctl/include/dioctl.h", "libdioctl/include/dioctl_pi.h",
+	};
+	unsigned int found = 0;
+
+	for (size_t h = 0; h < 2; h++) {
+		char *text = NULL, *p;
+		size_t cap = 0;
+		FILE *f = fopen(headers[h], "r");
+		ssize_t len;
+
+		assert_non_null(f);
+		len = getdelim(&text, &cap, '\0', f);
+		fclose(f);
+		assert_true(len > 0);
+		for (p = text; (p = strstr(p, "DIO_PUBLIC")); p += 10) {
+			char *paren = strchr(p, '('), *end, *start, name[64];
+
+			/* Not the macro's own #ifndef / #define. */
+			if (p > text && p[-1] != '\n')
+				continue;
+			assert_non_null(paren);
+			for (end = paren; end > p && end[-1] == ' '; end--)
+				;
+			for (start = end; start > p && (start[-1] == '_' ||
+			     (start[-1] >= 'a' && start[-1] <= 'z') ||
+			     (start[-1] >= '0' && start[-1] <= '9')); start--)
+				;
+			assert_true(end - start > 0 && (size_t)(end - start) < sizeof(name));
+			memcpy(name, start, end - start);
+			name[end - start] = '\0';
+			if (!abi_find(name))
+				fail_msg("%s: DIO_PUBLIC %s has no row in test_abi (and libdioctl.map?)",
+					 headers[h], name);
+			found++;
+		}
+		free(text);
+	}
+	/* Every row is declared: one declaration each. */
+	assert_int_equal(found, ABI_NSYMS);
 }
 
 int main(void)
@@ -328,6 +489,8 @@ int main(void)
 		cmocka_unit_test(test_register_args),
 		cmocka_unit_test(test_library_structs),
 		cmocka_unit_test(test_symbol_versions),
+		cmocka_unit_test(test_exports_exactly),
+		cmocka_unit_test(test_headers_declare_table),
 	};
 
 	return cmocka_run_group_tests_name("abi", tests, NULL, NULL);

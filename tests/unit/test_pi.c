@@ -2,8 +2,9 @@
 /*
  * Unit tests for libdioctl's PI helpers: checksum vectors, fast paths
  * against portable and naive references, generation and verification for
- * every profile, iovec splits, exact failure reports, escapes, check flags
- * and argument errors.
+ * every profile, iovec splits, exact failure reports, escapes, check flags,
+ * argument errors, the names of tags and sources, and what
+ * dio_pi_explain_error() refuses on the host.
  *
  * Random data comes from a fixed-seed generator; DIO_TEST_SEED overrides it.
  */
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "dioctl.h"
@@ -1682,6 +1684,137 @@ static void test_req_set_pi(void **state)
 	assert_int_equal(r.pi_flags, 0xffff);
 }
 
+/*
+ * dio_pi_tag_name(), dio_pi_source_name(): every defined value has its own
+ * name, not "unknown", and exactly the word dioctl's JSON has always
+ * carried for it; any other value is "unknown", never NULL.
+ */
+struct named {
+	unsigned int	value;
+	const char	*name;
+};
+
+static void check_names(const char *(*fn)(unsigned int), const struct named *n, size_t nr)
+{
+	static const unsigned int others[] = {
+		4, 5, 99, 100, 127, 128, 255, 256, 0x10000, INT32_MAX, UINT32_MAX,
+	};
+
+	for (size_t i = 0; i < nr; i++) {
+		const char *got = fn(n[i].value);
+
+		assert_non_null(got);
+		assert_string_equal(got, n[i].name);
+		assert_string_not_equal(got, "unknown");
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(got, fn(n[j].value));
+	}
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		assert_non_null(fn(others[i]));
+		assert_string_equal(fn(others[i]), "unknown");
+	}
+}
+
+static void test_tag_names(void **state)
+{
+	static const struct named tags[] = {
+		{ DIO_PI_TAG_NONE, "none" }, { DIO_PI_TAG_GUARD, "guard" },
+		{ DIO_PI_TAG_APP, "app" }, { DIO_PI_TAG_REF, "ref" },
+	};
+
+	check_names(dio_pi_tag_name, tags, sizeof(tags) / sizeof(tags[0]));
+	/* The uapi has four tag values: 0 to 3. */
+	assert_int_equal(DIO_PI_TAG_REF, 3);
+}
+
+static void test_source_names(void **state)
+{
+	static const struct named srcs[] = {
+		{ DIO_PI_SRC_NONE, "none" }, { DIO_PI_SRC_USER, "user" },
+		{ DIO_PI_SRC_MODULE, "module" }, { DIO_PI_SRC_DEVICE, "device" },
+	};
+
+	check_names(dio_pi_source_name, srcs, sizeof(srcs) / sizeof(srcs[0]));
+	assert_int_equal(DIO_PI_SRC_DEVICE, 3);
+}
+
+/*
+ * dio_pi_explain_error() on a fabricated refusal, on the host: it leaves
+ * the request alone, zeroes the report whenever it fails, and refuses
+ * whatever is not a read the device refused without a tag before it
+ * touches the descriptor.  (A real explanation needs an NVMe namespace:
+ * t_pi's nvme_corruption().)
+ */
+static void test_explain_error(void **state)
+{
+	struct dio_request r, before, x;
+	struct dio_pi_profile p;
+	struct dio_pi_error e, zero = { 0 };
+	char path[] = "/tmp/test_pi.XXXXXX";
+	int fd;
+
+	assert_int_equal(dio_pi_profile_init(&p, DIO_GUARD_CRC16, 512, 1), 0);
+	dio_req_prep_read(&r, 1, NULL, 4096, 8 * 512);
+	r.result = -EILSEQ;
+	r.pi_err_source = DIO_PI_SRC_DEVICE;
+	r.pi_err_tag = DIO_PI_TAG_NONE;
+	r.pi_err_interval = 10;
+	before = r;
+
+	/* Not a block device: the raw read's ENOTTY. */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	memset(&e, 0xa5, sizeof(e));
+	errno = 0;
+	assert_int_equal(dio_pi_explain_error(fd, &p, &r, &e), -1);
+	assert_int_equal(errno, ENOTTY);
+	assert_memory_equal(&e, &zero, sizeof(e));
+	assert_memory_equal(&r, &before, sizeof(r));
+	/* A closed descriptor: fstat's EBADF. */
+	close(fd);
+	errno = 0;
+	assert_int_equal(dio_pi_explain_error(fd, &p, &r, &e), -1);
+	assert_int_equal(errno, EBADF);
+
+	/* Each thing that makes it no refusal without a tag: EINVAL. */
+	for (int c = 0; c < 8; c++) {
+		x = before;
+		switch (c) {
+		case 0: x.opcode = DIO_OP_WRITE; break;
+		case 1: x.result = -EIO; break;
+		case 2: x.result = 4096; break;
+		case 3: x.pi_err_source = DIO_PI_SRC_MODULE; break;
+		case 4: x.pi_err_source = DIO_PI_SRC_USER; break;
+		case 5: x.pi_err_tag = DIO_PI_TAG_GUARD; break;
+		case 6: x.pi_err_interval = DIO_PI_INTERVAL_UNKNOWN; break;
+		case 7: x.pi_err_source = DIO_PI_SRC_NONE; break;
+		}
+		memset(&e, 0xa5, sizeof(e));
+		ASSERT_EINVAL(dio_pi_explain_error(-1, &p, &x, &e));
+		assert_memory_equal(&e, &zero, sizeof(e));
+	}
+	memset(&e, 0xa5, sizeof(e));
+	ASSERT_EINVAL(dio_pi_explain_error(-1, NULL, &r, &e));
+	assert_memory_equal(&e, &zero, sizeof(e));
+	ASSERT_EINVAL(dio_pi_explain_error(-1, &p, NULL, &e));
+	ASSERT_EINVAL(dio_pi_explain_error(-1, &p, &r, NULL));
+	assert_memory_equal(&r, &before, sizeof(r));
+
+	/* The deprecated wrapper fails alike and leaves the request alone. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	errno = 0;
+	assert_int_equal(dio_pi_explain(-1, &p, &r), -1);
+	assert_int_equal(errno, EBADF);
+	assert_memory_equal(&r, &before, sizeof(r));
+	x = before;
+	x.pi_err_tag = DIO_PI_TAG_REF;
+	ASSERT_EINVAL(dio_pi_explain(-1, &p, &x));
+	ASSERT_EINVAL(dio_pi_explain(-1, &p, NULL));
+#pragma GCC diagnostic pop
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1710,6 +1843,9 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_req_set_pi),
+		cmocka_unit_test(test_tag_names),
+		cmocka_unit_test(test_source_names),
+		cmocka_unit_test(test_explain_error),
 	};
 
 	return cmocka_run_group_tests_name("pi", tests, setup_rng, NULL);

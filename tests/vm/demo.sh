@@ -157,7 +157,7 @@ if [ -n "$ns1" ]; then
 		if [ "$(raw_capable "$ns1")" = no ]; then
 			tell "The device refused block $BAD with a guard check error (sc 0x82 in the"
 			tell "kernel log below), but Linux $(uname -r | cut -d- -f1) passes only 'protection error' up:"
-			tell "the module names the block, and libdioctl's dio_pi_explain() read it raw"
+			tell "the module names the block, and libdioctl's dio_pi_explain_error() read it raw"
 			tell "by NVMe passthrough (the drive's checks off) for the tag and both values."
 		fi
 		pass
