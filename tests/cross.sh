@@ -88,6 +88,8 @@ emu() {
 abs=$(cd "$A" && pwd)
 mkdir -p "$A/run"
 ln -sfn "$abs" "$A/run/build"
+# test_abi reads the headers (libdioctl/include) from its directory too.
+ln -sfn "$(cd "$(dirname "$0")/.." && pwd)/libdioctl" "$A/run/libdioctl"
 for t in $UNIT; do
 	o=$B/results/$arch-$t.out
 	(cd "$A/run" && CMOCKA_MESSAGE_OUTPUT=TAP DIO_PI_EXPECT_CRC64=$crc64 DIO_QEMU_USER=1 \

@@ -289,10 +289,52 @@ int tl_scsi_debug_load(const char *opts, char *dev, size_t devlen)
 	return ret;
 }
 
+/* How many of scsi_debug's per-target debugfs directories are left. */
+static int tl_scsi_debug_targets_left(void)
+{
+	DIR *d = opendir("/sys/kernel/debug/scsi_debug");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += !strncmp(de->d_name, "target", 6);
+	closedir(d);
+	return n;
+}
+
+/*
+ * Since 6.9 scsi_debug gives each target a debugfs directory and frees it
+ * from an async work item (sdebug_tartget_cleanup_async()), which its
+ * module exit does not wait for: an unload soon after a target went (the
+ * hosts the unload itself removes, a disk deleted just before) can run
+ * that debugfs_remove() after exit removed the directory above it, a NULL
+ * dereference in a kworker (7.3, seen twice under load).  So with nothing
+ * holding the module, its hosts go first and the unload waits until every
+ * target's directory has; holding it, the unload fails as it would have.
+ */
 int tl_scsi_debug_unload(void)
 {
+	char *v, *refcnt;
+	int hosts, i;
+
 	if (!tl_module_loaded("scsi_debug"))
 		return 0;
+	refcnt = tl_sysfs_read("/sys/module/scsi_debug/refcnt");
+	v = tl_sysfs_read("/sys/bus/pseudo/drivers/scsi_debug/add_host");
+	hosts = v ? atoi(v) : 0;
+	if (refcnt && atoi(refcnt) == 0 && hosts > 0) {
+		char arg[16];
+
+		snprintf(arg, sizeof(arg), "-%d", hosts);
+		tl_write_file("/sys/bus/pseudo/drivers/scsi_debug/add_host", arg);
+		/* A hang guard: the work items run within milliseconds. */
+		for (i = 0; i < 1000 * tl_slow_factor() && tl_scsi_debug_targets_left(); i++)
+			usleep(10000);
+	}
+	free(refcnt);
+	free(v);
 	return tl_kmod_remove("scsi_debug");
 }
 
