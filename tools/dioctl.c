@@ -224,7 +224,8 @@ static int cmd_features(const struct opts *o)
 		{ DIO_FEAT_CONTEXTS, "contexts" }, { DIO_FEAT_BATCH_IO, "batch-io" },
 		{ DIO_FEAT_PI, "pi" }, { DIO_FEAT_PI_REPORT, "pi-report" },
 		{ DIO_FEAT_STAT, "stat" }, { DIO_FEAT_PIN_LIMIT, "pin-limit" },
-		{ DIO_FEAT_FIXED_BUFS, "fixed-bufs" }, { 0, NULL }
+		{ DIO_FEAT_FIXED_BUFS, "fixed-bufs" },
+		{ DIO_FEAT_PART_START, "part-start" }, { 0, NULL }
 	};
 	static const struct bitname init[] = {
 		{ DIO_CREAT, "creat" }, { DIO_EXCL, "excl" }, { DIO_PRIVATE, "private" },
