@@ -285,6 +285,10 @@ static void test_symbol_versions(void **state)
 		"sys_dio_register_buffers",
 		"sys_dio_unregister_buffers",
 	};
+	/* LIBDIOCTL_1.3: libdioctl 1.0.0. */
+	static const char *const v1_3[] = {
+		"dio_pi_seed",
+	};
 	void *so = dlopen("build/libdioctl.so.1", RTLD_NOW);
 	size_t i;
 
@@ -305,6 +309,14 @@ static void test_symbol_versions(void **state)
 		assert_null(dlvsym(so, v1_2[i], "LIBDIOCTL_1.0"));
 	}
 	assert_null(dlvsym(so, "dio_pi_generate_copy", "LIBDIOCTL_1.2"));
+	/* LIBDIOCTL_1.3 (libdioctl 1.0.0). */
+	for (i = 0; i < sizeof(v1_3) / sizeof(v1_3[0]); i++) {
+		if (!dlvsym(so, v1_3[i], "LIBDIOCTL_1.3"))
+			fail_msg("%s@LIBDIOCTL_1.3 missing", v1_3[i]);
+		assert_null(dlvsym(so, v1_3[i], "LIBDIOCTL_1.2"));
+		assert_null(dlvsym(so, v1_3[i], "LIBDIOCTL_1.1"));
+		assert_null(dlvsym(so, v1_3[i], "LIBDIOCTL_1.0"));
+	}
 	/* Internal helpers are not exported. */
 	assert_null(dlsym(so, "pi_crc64_copy"));
 	assert_null(dlsym(so, "pi_crc64_vpclmul256"));
