@@ -59,6 +59,22 @@ struct tl_nvme_format {
  */
 int tl_nvme_format(int nsid, struct tl_nvme_format *f);
 
+/*
+ * Give disk @dev an MBR with one Linux partition of @blocks logical
+ * blocks from block @start (so it starts @start * the logical block size
+ * bytes in: sysfs's "start" says that in 512-byte sectors), have the
+ * kernel read it (BLKRRPART) and wait up to 5 s (x tl_slow_factor()) for
+ * the partition's node, whose path goes into @part ("/dev/sdb1",
+ * "/dev/nvme0n1p1").  Nothing on the disk may be open.  0 or -errno.
+ */
+int tl_partition_make(const char *dev, uint32_t start, uint32_t blocks,
+		      char *part, size_t partlen);
+/*
+ * The disk without a partition table again (its first sector zeroed,
+ * BLKRRPART), and @part's node gone.  0 or -errno.
+ */
+int tl_partition_remove(const char *dev, const char *part);
+
 /* First line of a sysfs file (malloc'd, no newline) or NULL. */
 char *tl_sysfs_read(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "sdb" for "/dev/sdb". */
