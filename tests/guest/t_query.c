@@ -247,6 +247,34 @@ static void test_type2_unprivileged(void **state)
 	close(ctx);
 }
 
+/*
+ * What test_partition_start has open, and the partition it made: closed
+ * and removed at its end, or by its teardown when it failed half-way (a
+ * disk left open could not be unloaded, a partition table left on an
+ * NVMe namespace would stay there for the next programs).
+ */
+static int part_fds[4], part_nfds;
+static char part_disk[64], part_made[72];
+
+static int keep(int fd)
+{
+	if (fd >= 0 && part_nfds < 4)
+		part_fds[part_nfds++] = fd;
+	return fd;
+}
+
+static int part_teardown(void **state)
+{
+	int ret = 0;
+
+	while (part_nfds)
+		close(part_fds[--part_nfds]);
+	if (part_made[0])
+		ret = tl_partition_remove(part_disk, part_made);
+	part_made[0] = 0;
+	return ret;
+}
+
 /* The module's own answer: a raw DIO_IOC_QUERY, without libdioctl's sysfs. */
 static void raw_query(int ctx, int h, struct dio_query *q)
 {
@@ -306,15 +334,16 @@ static void seed_roundtrip(int ctx, int h, const struct dio_query *q, uint64_t o
  */
 static void check_part_start(const char *dev, uint32_t start)
 {
-	int ctx = sys_dio_init(0, DIO_PRIVATE), fd, pfd, h, ph;
+	int ctx = keep(sys_dio_init(0, DIO_PRIVATE)), fd, pfd, h, ph;
 	struct dio_query lq, pq, wq;
-	char part[72], *sysfs;
+	char *part = part_made, *sysfs;
 	uint64_t bytes;
 	size_t len;
 
 	assert_true(ctx >= 0);
-	assert_int_equal(tl_partition_make(dev, start, start, part, sizeof(part)), 0);
-	pfd = open(part, O_RDWR);
+	snprintf(part_disk, sizeof(part_disk), "%s", dev);
+	assert_int_equal(tl_partition_make(dev, start, start, part, sizeof(part_made)), 0);
+	pfd = keep(open(part, O_RDWR));
 	assert_true(pfd >= 0);
 	ph = sys_dio_open(ctx, pfd, 0);
 	assert_true(ph >= 1);
@@ -335,10 +364,13 @@ static void check_part_start(const char *dev, uint32_t start)
 	/* Intervals, not 512-byte sectors: 1 MiB is 2048 or 256 of them. */
 	assert_int_equal(dio_pi_seed(&lq, 0), bytes / pq.pi_interval);
 
-	/* The whole disk (the same context may claim both): 0. */
-	fd = open(dev, O_RDWR);
+	/*
+	 * The whole disk: 0.  Not claimed: a claimed partition's disk is
+	 * claimed for the partition, whoever holds both.
+	 */
+	fd = keep(open(dev, O_RDWR));
 	assert_true(fd >= 0);
-	h = sys_dio_open(ctx, fd, 0);
+	h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
 	assert_true(h >= 1);
 	raw_query(ctx, h, &wq);
 	assert_int_equal(wq.part_start_bytes, 0);
@@ -353,10 +385,7 @@ static void check_part_start(const char *dev, uint32_t start)
 		       bytes + 8 * pq.pi_interval, len, start + 1);
 	assert_int_equal(sys_dio_close(ctx, h), 0);
 	assert_int_equal(sys_dio_close(ctx, ph), 0);
-	close(fd);
-	close(pfd);
-	close(ctx);
-	assert_int_equal(tl_partition_remove(dev, part), 0);
+	assert_int_equal(part_teardown(NULL), 0);
 }
 
 /*
@@ -402,7 +431,7 @@ int main(void)
 		cmocka_unit_test(test_scsi_debug_profiles),
 		cmocka_unit_test(test_nvme_profiles),
 		cmocka_unit_test(test_type2_unprivileged),
-		cmocka_unit_test(test_partition_start),
+		cmocka_unit_test_teardown(test_partition_start, part_teardown),
 		cmocka_unit_test(test_compat32_program),
 	};
 
