@@ -290,10 +290,20 @@ int tl_scsi_debug_load(const char *opts, char *dev, size_t devlen)
 	return ret;
 }
 
+/*
+ * Bytes zeroed at the start of a disk before its MBR goes in: what the
+ * kernel's partition parsers read there (page by page: sector 0's page,
+ * the Amiga RDB's first 16 sectors, Ultrix's sector 31, ...) must read
+ * back with valid PI, which a block of a fresh QEMU NVMe namespace with PI
+ * does not (its ref tag check fails): otherwise sector 0's page is
+ * unreadable, and so is the partition table.
+ */
+#define TL_MBR_ZERO	(1 << 20)
+
 /* One MBR partition entry (or none, @blocks 0), then BLKRRPART. */
 static int tl_write_mbr(const char *dev, uint32_t start, uint32_t blocks)
 {
-	unsigned char mbr[512] = { 0 };
+	unsigned char mbr[512] = { 0 }, *zero;
 	int fd, ret = 0, i;
 
 	if (blocks) {
@@ -306,13 +316,22 @@ static int tl_write_mbr(const char *dev, uint32_t start, uint32_t blocks)
 		mbr[510] = 0x55;
 		mbr[511] = 0xaa;
 	}
+	zero = calloc(1, TL_MBR_ZERO);
+	if (!zero)
+		return -ENOMEM;
 	fd = open(dev, O_RDWR | O_SYNC | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		free(zero);
 		return -errno;
-	if (pwrite(fd, mbr, sizeof(mbr), 0) != sizeof(mbr) || fsync(fd) ||
+	}
+	/* Buffered: the kernel generates the PI. */
+	errno = 0;
+	if (pwrite(fd, zero, TL_MBR_ZERO, 0) != TL_MBR_ZERO ||
+	    pwrite(fd, mbr, sizeof(mbr), 0) != sizeof(mbr) || fsync(fd) ||
 	    ioctl(fd, BLKRRPART))
 		ret = errno ? -errno : -EIO;
 	close(fd);
+	free(zero);
 	if (ret)
 		fprintf(stderr, "testlib: partition table of %s: %s\n", dev,
 			strerror(-ret));
