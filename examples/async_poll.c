@@ -46,8 +46,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <dioctl.h>
@@ -67,7 +65,6 @@ static struct {
 	size_t			rec;		/* bytes per record */
 	size_t			pi_len;		/* PI bytes per record */
 	uint64_t		off;		/* of record 0 */
-	uint64_t		disk_off;	/* of the device on its disk */
 	uint64_t		count;
 	unsigned int		depth;
 	uint16_t		gen;
@@ -104,29 +101,6 @@ static uint64_t number(const char *s, const char *what)
 	return v;
 }
 
-/* The byte offset of @fd's partition on its disk (ref tags count from there). */
-static uint64_t disk_start(int fd, const char *dev)
-{
-	unsigned long long start;
-	char path[64];
-	struct stat sb;
-	FILE *f;
-
-	if (fstat(fd, &sb))
-		err(1, "%s", dev);
-	if (!S_ISBLK(sb.st_mode))
-		errx(2, "%s is not a block device", dev);
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/start",
-		 major(sb.st_rdev), minor(sb.st_rdev));
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &start) != 1)
-		errx(1, "%s: cannot read it", path);
-	fclose(f);
-	return start * 512;
-}
-
 /* Prepare @s for record @i of the phase (@write or read). */
 static void prep(struct slot *s, uint64_t i, bool write)
 {
@@ -142,7 +116,7 @@ static void prep(struct slot *s, uint64_t i, bool write)
 		/* The tuples: guard, the generation, the disk's interval numbers. */
 		if (dio_pi_generate(&j.p, s->data, j.rec, s->pi,
 				    &(struct dio_pi_params){
-					    .seed = (j.disk_off + off) / j.q.pi_interval,
+					    .seed = dio_pi_seed(&j.q, off),
 					    .app_tag = gen }))
 			err(1, "dio_pi_generate");
 		dio_req_prep_write(&s->req, j.h, s->data, j.rec, off);
@@ -321,7 +295,6 @@ int main(int argc, char **argv)
 		err(1, "sys_dio_query");
 	if (dio_pi_profile_from_query(&j.q, &j.p))
 		err(1, "%s: no protection information", argv[optind]);
-	j.disk_off = disk_start(fd, argv[optind]);
 	close(fd);	/* the handle keeps the device */
 
 	j.rec = j.q.logical_block_size < 4096 ? 4096 : j.q.logical_block_size;

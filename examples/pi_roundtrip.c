@@ -36,8 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <dioctl.h>
@@ -61,33 +59,6 @@ static const char *guard_name(unsigned int g)
 	case DIO_GUARD_CRC64:	return "CRC64 NVMe";
 	}
 	return "unknown";
-}
-
-/*
- * Reference tags count protection intervals from the start of the whole
- * disk, also when the I/O goes through a partition: the byte offset of
- * @fd's partition on its disk (0 for a whole disk, which has no "start").
- */
-static uint64_t disk_start(int fd, const char *dev)
-{
-	unsigned long long start;
-	char path[64];
-	struct stat st;
-	FILE *f;
-
-	if (fstat(fd, &st))
-		err(1, "%s", dev);
-	if (!S_ISBLK(st.st_mode))
-		errx(2, "%s is not a block device", dev);
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/start",
-		 major(st.st_rdev), minor(st.st_rdev));
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &start) != 1)
-		errx(1, "%s: cannot read it", path);
-	fclose(f);
-	return start * 512;	/* sysfs counts 512-byte sectors */
 }
 
 /* Submit one request and wait for it; its result is in @r->result. */
@@ -225,8 +196,11 @@ int main(int argc, char **argv)
 		pi_back = calloc(1, pi_len);
 		if (!pi || !pi_back)
 			errx(1, "out of memory");
-		/* The first reference tag: the first interval's number on the disk. */
-		seed = (disk_start(fd, argv[1]) + off) / q.pi_interval;
+		/*
+		 * The first reference tag: the first interval's number counted
+		 * from the start of the whole disk, also through a partition.
+		 */
+		seed = dio_pi_seed(&q, off);
 		if (dio_pi_generate(&p, data, len, pi,
 				    &(struct dio_pi_params){ .seed = seed,
 							     .app_tag = APP_TAG }))

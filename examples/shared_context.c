@@ -22,10 +22,8 @@
  * gets EXDEV), the context and its handles are shared.
  *
  *   usage: shared_context [-k KEY] [-o OFFSET] DEVICE
- *          shared_context --join KEY HANDLE OFFSET START   (the second process)
+ *          shared_context --join KEY HANDLE OFFSET   (the second process)
  *
- * START is the device's byte offset on its disk (non-zero for a partition:
- * reference tags count from the start of the disk).
  * KEY defaults to 0x64696f65; OFFSET (default 0) must be a multiple of the
  * logical block size.  THE DATA THERE IS OVERWRITTEN: two records of 4 KiB
  * (or one block each when blocks are larger) from OFFSET, the owner's
@@ -48,8 +46,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,7 +62,6 @@ struct dev {
 	struct dio_pi_profile	p;
 	size_t			rec;
 	size_t			pi_len;
-	uint64_t		disk_off;
 	unsigned char		*data, *pi;
 };
 
@@ -88,27 +83,6 @@ static uint64_t number(const char *s, const char *what)
 	if (errno || end == s || *end || *s == '-')
 		errx(2, "bad %s '%s'", what, s);
 	return v;
-}
-
-/*
- * The byte offset of a block device on its disk (0 for a whole disk):
- * reference tags count from the disk's start, also through a partition.
- */
-static uint64_t disk_start(dev_t rdev)
-{
-	unsigned long long start;
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/start",
-		 major(rdev), minor(rdev));
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &start) != 1)
-		errx(1, "%s: cannot read it", path);
-	fclose(f);
-	return start * 512;
 }
 
 /* Query the handle and allocate one record's buffers. */
@@ -164,7 +138,7 @@ static void write_record(struct dev *d, uint64_t off, uint16_t tag)
 	memset(d->pi, 0, d->pi_len);
 	if (dio_pi_generate(&d->p, d->data, d->rec, d->pi,
 			    &(struct dio_pi_params){
-				    .seed = (d->disk_off + off) / d->q.pi_interval,
+				    .seed = dio_pi_seed(&d->q, off),
 				    .app_tag = tag }))
 		err(1, "dio_pi_generate");
 	dio_req_prep_write(&r, d->h, d->data, d->rec, off);
@@ -199,14 +173,14 @@ static int check_record(struct dev *d, uint64_t off, uint16_t tag, const char *w
 }
 
 /*
- * The second process: joins by key and uses the owner's handle.  @start is
- * the device's offset on its disk (for the reference tags), which the
- * owner found: this process never opens the device.
+ * The second process: joins by key and uses the owner's handle.  It never
+ * opens the device: the handle's query tells all it needs, where a
+ * partition starts on its disk (for the reference tags) included.
  */
-static int joiner(uint64_t key, int h, uint64_t off, uint64_t start)
+static int joiner(uint64_t key, int h, uint64_t off)
 {
 	struct dio_stat st = { .size = sizeof(st) };
-	struct dev d = { .h = h, .disk_off = start };
+	struct dev d = { .h = h };
 
 	/*
 	 * No DIO_CREAT: the context must exist.  Another user's context would
@@ -238,16 +212,15 @@ static int joiner(uint64_t key, int h, uint64_t off, uint64_t start)
 
 int main(int argc, char **argv)
 {
-	char keys[32], hs[16], offs[32], starts[32];
+	char keys[32], hs[16], offs[32];
 	struct dev d = { .ctx = -1 };
 	uint64_t key = DEFAULT_KEY, off = 0;
-	struct stat sb;
 	int fd, opt, status;
 	pid_t pid;
 
-	if (argc == 6 && !strcmp(argv[1], "--join"))
+	if (argc == 5 && !strcmp(argv[1], "--join"))
 		return joiner(number(argv[2], "key"), (int)number(argv[3], "handle"),
-			      number(argv[4], "offset"), number(argv[5], "start"));
+			      number(argv[4], "offset"));
 
 	while ((opt = getopt(argc, argv, "k:o:")) != -1) {
 		switch (opt) {
@@ -278,11 +251,6 @@ int main(int argc, char **argv)
 	d.h = sys_dio_open(d.ctx, fd, 0);
 	if (d.h < 0)
 		err(1, "sys_dio_open %s", argv[optind]);
-	if (fstat(fd, &sb))
-		err(1, "%s", argv[optind]);
-	if (!S_ISBLK(sb.st_mode))
-		errx(2, "%s is not a block device", argv[optind]);
-	d.disk_off = disk_start(sb.st_rdev);
 	dev_setup(&d);
 	if (off % d.q.logical_block_size || off > d.q.capacity ||
 	    2 * d.rec > d.q.capacity - off)
@@ -298,14 +266,12 @@ int main(int argc, char **argv)
 	snprintf(keys, sizeof(keys), "%#" PRIx64, key);
 	snprintf(hs, sizeof(hs), "%d", d.h);
 	snprintf(offs, sizeof(offs), "%" PRIu64, off);
-	snprintf(starts, sizeof(starts), "%" PRIu64, d.disk_off);
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
 		err(1, "fork");
 	if (pid == 0) {
-		execl("/proc/self/exe", argv[0], "--join", keys, hs, offs, starts,
-		      (char *)NULL);
+		execl("/proc/self/exe", argv[0], "--join", keys, hs, offs, (char *)NULL);
 		err(1, "exec /proc/self/exe");
 	}
 	if (waitpid(pid, &status, 0) != pid)

@@ -84,7 +84,6 @@ struct dbf_file {
 	bool raw_passthrough;		/* nocheck=1 reads by dio_pi_read_raw() */
 	struct dio_query q;
 	struct dio_pi_profile p;
-	uint64_t start_iv;		/* partition start, in protection intervals */
 };
 
 /* One per job. */
@@ -631,23 +630,6 @@ static void dbf_io_u_free(struct thread_data *td, struct io_u *io_u)
 	io_u->engine_data = NULL;
 }
 
-/* The partition's start, in 512-byte sectors (0 for a whole disk). */
-static uint64_t part_start(dev_t rdev)
-{
-	char path[96];
-	unsigned long long s = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/start", major(rdev), minor(rdev));
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &s) != 1)
-		s = 0;
-	fclose(f);
-	return s;
-}
-
 static int dbf_open_file(struct thread_data *td, struct fio_file *f)
 {
 	struct dbf_options *o = td->eo;
@@ -716,7 +698,6 @@ static int dbf_open_file(struct thread_data *td, struct fio_file *f)
 			goto err_close;
 		}
 		df->pi = true;
-		df->start_iv = part_start(st.st_rdev) * 512 / df->q.pi_interval;
 		if (o->md_per_io_size &&
 		    (unsigned long long)dio_pi_len(&df->p, td_max_bs(td)) > o->md_per_io_size) {
 			log_err("fio-dio_batch: md_per_io_size=%llu is smaller than the %zd bytes of PI of a %llu-byte io on %s (%u bytes per %u-byte interval)\n",
@@ -872,7 +853,8 @@ static int dbf_prep(struct thread_data *td, struct dbf_data *d, struct dbf_io *i
 	pilen = dio_pi_len(&df->p, io_u->xfer_buflen);
 	if (pilen < 0)
 		return errno ? errno : EINVAL;
-	io->seed = df->start_iv + io_u->offset / df->q.pi_interval;
+	/* Ref tags count from the start of the whole disk. */
+	io->seed = dio_pi_seed(&df->q, io_u->offset);
 	if (io_u->ddir == DDIR_WRITE) {
 		if (o->pi_act) {
 			/* The kernel generates; the module puts our app tag in. */

@@ -100,7 +100,9 @@ DIO_ABI_FIELD(dio_query, pi_opaque_offset, 55, 1);
 DIO_ABI_FIELD(dio_query, profile, 56, 32);
 DIO_ABI_FIELD(dio_query, dev_major, 88, 4);
 DIO_ABI_FIELD(dio_query, dev_minor, 92, 4);
-DIO_ABI_FIELD(dio_query, reserved, 96, 24);
+/* ABI 4: was the first 8 bytes of reserved. */
+DIO_ABI_FIELD(dio_query, part_start_bytes, 96, 8);
+DIO_ABI_FIELD(dio_query, reserved, 104, 16);
 
 /* ABI 2. */
 DIO_ABI_SIZE(dio_stat, 80);

@@ -491,6 +491,8 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
 	q->max_segment_size = queue_max_segment_size(rq);
 	q->dev_major = MAJOR(bdev->bd_dev);
 	q->dev_minor = MINOR(bdev->bd_dev);
+	/* Where ref tags count from: the seeds of integrity.c add the same. */
+	q->part_start_bytes = (u64)get_start_sect(bdev) << SECTOR_SHIFT;
 	if (!dio_bdev_integrity(bdev, &bi, NULL))
 		return;
 	strscpy(q->profile, bi.name, sizeof(q->profile));
@@ -544,7 +546,7 @@ long dio_handle_query_ioctl(struct dio_file *df, void __user *arg)
 	ret = dio_copy_arg(&q, sizeof(q), DIO_QUERY_SIZE_VER0, arg);
 	if (ret)
 		return ret;
-	if (q.reserved[0] || q.reserved[1] || q.reserved[2])
+	if (q.reserved[0] || q.reserved[1])
 		return -EINVAL;
 	usize = q.size;
 	handle = q.handle;

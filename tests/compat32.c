@@ -98,6 +98,7 @@ int main(int argc, char **argv)
 	CHECK(h >= 1);
 	CHECK(sys_dio_stat(ctx, &st) == 0 && st.nr_handles == 1);
 	CHECK(sys_dio_query(ctx, h, &q) == 0);
+	CHECK(q.part_start_bytes == 0);		/* a whole disk (ABI 4) */
 	printf("compat32: %s lbs %u capacity %llu profile %s\n", argv[1],
 	       q.logical_block_size, (unsigned long long)q.capacity, q.profile);
 	CHECK(posix_memalign((void **)&a, 4096, 4096) == 0);

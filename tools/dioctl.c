@@ -218,7 +218,8 @@ static int cmd_features(const struct opts *o)
 		{ DIO_FEAT_CONTEXTS, "contexts" }, { DIO_FEAT_BATCH_IO, "batch-io" },
 		{ DIO_FEAT_PI, "pi" }, { DIO_FEAT_PI_REPORT, "pi-report" },
 		{ DIO_FEAT_STAT, "stat" }, { DIO_FEAT_PIN_LIMIT, "pin-limit" },
-		{ DIO_FEAT_FIXED_BUFS, "fixed-bufs" }, { 0, NULL }
+		{ DIO_FEAT_FIXED_BUFS, "fixed-bufs" },
+		{ DIO_FEAT_PART_START, "part-start" }, { 0, NULL }
 	};
 	static const struct bitname init[] = {
 		{ DIO_CREAT, "creat" }, { DIO_EXCL, "excl" }, { DIO_PRIVATE, "private" },
@@ -283,29 +284,6 @@ static int cmd_features(const struct opts *o)
 
 /* ---- devices ---- */
 
-/* Byte offset of a partition in its disk (0 for a whole disk). */
-static uint64_t part_start(const struct dev *d)
-{
-	unsigned long long sectors = 0;
-	char path[64];
-	struct stat st;
-	FILE *f;
-
-	if (fstat(d->fd, &st) < 0)
-		die(EXIT_OPEN, errno, "stat %s", d->path);
-	if (!S_ISBLK(st.st_mode))
-		die(EXIT_OPEN, ENOTBLK, "%s", d->path);
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/start",
-		 major(st.st_rdev), minor(st.st_rdev));
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &sectors) != 1)
-		sectors = 0;
-	fclose(f);
-	return sectors * 512;
-}
-
 void dev_open(struct dev *d, const char *path, bool writable)
 {
 	memset(d, 0, sizeof(*d));
@@ -313,7 +291,6 @@ void dev_open(struct dev *d, const char *path, bool writable)
 	d->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (d->fd < 0)
 		die(EXIT_OPEN, errno, "open %s", path);
-	d->start = part_start(d);
 	d->ctx = sys_dio_init(0, DIO_PRIVATE);
 	if (d->ctx < 0)
 		die(EXIT_OPEN, errno, "sys_dio_init (is the dio_batch module loaded?)");
@@ -323,6 +300,7 @@ void dev_open(struct dev *d, const char *path, bool writable)
 		    " (mounted, or held by md/dm or another context?)" : "");
 	if (sys_dio_query(d->ctx, d->h, &d->q) < 0)
 		die(EXIT_OPEN, errno, "sys_dio_query %s", path);
+	d->start = d->q.part_start_bytes;
 	d->has_pi = dio_pi_profile_from_query(&d->q, &d->p) == 0;
 }
 
@@ -463,7 +441,7 @@ struct io {
 
 static uint64_t seed_of(const struct dev *d, uint64_t off)
 {
-	return (d->start + off) / d->q.pi_interval;
+	return dio_pi_seed(&d->q, off);
 }
 
 static void fill_data(unsigned char *buf, size_t len, uint64_t off,

@@ -213,7 +213,7 @@ static void add_failure(struct scrub *s, const struct failure *f)
 
 static uint64_t seed_at(const struct scrub *s, uint64_t off)
 {
-	return (s->d.start + off) / s->d.q.pi_interval;
+	return dio_pi_seed(&s->d.q, off);
 }
 
 /*

@@ -51,7 +51,7 @@ struct dev {
 	struct dio_query	q;
 	struct dio_pi_profile	p;
 	bool			has_pi;		/* @p is valid */
-	uint64_t		start;		/* partition start, bytes */
+	uint64_t		start;		/* partition start, bytes (@q's) */
 };
 void get_features(struct dio_features *f);
 void dev_open(struct dev *d, const char *path, bool writable);

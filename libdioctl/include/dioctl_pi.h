@@ -213,6 +213,43 @@ DIO_PUBLIC int dio_pi_profile_from_query(const struct dio_query *q,
 DIO_PUBLIC ssize_t dio_pi_len(const struct dio_pi_profile *p, size_t data_len);
 
 /**
+ * dio_pi_seed:
+ * @q: a struct dio_query filled by sys_dio_query() for a handle
+ * @offset: byte offset in the handle's device (a partition's own offset),
+ *	where a request starts
+ *
+ * The seed of a request at @offset (struct dio_pi_params' @seed): the
+ * number of its first protection interval counted from the start of the
+ * whole disk, (@q->part_start_bytes + @offset) / @q->pi_interval.
+ * Reference tags count from there, also for I/O through a partition, and
+ * so do the module's pi_err_interval and the @ref of a dio_pi_error.
+ *
+ *  - Types 1 and 2: the reference tag of the interval at @offset (a tuple
+ *    holds its low 32 bits, 48 with DIO_GUARD_CRC64).
+ *  - Type 3 has no reference tag: dio_pi_generate() writes 0 whatever the
+ *    seed, and dio_pi_verify() does not check it.  The value is the same
+ *    interval number, so that a verification failure's @ref still names
+ *    the interval on the disk.
+ *
+ * @q->part_start_bytes is the module's (ABI 4, DIO_FEAT_PART_START); with
+ * an older module, which leaves it 0, sys_dio_query() fills it in from
+ * sysfs (/sys/dev/block/MAJOR:MINOR/start), so a partition's seeds are
+ * right either way.  A struct dio_query filled by a raw DIO_IOC_QUERY of
+ * an older module has 0 there: the seeds of a whole disk.
+ *
+ * Returns: the seed, or UINT64_MAX (never a seed) with errno EINVAL when
+ * @q is NULL, @q->size is below DIO_QUERY_SIZE_VER0, @q->pi_interval is
+ * not a power of two or the start of the request (@q->part_start_bytes +
+ * @offset) is not a multiple of it; EOPNOTSUPP when the device has no
+ * protection information (@q->pi_interval, @q->pi_tuple_size or
+ * @q->pi_type 0); EOVERFLOW when @q->part_start_bytes + @offset does not
+ * fit in 64 bits.
+ *
+ * Since: 1.0.0
+ */
+DIO_PUBLIC uint64_t dio_pi_seed(const struct dio_query *q, uint64_t offset);
+
+/**
  * dio_pi_crc16_t10dif:
  * @crc: 0 to start, or the result over the preceding bytes
  * @buf: data

@@ -2,7 +2,8 @@
 /*
  * What sysfs and the device tell about a block device that the module's
  * query does not: the T10 protection type of a type 2 device, which the
- * kernel's integrity profiles (and so the module) report as type 1.
+ * kernel's integrity profiles (and so the module) report as type 1; and,
+ * for modules older than ABI 4, where a partition starts on its disk.
  *
  * SCSI disks show it in sysfs (scsi_disk/H:C:T:L/protection_type).  NVMe
  * namespaces do not: the Identify Namespace data does (DPS, byte 29, bits
@@ -121,4 +122,26 @@ int dio__pi_type_of(unsigned int major, unsigned int minor)
 		type = nvme_pi_type(dir);
 	errno = saved;
 	return type;
+}
+
+int dio__part_start(unsigned int major, unsigned int minor, uint64_t *bytes)
+{
+	unsigned long long sectors;
+	char path[64];
+	FILE *f;
+	int n;
+
+	*bytes = 0;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/start", major, minor);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;	/* a whole disk has no start attribute */
+	n = fscanf(f, "%llu", &sectors);
+	fclose(f);
+	if (n != 1 || sectors > UINT64_MAX / 512) {
+		errno = EIO;
+		return -1;
+	}
+	*bytes = (uint64_t)sectors * 512;	/* sysfs counts 512-byte sectors */
+	return 0;
 }

@@ -30,6 +30,7 @@
 
 #include "dioctl.h"
 #include "dioctl_pi.h"
+#include "devinfo.h"
 
 #define NVME_CMD_READ		0x02
 /* Bytes per passthrough command: under every driver's max_hw_sectors. */
@@ -38,11 +39,7 @@
 /* The start of @fd's device on its disk, in bytes (a partition's offset). */
 static int dev_start(int fd, uint64_t *start)
 {
-	unsigned long long sectors;
-	char path[64];
 	struct stat st;
-	FILE *f;
-	int n;
 
 	if (fstat(fd, &st) < 0)
 		return -1;
@@ -50,22 +47,7 @@ static int dev_start(int fd, uint64_t *start)
 		errno = ENOTTY;
 		return -1;
 	}
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/start",
-		 major(st.st_rdev), minor(st.st_rdev));
-	f = fopen(path, "re");
-	if (!f) {
-		/* A whole disk has no start attribute. */
-		*start = 0;
-		return 0;
-	}
-	n = fscanf(f, "%llu", &sectors);
-	fclose(f);
-	if (n != 1) {
-		errno = EIO;
-		return -1;
-	}
-	*start = (uint64_t)sectors * 512;
-	return 0;
+	return dio__part_start(major(st.st_rdev), minor(st.st_rdev), start);
 }
 
 /*

@@ -132,6 +132,34 @@ ssize_t dio_pi_len(const struct dio_pi_profile *p, size_t data_len)
 	return len;
 }
 
+uint64_t dio_pi_seed(const struct dio_query *q, uint64_t offset)
+{
+	uint64_t start;
+
+	if (!q || q->size < DIO_QUERY_SIZE_VER0) {
+		errno = EINVAL;
+		return UINT64_MAX;
+	}
+	if (!q->pi_interval || !q->pi_tuple_size || !q->pi_type) {
+		errno = EOPNOTSUPP;
+		return UINT64_MAX;
+	}
+	if (q->pi_interval & (q->pi_interval - 1)) {
+		errno = EINVAL;
+		return UINT64_MAX;
+	}
+	if (__builtin_add_overflow(q->part_start_bytes, offset, &start)) {
+		errno = EOVERFLOW;
+		return UINT64_MAX;
+	}
+	if (start & (q->pi_interval - 1)) {
+		errno = EINVAL;
+		return UINT64_MAX;
+	}
+	/* Types 1, 2 and 3 alike: type 3's tuples carry no ref tag at all. */
+	return start >> __builtin_ctz(q->pi_interval);
+}
+
 /* ---- tuples ---- */
 
 struct tuple {

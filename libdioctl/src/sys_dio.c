@@ -78,11 +78,26 @@ int sys_dio_close(int ctx, int handle)
 
 int sys_dio_query(int ctx, int handle, struct dio_query *q)
 {
+	uint64_t start;
+	int saved;
+
 	memset(q, 0, sizeof(*q));
 	q->size = sizeof(*q);
 	q->handle = (uint32_t)handle;
 	if (ioctl(ctx, DIO_IOC_QUERY, q) < 0)
 		return -1;
+	/*
+	 * A module older than ABI 4 (no DIO_FEAT_PART_START) leaves
+	 * part_start_bytes 0, also for a partition: sysfs tells.  From a
+	 * newer one 0 means a whole disk, which has no start in sysfs.  A
+	 * start sysfs cannot tell leaves 0, as the query of a whole disk.
+	 */
+	if (!q->part_start_bytes && (q->dev_major || q->dev_minor)) {
+		saved = errno;
+		if (dio__part_start(q->dev_major, q->dev_minor, &start) == 0)
+			q->part_start_bytes = start;
+		errno = saved;
+	}
 	/*
 	 * The kernel's profiles, and so the module, call type 2 type 1: ask
 	 * the disk (devinfo.c).  Its rules for our purposes are type 1's.

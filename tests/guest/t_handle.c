@@ -813,7 +813,7 @@ static void test_query_nonzero_reserved(void **state)
 	memset(&q, 0, sizeof(q));
 	q.size = sizeof(q);
 	q.handle = h;
-	q.reserved[2] = 1ULL << 63;
+	q.reserved[1] = 1ULL << 63;
 	assert_int_equal(tl_ioctl(ctx, DIO_IOC_QUERY, &q), -EINVAL);
 	/* The output fields are not read: whatever a reused struct holds. */
 	memset(&q, 0xff, sizeof(q));

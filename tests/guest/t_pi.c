@@ -1223,35 +1223,26 @@ static long long write_one(struct dev *d, uint64_t off, uint64_t seed)
 
 static void test_partition(void **state)
 {
-	unsigned char mbr[512] = { 0 };
 	const uint64_t seed = PART_START + 8, bad = seed + 3;
 	struct dio_request r;
 	char dev[64], part[72];
 	struct dev d, whole;
-	int fd, i;
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 virtual_gb=1 dif=1 dix=1",
 					    dev, sizeof(dev)), 0);
-	mbr[446 + 4] = 0x83;
-	*(uint32_t *)&mbr[446 + 8] = PART_START;	/* start LBA */
-	*(uint32_t *)&mbr[446 + 12] = 16384;		/* sectors */
-	mbr[510] = 0x55;
-	mbr[511] = 0xaa;
-	fd = open(dev, O_RDWR | O_SYNC);
-	assert_int_equal(pwrite(fd, mbr, 512, 0), 512);
-	assert_int_equal(fsync(fd), 0);
-	assert_int_equal(ioctl(fd, BLKRRPART), 0);
-	close(fd);
-	snprintf(part, sizeof(part), "%s1", dev);
-	/* BLKRRPART adds the node (devtmpfs): 5 s (x the factor), a hang guard. */
-	for (i = 0; i < 100 * tl_slow_factor() && access(part, F_OK); i++)
-		usleep(50000);
+	assert_int_equal(tl_partition_make(dev, PART_START, 16384, part, sizeof(part)), 0);
 	dev_open(&d, part);
 	assert_int_equal(d.q.capacity, 16384ULL * 512);
 	assert_int_equal(d.q.pi_interval, 512);
-	/* Seeds count from the start of the disk. */
+	/*
+	 * Seeds count from the start of the disk: the query's partition
+	 * start, which dio_pi_seed() adds, is the module's (ABI 4).
+	 */
+	assert_int_equal(d.q.part_start_bytes, PART_START * 512ULL);
+	assert_int_equal(dio_pi_seed(&d.q, 8 * 512), seed);
 	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
-					 &(struct dio_pi_params){ .seed = seed }), 0);
+					 &(struct dio_pi_params){
+						 .seed = dio_pi_seed(&d.q, 8 * 512) }), 0);
 	write_pi(&d, 8 * 512, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * DIO_IOC_QUERY against sysfs, for every PI profile the scsi_debug and
- * QEMU NVMe devices offer (metadata larger than PI included), and the ABI
- * from a 32-bit program.
+ * QEMU NVMe devices offer (metadata larger than PI included), a
+ * partition's start (ABI 4) and the seeds libdioctl makes of it, and the
+ * ABI from a 32-bit program.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -246,6 +247,173 @@ static void test_type2_unprivileged(void **state)
 	close(ctx);
 }
 
+/*
+ * What test_partition_start has open, and the partition it made: closed
+ * and removed at its end, or by its teardown when it failed half-way (a
+ * disk left open could not be unloaded, a partition table left on an
+ * NVMe namespace would stay there for the next programs).
+ */
+static int part_fds[4], part_nfds;
+static char part_disk[64], part_made[72];
+
+static int keep(int fd)
+{
+	if (fd >= 0 && part_nfds < 4)
+		part_fds[part_nfds++] = fd;
+	return fd;
+}
+
+static int part_teardown(void **state)
+{
+	int ret = 0;
+
+	while (part_nfds)
+		close(part_fds[--part_nfds]);
+	if (part_made[0])
+		ret = tl_partition_remove(part_disk, part_made);
+	part_made[0] = 0;
+	return ret;
+}
+
+/* The module's own answer: a raw DIO_IOC_QUERY, without libdioctl's sysfs. */
+static void raw_query(int ctx, int h, struct dio_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->handle = h;
+	assert_int_equal(tl_ioctl(ctx, DIO_IOC_QUERY, q), 0);
+}
+
+/*
+ * @len bytes with PI at @off of handle @h (seeds from dio_pi_seed()),
+ * read back through handle @rh at @roff, whose ref tags the module checks
+ * (and the device, on the write), and compared.
+ */
+static void seed_roundtrip(int ctx, int h, const struct dio_query *q, uint64_t off,
+			   int rh, const struct dio_query *rq, uint64_t roff,
+			   size_t len, uint64_t tag)
+{
+	size_t pilen = len / q->pi_interval * q->pi_md_size;
+	unsigned char *data = tl_xalloc(len, 0), *back = tl_xalloc(len, 0);
+	unsigned char *pi = tl_xalloc(pilen, 0), *pi2 = tl_xalloc(pilen, 0xee);
+	struct dio_pi_params a = { .seed = dio_pi_seed(q, off),
+				   .chk_flags = DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG };
+	struct dio_request r, *rp = &r;
+	struct dio_pi_profile p;
+
+	assert_int_equal(dio_pi_seed(rq, roff), a.seed);
+	assert_int_equal(dio_pi_profile_from_query(q, &p), 0);
+	tl_fill(data, len, tag);
+	assert_int_equal(dio_pi_generate(&p, data, len, pi, &a), 0);
+	dio_req_prep_write(&r, h, data, len, off);
+	dio_req_set_pi(&r, pi, pilen, 0, 0, 0);
+	assert_int_equal(tl_dio_submit(ctx, &rp, 1), 1);
+	assert_int_equal(tl_dio_wait(ctx, &rp, 1, NULL), 1);
+	assert_int_equal(r.result, len);
+	dio_req_prep_read(&r, rh, back, len, roff);
+	dio_req_set_pi(&r, pi2, pilen, DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG, 0, 0);
+	assert_int_equal(tl_dio_submit(ctx, &rp, 1), 1);
+	assert_int_equal(tl_dio_wait(ctx, &rp, 1, NULL), 1);
+	assert_int_equal(r.result, len);
+	assert_memory_equal(back, data, len);
+	assert_memory_equal(pi2, pi, pilen);
+	assert_int_equal(dio_pi_verify(&p, back, len, pi2, &a, NULL), 0);
+	free(data);
+	free(back);
+	free(pi);
+	free(pi2);
+}
+
+/*
+ * part_start_bytes (ABI 4, DIO_FEAT_PART_START) on @dev: 0 on the whole
+ * disk; on a partition @start logical blocks in, sysfs's start times 512,
+ * in the module's raw answer and in sys_dio_query()'s.  Then the seeds
+ * dio_pi_seed() makes of it: a write with PI through the partition (the
+ * device checks its ref tags) read back, ref tags checked by the module,
+ * through the partition and through the whole disk at the same place.
+ */
+static void check_part_start(const char *dev, uint32_t start)
+{
+	int ctx = keep(sys_dio_init(0, DIO_PRIVATE)), fd, pfd, h, ph;
+	struct dio_query lq, pq, wq;
+	char *part = part_made, *sysfs;
+	uint64_t bytes;
+	size_t len;
+
+	assert_true(ctx >= 0);
+	snprintf(part_disk, sizeof(part_disk), "%s", dev);
+	assert_int_equal(tl_partition_make(dev, start, start, part, sizeof(part_made)), 0);
+	pfd = keep(open(part, O_RDWR));
+	assert_true(pfd >= 0);
+	ph = sys_dio_open(ctx, pfd, 0);
+	assert_true(ph >= 1);
+	raw_query(ctx, ph, &pq);
+	bytes = (uint64_t)start * pq.logical_block_size;
+	sysfs = tl_sysfs_read("/sys/class/block/%s/start", tl_basename(part));
+	assert_non_null(sysfs);
+	print_message("# %s: sysfs start %s, byte %llu; the module says %llu, seed %llu\n",
+		      part, sysfs, (unsigned long long)bytes,
+		      (unsigned long long)pq.part_start_bytes,
+		      (unsigned long long)dio_pi_seed(&pq, 0));
+	assert_int_equal(strtoull(sysfs, NULL, 10) * 512, bytes);
+	free(sysfs);
+	assert_int_equal(pq.part_start_bytes, bytes);
+	assert_int_equal(pq.capacity, bytes);
+	assert_int_equal(sys_dio_query(ctx, ph, &lq), 0);
+	assert_int_equal(lq.part_start_bytes, bytes);
+	/* Intervals, not 512-byte sectors: 1 MiB is 2048 or 256 of them. */
+	assert_int_equal(dio_pi_seed(&lq, 0), bytes / pq.pi_interval);
+
+	/*
+	 * The whole disk: 0.  Not claimed: a claimed partition's disk is
+	 * claimed for the partition, whoever holds both.
+	 */
+	fd = keep(open(dev, O_RDWR));
+	assert_true(fd >= 0);
+	h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
+	assert_true(h >= 1);
+	raw_query(ctx, h, &wq);
+	assert_int_equal(wq.part_start_bytes, 0);
+	assert_int_equal(sys_dio_query(ctx, h, &lq), 0);
+	assert_int_equal(lq.part_start_bytes, 0);
+	assert_int_equal(dio_pi_seed(&wq, 8 * wq.pi_interval), 8);
+
+	len = 4 * pq.pi_interval;
+	seed_roundtrip(ctx, ph, &pq, 2 * pq.pi_interval, ph, &pq, 2 * pq.pi_interval,
+		       len, start);
+	seed_roundtrip(ctx, ph, &pq, 8 * pq.pi_interval, h, &wq,
+		       bytes + 8 * pq.pi_interval, len, start + 1);
+	assert_int_equal(sys_dio_close(ctx, h), 0);
+	assert_int_equal(sys_dio_close(ctx, ph), 0);
+	assert_int_equal(part_teardown(NULL), 0);
+}
+
+/*
+ * The partition's start, on SCSI and NVMe, with 512- and 4096-byte
+ * blocks (and so intervals): a partition 1 MiB into the disk.
+ */
+static void test_partition_start(void **state)
+{
+	struct dio_features f;
+	char dev[64];
+
+	assert_int_equal(sys_dio_features(&f), 0);
+	assert_true(f.abi_version >= 4);
+	assert_true(f.features & DIO_FEAT_PART_START);
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=8 dif=1 dix=1", dev, sizeof(dev)), 0);
+	check_part_start(dev, 2048);
+	assert_int_equal(tl_scsi_debug_unload(), 0);
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=8 dif=1 dix=1 guard=1 sector_size=4096",
+					    dev, sizeof(dev)), 0);
+	check_part_start(dev, 256);
+	assert_int_equal(tl_scsi_debug_unload(), 0);
+	assert_int_equal(tl_nvme_dev(1, dev, sizeof(dev)), 0);
+	check_part_start(dev, 2048);
+	/* CRC64, 4096-byte blocks, 48-bit ref tags. */
+	assert_int_equal(tl_nvme_dev(2, dev, sizeof(dev)), 0);
+	check_part_start(dev, 256);
+}
+
 static void test_compat32_program(void **state)
 {
 	char dev[64];
@@ -263,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_scsi_debug_profiles),
 		cmocka_unit_test(test_nvme_profiles),
 		cmocka_unit_test(test_type2_unprivileged),
+		cmocka_unit_test_teardown(test_partition_start, part_teardown),
 		cmocka_unit_test(test_compat32_program),
 	};
 

@@ -272,9 +272,10 @@ static bool abi_query_settle(struct abi_env *e, long ret, void *arg)
 {
 	struct dio_query *q = arg;
 
+	/* The environment's device is a whole disk: it starts at 0. */
 	return ret == 0 && q->size == sizeof(*q) && q->handle == (uint32_t)e->h &&
 	       q->logical_block_size >= 512 && q->capacity >= ABI_IO_BYTES &&
-	       !q->reserved[0] && !q->reserved[2];
+	       q->part_start_bytes == 0 && !q->reserved[0] && !q->reserved[1];
 }
 
 static void abi_stat_fill(struct abi_env *e, void *arg)
@@ -460,8 +461,9 @@ static const struct abi_span abi_query_zero[] = {
 };
 
 static const struct abi_span abi_query_out[] = {
+	/* part_start_bytes (ABI 4) was reserved: now output, not read. */
 	ABI_FROM(dio_query, logical_block_size, reserved,
-		 "logical_block_size..dev_minor"),
+		 "logical_block_size..part_start_bytes"),
 	ABI_END
 };
 

@@ -108,7 +108,7 @@ static void test_layout(void **state)
 /* ioctl numbers and constants: fixed once published. */
 static void test_constants(void **state)
 {
-	assert_int_equal(DIO_BATCH_ABI_VERSION, 3);
+	assert_int_equal(DIO_BATCH_ABI_VERSION, 4);
 	assert_int_equal(_IOC_TYPE(DIO_IOC_STAT), 0xDB);
 	assert_int_equal(_IOC_NR(DIO_IOC_STAT), 0x48);
 	assert_int_equal(_IOC_DIR(DIO_IOC_STAT), _IOC_READ | _IOC_WRITE);
@@ -143,6 +143,9 @@ static void test_constants(void **state)
 			 DIO_CREAT | DIO_EXCL | DIO_PRIVATE | DIO_FOREIGN);
 	assert_true(DIO_FEAT_ALL & DIO_FEAT_STAT);
 	assert_true(DIO_FEAT_ALL & DIO_FEAT_PIN_LIMIT);
+	/* ABI 4: the partition's start, where reserved[0] was. */
+	assert_int_equal(DIO_FEAT_PART_START, 1ULL << 7);
+	assert_true(DIO_FEAT_ALL & DIO_FEAT_PART_START);
 	assert_int_equal(DIO_STAT_PRIVATE, 1U << 0);
 	assert_int_equal(DIO_PI_INTERVAL_UNKNOWN, ~0ULL);
 	/* Upstream's IO_INTEGRITY_CHK_* and T10_PI_APP_ESCAPE. */
@@ -306,6 +309,7 @@ static const struct abi_sym {
 	{ "sys_dio_unregister_buffers",	"LIBDIOCTL_1.2" },
 	/* libdioctl 1.0.0 */
 	{ "dio_pi_explain_error",	"LIBDIOCTL_1.3" },
+	{ "dio_pi_seed",		"LIBDIOCTL_1.3" },
 	{ "dio_pi_source_name",		"LIBDIOCTL_1.3" },
 	{ "dio_pi_tag_name",		"LIBDIOCTL_1.3" },
 };

@@ -1477,6 +1477,118 @@ static void test_profile_from_query(void **state)
 	ASSERT_EINVAL(dio_pi_profile_from_query(&q, NULL));
 }
 
+/* dio_pi_seed() refuses @q's fields with @err: UINT64_MAX and errno. */
+#define ASSERT_SEED_ERR(q, off, err)					\
+	do {								\
+		errno = 0;						\
+		assert_true(dio_pi_seed((q), (off)) == UINT64_MAX);	\
+		assert_int_equal(errno, (err));				\
+	} while (0)
+
+/*
+ * dio_pi_seed(): the interval number from the start of the whole disk,
+ * for every profile (interval, guard, type), a partition's start added
+ * in bytes; what the tuples then carry; and the arguments it refuses.
+ */
+static void test_seed(void **state)
+{
+	/* 2048 sectors (1 MiB), and a start beyond 2^32 intervals of 512. */
+	static const uint64_t starts[] = { 0, 1 << 20, (1ULL << 41) + 5 * 4096 };
+	uint8_t data[2 * 4096], pi[2 * 16];
+	struct dio_pi_profile p;
+	struct dio_pi_error e;
+	struct dio_query q;
+	struct layout l;
+	uint64_t seed, want;
+	size_t si;
+
+	fill_random(data, sizeof(data));
+	FOR_EACH_PROFILE(p) {
+		l = layout_of(&p);
+		for (si = 0; si < sizeof(starts) / sizeof(starts[0]); si++) {
+			q = (struct dio_query){
+				.size = sizeof(q), .pi_interval = p.interval,
+				.pi_tuple_size = p.tuple_size,
+				.pi_guard_type = p.guard_type, .pi_type = p.pi_type,
+				.pi_app_tag_size = 2, .pi_ref_tag_size = p.ref_tag_size,
+				.part_start_bytes = starts[si],
+			};
+			want = (starts[si] + 3 * p.interval) / p.interval;
+			seed = dio_pi_seed(&q, 3 * p.interval);
+			assert_int_equal(seed, want);
+			/* Type 3 too: the same number (its tuples carry none). */
+			assert_int_equal(dio_pi_seed(&q, 0), starts[si] / p.interval);
+			/* What the tuples carry with it: the low 32 (48) bits, type 3 0. */
+			assert_int_equal(dio_pi_generate(&p, data, 2 * p.interval, pi,
+							 &(struct dio_pi_params){ .seed = seed }), 0);
+			assert_int_equal(get_be(pi + p.tuple_size + l.ref_off, l.ref_len),
+					 p.pi_type == 3 ? 0 :
+					 (seed + 1) & (l.ref_len == 4 ? 0xffffffffULL :
+						       0xffffffffffffULL));
+			/* A failure's ref is the interval on the disk, every type. */
+			data[p.interval] ^= 1;
+			errno = 0;
+			assert_int_equal(dio_pi_verify(&p, data, 2 * p.interval, pi,
+						       &(struct dio_pi_params){ .seed = seed,
+									.chk_flags = DIO_PI_CHK_ALL },
+						       &e), -1);
+			assert_int_equal(errno, EILSEQ);
+			data[p.interval] ^= 1;
+			assert_int_equal(e.interval, 1);
+			assert_int_equal(e.ref, want + 1);
+			assert_int_equal(e.tag, DIO_PI_TAG_GUARD);
+		}
+	}
+
+	/* The interval, not the 512-byte sector: 1 MiB is seed 2048 or 256. */
+	q = (struct dio_query){
+		.size = DIO_QUERY_SIZE_VER0, .pi_interval = 512, .pi_tuple_size = 8,
+		.pi_guard_type = DIO_GUARD_CRC16, .pi_type = 1,
+		.part_start_bytes = 2048 * 512,
+	};
+	assert_int_equal(dio_pi_seed(&q, 0), 2048);
+	assert_int_equal(dio_pi_seed(&q, 8 * 512), 2056);
+	q.pi_interval = 4096;
+	assert_int_equal(dio_pi_seed(&q, 0), 256);
+	assert_int_equal(dio_pi_seed(&q, 8 * 4096), 264);
+	/* A whole disk (or an older module's raw query): the offset alone. */
+	q.part_start_bytes = 0;
+	assert_int_equal(dio_pi_seed(&q, 8 * 4096), 8);
+	/* The largest seed there is, far below UINT64_MAX. */
+	q.pi_interval = 512;
+	assert_true(dio_pi_seed(&q, UINT64_MAX - 511) == (1ULL << 55) - 1);
+
+	/* Refused. */
+	ASSERT_SEED_ERR(NULL, 0, EINVAL);
+	q.size = DIO_QUERY_SIZE_VER0 - 1;
+	ASSERT_SEED_ERR(&q, 0, EINVAL);
+	q.size = sizeof(q);
+	/* Not a multiple of the interval: the offset, or the start with it. */
+	ASSERT_SEED_ERR(&q, 100, EINVAL);
+	q.pi_interval = 4096;
+	q.part_start_bytes = 63 * 512;		/* an old DOS partition */
+	ASSERT_SEED_ERR(&q, 0, EINVAL);
+	assert_int_equal(dio_pi_seed(&q, 512), 8);	/* 32 KiB into the disk */
+	q.pi_interval = 1000;
+	q.part_start_bytes = 0;
+	ASSERT_SEED_ERR(&q, 0, EINVAL);
+	q.pi_interval = 512;
+	q.part_start_bytes = UINT64_MAX - 511;
+	ASSERT_SEED_ERR(&q, 512, EOVERFLOW);
+	q.part_start_bytes = 0;
+	/* No PI: no interval, metadata without PI, no type. */
+	q.pi_interval = 0;
+	ASSERT_SEED_ERR(&q, 0, EOPNOTSUPP);
+	q.pi_interval = 512;
+	q.pi_tuple_size = 0;
+	ASSERT_SEED_ERR(&q, 0, EOPNOTSUPP);
+	q.pi_tuple_size = 8;
+	q.pi_type = 0;
+	ASSERT_SEED_ERR(&q, 0, EOPNOTSUPP);
+	q.pi_type = 1;
+	assert_int_equal(dio_pi_seed(&q, 512), 1);
+}
+
 static void test_bad_arguments(void **state)
 {
 	struct dio_pi_profile p, bad;
@@ -1840,6 +1952,7 @@ int main(void)
 		cmocka_unit_test(test_metadata_beyond_pi),
 		cmocka_unit_test(test_profile_init),
 		cmocka_unit_test(test_profile_from_query),
+		cmocka_unit_test(test_seed),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_req_set_pi),

@@ -29,6 +29,11 @@
  *    -E2BIG.  A size above the page size (4096 on x86) is -E2BIG whatever
  *    the bytes, as for clone3() and openat2().  The kernel never writes
  *    past its own struct: a larger struct's tail is left as it was.
+ *  - A reserved or padding field that gets a meaning keeps its place and
+ *    size (the struct's size does not change), and a DIO_FEAT_* bit and
+ *    the ABI version say which modules have it: an older module refuses a
+ *    non-zero input there (-EINVAL, the next rule) and leaves an output
+ *    there zero, so old programs, which keep it zero, see no difference.
  *  - Only fixed-width types; user pointers are __u64; padding is explicit.
  *    32- and 64-bit programs share one layout (32-bit programs on a 64-bit
  *    kernel go through compat_ioctl, under the same rules).
@@ -90,8 +95,10 @@
  *  3  registered buffers: DIO_IOC_REGISTER, DIO_IOC_UNREGISTER,
  *     DIO_REQ_FIXED and dio_request.buf_index (was pad1);
  *     dio_features.max_fixed_bufs and max_fixed_buf_bytes (were reserved).
+ *  4  dio_query.part_start_bytes (was reserved[0]): where a partition
+ *     starts on its disk, from which reference tags count.
  */
-#define DIO_BATCH_ABI_VERSION	3
+#define DIO_BATCH_ABI_VERSION	4
 
 /* Features (struct dio_features.features). */
 #define DIO_FEAT_CONTEXTS	(1ULL << 0)	/* INIT/OPEN/CLOSE/QUERY */
@@ -101,10 +108,11 @@
 #define DIO_FEAT_STAT		(1ULL << 4)	/* DIO_IOC_STAT, DIO_FOREIGN */
 #define DIO_FEAT_PIN_LIMIT	(1ULL << 5)	/* per-user pinned-bytes ceiling */
 #define DIO_FEAT_FIXED_BUFS	(1ULL << 6)	/* REGISTER, DIO_REQ_FIXED */
+#define DIO_FEAT_PART_START	(1ULL << 7)	/* dio_query.part_start_bytes */
 #define DIO_FEAT_ALL		(DIO_FEAT_CONTEXTS | DIO_FEAT_BATCH_IO | \
 				 DIO_FEAT_PI | DIO_FEAT_PI_REPORT | \
 				 DIO_FEAT_STAT | DIO_FEAT_PIN_LIMIT | \
-				 DIO_FEAT_FIXED_BUFS)
+				 DIO_FEAT_FIXED_BUFS | DIO_FEAT_PART_START)
 
 /**
  * struct dio_features - DIO_IOC_FEATURES: what this module supports
@@ -300,6 +308,17 @@ struct dio_close {
  *		("T10-DIF-TYPE1-CRC", "EXT-DIF-TYPE1-CRC64", or "" without PI)
  * @dev_major:	the handle's block device, as stat(2)'s st_rdev has it
  * @dev_minor:	(its sysfs entry is /sys/dev/block/MAJOR:MINOR)
+ * @part_start_bytes: where the handle's device starts on its whole disk,
+ *		in bytes: a partition's offset (sysfs's "start", which counts
+ *		512-byte sectors, times 512); 0 for a whole disk, and for a
+ *		stacked device (device-mapper, md), whose I/O the kernel remaps
+ *		below it.  Reference tags and pi_err_interval count protection
+ *		intervals from the start of the whole disk, so the first
+ *		reference tag of I/O at byte @offset of the handle is
+ *		(@part_start_bytes + @offset) / @pi_interval (libdioctl:
+ *		dio_pi_seed()).  Not read, as the other outputs.  Was
+ *		reserved[0] before ABI 4: a module without DIO_FEAT_PART_START
+ *		leaves it zero, also for a partition.  (ABI 4)
  * @reserved:	zero
  */
 struct dio_query {
@@ -327,7 +346,8 @@ struct dio_query {
 	char	profile[32];
 	__u32	dev_major;
 	__u32	dev_minor;
-	__u64	reserved[3];
+	__u64	part_start_bytes;
+	__u64	reserved[2];
 };
 
 #define DIO_QUERY_SIZE_VER0	120
