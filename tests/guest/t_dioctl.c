@@ -6,9 +6,10 @@
  * and progress under a pseudo-terminal (script) and not when piped.
  *
  * Every size here is what its check needs, no more: PI generation and
- * verification of each MiB costs the TCG guest real CPU time.  A JSON
- * document is parsed by python3 once (jq() remembers the last one it
- * accepted), not once per field compared.
+ * verification of each MiB costs the TCG guest real CPU time.  Process
+ * starts cost it more: python3 parses all of a test's JSON documents at
+ * its end in one run (json_check()), not each once per field compared,
+ * and jq runs without a shell.
  *
  * - every exit status: 0, 1 (usage), 2 (module or device unreachable),
  *   3 (I/O error: scsi_debug medium errors), 4 (PI failure), 5 (not
@@ -122,30 +123,86 @@ static void expect_in(const char *path, const char *needle)
 	free(s);
 }
 
-/* The last document of OUT that python3 -m json.tool accepted. */
-static char *json_checked;
-
 /*
- * jq -r FILTER on OUT, its output without the last newline (malloc'd).
- * OUT must parse as JSON for python3 too: checked once per document (the
- * same bytes parse the same way; a python3 start costs the guest a
- * second or more), so a test comparing ten fields starts it once.
+ * Every JSON document jq() reads must parse for python3's json module too
+ * (what python3 -m json.tool does), a second parser, strict where jq is
+ * lenient.  A python3 start costs a loaded TCG guest seconds, more than
+ * most dioctl runs here: the documents a test reads are kept (each once:
+ * the same bytes parse the same way) in JSON_DOC files, and one python3
+ * parses them all when the test ends (json_check(), from teardown()), or
+ * when JSON_DOCS are waiting.
  */
+#define JSON_DOC	"/tmp/dioctl.doc.%d"
+#define JSON_DOCS	32
+static char *json_last;		/* the last document kept */
+static int json_docs;		/* kept since the last json_check() */
+
+/* python3 parses the documents kept; -1 (and why, printed) if one does not. */
+static int json_check(void)
+{
+	char cmd[4096];
+	int i, n, ret;
+
+	if (!json_docs)
+		return 0;
+	n = snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -c 'import json, sys\n"
+		     "bad = 0\n"
+		     "for f in sys.argv[1:]:\n"
+		     "    try:\n"
+		     "        json.load(open(f))\n"
+		     "    except ValueError as e:\n"
+		     "        print(\"# %%s: %%s\" %% (f, e))\n"
+		     "        print(open(f).read())\n"
+		     "        bad = 1\n"
+		     "sys.exit(bad)'");
+	for (i = 0; i < json_docs; i++)
+		n += snprintf(cmd + n, sizeof(cmd) - n, " " JSON_DOC, i);
+	json_docs = 0;
+	free(json_last);
+	json_last = NULL;
+	if (n >= (int)sizeof(cmd))
+		return -1;
+	ret = system(cmd);
+	if (ret)
+		print_message("# python3 did not parse every JSON document (status %d)\n", ret);
+	return ret ? -1 : 0;
+}
+
+/* jq -r FILTER on OUT, its output without the last newline (malloc'd). */
 static char *jq(const char *filter)
 {
-	char *cmd, *s, *doc = slurp(OUT);
+	char *s, *doc = slurp(OUT), path[64];
 	size_t n;
+	pid_t pid;
+	FILE *f;
+	int st;
 
-	if (json_checked && !strcmp(doc, json_checked)) {
+	if (json_last && !strcmp(doc, json_last)) {
 		free(doc);
 	} else {
-		assert_int_equal(sh("/usr/bin/python3 -m json.tool " OUT " >/dev/null"), 0);
-		free(json_checked);
-		json_checked = doc;
+		if (json_docs == JSON_DOCS)
+			assert_int_equal(json_check(), 0);
+		snprintf(path, sizeof(path), JSON_DOC, json_docs++);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		assert_int_equal(fputs(doc, f) >= 0 && !fclose(f), 1);
+		free(json_last);
+		json_last = doc;
 	}
-	assert_true(asprintf(&cmd, "jq -r '%s' " OUT " >/tmp/dioctl.jq", filter) > 0);
-	assert_int_equal(sh("%s", cmd), 0);
-	free(cmd);
+	/* jq -r FILTER OUT >/tmp/dioctl.jq, without a shell between */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		int fd = open("/tmp/dioctl.jq", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0 || dup2(fd, 1) < 0)
+			_exit(126);
+		execlp("jq", "jq", "-r", filter, OUT, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
 	s = slurp("/tmp/dioctl.jq");
 	n = strlen(s);
 	if (n && s[n - 1] == '\n')
@@ -198,7 +255,9 @@ add_line(char *buf, size_t len, const char *fmt, ...)
 
 static int teardown(void **state)
 {
-	return tl_scsi_debug_unload();
+	int ret = json_check();
+
+	return tl_scsi_debug_unload() || ret;
 }
 
 /* @len bytes of @dev at @off, read with O_DIRECT (no claim). */
