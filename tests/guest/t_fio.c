@@ -15,6 +15,14 @@
  * job whose every io is too large for the pinned-memory ceiling that
  * requests without registered buffers are charged to, the RLIMIT_MEMLOCK
  * failure, a file mapping (EOPNOTSUPP) and io_submit_mode=offload refused.
+ *
+ * A fio start costs the TCG guest a second or more, more than most of
+ * these jobs: the clean runs a test makes on several devices or with
+ * several option sets are one fio each (run_parts(): a job per device or
+ * set, stonewalled, each job's results checked from the JSON), and so are
+ * the example files; each error path keeps its own run.  Sizes are what
+ * the checks need (1 MiB verify jobs, 16 MiB disks where no job needs
+ * more).
  */
 #include <errno.h>
 #include <dirent.h>
@@ -47,6 +55,8 @@
 
 static char engine[PATH_MAX + 64], jobdir[PATH_MAX + 64], srcdir[PATH_MAX];
 
+#define MAX_JOBS	80	/* jobs (and job processes) told apart in a result */
+
 struct fio_res {
 	int rc;			/* fio's exit status */
 	int error;		/* largest "error" of the jobs (-1: no JSON) */
@@ -54,27 +64,52 @@ struct fio_res {
 	long r_ios, w_ios;	/* total_ios, summed over the jobs */
 	long r_min, w_min;	/* the smallest per job */
 	long vmpin_kb;		/* the largest VmPin of a fio process seen */
+	/* each job of the JSON, in its order (the first MAX_JOBS) */
+	struct {
+		int error;
+		long r_ios, w_ios;
+	} job[MAX_JOBS];
+	/*
+	 * the job processes seen (fio processes whose parent is not
+	 * timeout(1): not fio's main process), in the order first seen,
+	 * with the largest VmPin each had
+	 */
+	int nprocs;
+	struct {
+		pid_t pid;
+		long vmpin_kb;
+	} proc[MAX_JOBS];
 	char *err;		/* fio's stdout and stderr */
 };
 
 /* For the next run_fio(): its user (0: root) and RLIMIT_MEMLOCK (-1: as is). */
 static uid_t run_uid;
 static long long run_memlock = -1;
+/*
+ * For the fixedbufs tests: sample the fio processes' VmPin while fio runs
+ * (a scan of /proc every 20 ms, which costs the TCG guest CPU time the
+ * other tests need not spend).
+ */
+static bool run_vmpin;
 
-/* The largest VmPin (kB) of the processes named fio now. */
-static long fio_vmpin_kb(void)
+/*
+ * The VmPin (kB) of the processes named fio now: the largest goes to
+ * @res->vmpin_kb, each job process's (one whose parent is not @main_ppid,
+ * the timeout(1) that runs fio) to its own entry of @res->proc.
+ */
+static void fio_vmpin_sample(struct fio_res *res, pid_t main_ppid)
 {
 	char path[300], line[256];
 	struct dirent *de;
-	long max = 0;
 	DIR *dir = opendir("/proc");
 
 	if (!dir)
-		return -1;
+		return;
 	while ((de = readdir(dir))) {
 		bool is_fio = false;
-		long kb = 0;
+		long kb = 0, ppid = 0;
 		FILE *f;
+		int i;
 
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
@@ -85,15 +120,31 @@ static long fio_vmpin_kb(void)
 		while (fgets(line, sizeof(line), f)) {
 			if (!strncmp(line, "Name:", 5))
 				is_fio = !strcmp(line + 5 + strspn(line + 5, " \t"), "fio\n");
+			else if (!strncmp(line, "PPid:", 5))
+				ppid = atol(line + 5);
 			else if (!strncmp(line, "VmPin:", 6))
 				kb = atol(line + 6);
 		}
 		fclose(f);
-		if (is_fio && kb > max)
-			max = kb;
+		if (!is_fio)
+			continue;
+		if (kb > res->vmpin_kb)
+			res->vmpin_kb = kb;
+		if (ppid == main_ppid)
+			continue;
+		for (i = 0; i < res->nprocs && res->proc[i].pid != atoi(de->d_name); i++)
+			;
+		if (i == MAX_JOBS)
+			continue;
+		if (i == res->nprocs) {
+			res->proc[i].pid = atoi(de->d_name);
+			res->proc[i].vmpin_kb = 0;
+			res->nprocs++;
+		}
+		if (kb > res->proc[i].vmpin_kb)
+			res->proc[i].vmpin_kb = kb;
 	}
 	closedir(dir);
-	return max;
 }
 
 static void res_free(struct fio_res *r)
@@ -120,31 +171,72 @@ static char *slurp(const char *path)
 	return buf ? buf : strdup("");
 }
 
-/*
- * Run fio on @job (a file in fio/jobs/, or an absolute path) with the
- * engine.inc defaults, overridden by @env ("NAME=value" strings, NULL
- * ended).  Prints fio's messages (as "# " lines).
- */
-static void run_fio(struct fio_res *res, const char *job, const char *const *env)
+/* The job files' variables (engine.inc) unless a test sets them. */
+static const char *const defaults[] = {
+	"KEY=0", "CLAIM=1", "PI=0", "MD=0", "PI_ACT=1", "PI_CHK=NONE",
+	"APPTAG=0x1234", "NOCHECK=0", "BS=4k", "SIZE=4m", "OFFSET=0",
+	"NJOBS=1", "FIXEDBUFS=1", "IOMEM=malloc", "SUBMIT_MODE=inline", "THREAD=0",
+	NULL,
+};
+
+/* @job: a file in fio/jobs/, or an absolute path. */
+static void job_path(char *path, size_t len, const char *job)
 {
-	static const char *const defaults[] = {
-		"KEY=0", "CLAIM=1", "PI=0", "MD=0", "PI_ACT=1", "PI_CHK=NONE",
-		"APPTAG=0x1234", "NOCHECK=0", "BS=4k", "SIZE=4m", "OFFSET=0",
-		"NJOBS=1", "FIXEDBUFS=1", "IOMEM=malloc", "SUBMIT_MODE=inline", "THREAD=0",
-		NULL,
-	};
-	char path[2 * PATH_MAX + 64], cmd[1024], line[512];
+	if (job[0] == '/')
+		snprintf(path, len, "%s", job);
+	else
+		snprintf(path, len, "%s/%s", jobdir, job);
+}
+
+/*
+ * A fio that hangs fails its test, not the whole program: @parts (job
+ * files, or parts of run_parts()) of jobs of seconds get 50 s each, at
+ * least 120 s.  Ten times what they took on a 6.1 guest beside three
+ * others on two cores, and more: a fio of one job file 22 s at most (64
+ * jobs in one keyed context), a part 2 s (a 1 MiB verify job), 4.3 s (a
+ * registered-buffers job, held 1.3 s by scsi_debug's delay) or, for the
+ * examples' files, 4.7 s on average.
+ */
+static unsigned int fio_guard_s(int parts)
+{
+	return parts * 50 > 120 ? parts * 50 : 120;
+}
+
+/*
+ * Run one fio on @jobs (NULL ended: fio runs each file's jobs after the
+ * previous file's, as if separated by stonewall) with the engine.inc
+ * defaults, overridden by @env ("NAME=value" strings, NULL ended), within
+ * @guard_s seconds.  Prints fio's messages (as "# " lines).
+ */
+static void run_fio_files(struct fio_res *res, const char *const *jobs, const char *const *env,
+			  unsigned int guard_s)
+{
+	char guard[16];
+	static char paths[16][2 * PATH_MAX + 64];
+	const char *argv[32];
+	char cmd[1024], line[512];
+	const char *job = jobs[0];
 	uint64_t t0;
-	int status;
+	int status, argc = 0, nfiles, n;
 	pid_t pid;
 	FILE *p;
 
 	memset(res, 0, sizeof(*res));
 	res->error = -1;
-	if (job[0] == '/')
-		snprintf(path, sizeof(path), "%s", job);
-	else
-		snprintf(path, sizeof(path), "%s/%s", jobdir, job);
+	argv[argc++] = "timeout";
+	argv[argc++] = "-k";
+	argv[argc++] = "5";
+	snprintf(guard, sizeof(guard), "%u", guard_s);
+	argv[argc++] = guard;
+	argv[argc++] = FIO;
+	argv[argc++] = "--output-format=json";
+	argv[argc++] = "--output=" OUT_JSON;
+	for (nfiles = 0; jobs[nfiles]; nfiles++) {
+		assert_true(nfiles < 16);
+		job_path(paths[nfiles], sizeof(paths[nfiles]), jobs[nfiles]);
+		argv[argc++] = paths[nfiles];
+	}
+	argv[argc] = NULL;
 	unlink(OUT_JSON);
 	t0 = tl_now_ns();
 	pid = fork();
@@ -170,13 +262,8 @@ static void run_fio(struct fio_res *res, const char *job, const char *const *env
 		/* fio saves verify state files in its working directory */
 		if (chdir("/tmp") < 0)
 			_exit(126);
-		/*
-		 * a fio that hangs fails its test, not the whole program: 120 s
-		 * for jobs of seconds (the examples run 2 s each, the others
-		 * move at most 64 MiB)
-		 */
-		execl("/usr/bin/timeout", "timeout", "-k", "5", "120", FIO, "--output-format=json",
-		      "--output=" OUT_JSON, path, (char *)NULL);
+		/* within fio_guard_s() */
+		execv("/usr/bin/timeout", (char *const *)argv);
 		_exit(127);
 	}
 	/*
@@ -184,57 +271,224 @@ static void run_fio(struct fio_res *res, const char *job, const char *const *env
 	 * fixedbufs tests make their jobs last long enough to be seen
 	 * (sd_hold_ms())
 	 */
-	for (;;) {
+	while (run_vmpin) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
-		long kb;
 
 		assert_true(w == 0 || w == pid);
 		if (w == pid)
 			break;
-		kb = fio_vmpin_kb();
-		if (kb > res->vmpin_kb)
-			res->vmpin_kb = kb;
+		fio_vmpin_sample(res, pid);
 		usleep(20000);
 	}
+	if (!run_vmpin)
+		assert_int_equal(waitpid(pid, &status, 0), pid);
 	res->rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	res->err = slurp(OUT_ERR);
-	print_message("# fio %s (%s%s%s)%s: exit %d, %.1f s, VmPin up to %ld kB\n", job,
+	print_message("# fio %s%s (%s%s%s)%s: exit %d, %.1f s, VmPin up to %ld kB\n", job,
+		      nfiles > 1 ? " and more" : "",
 		      env && env[0] ? env[0] : "", env && env[0] && env[1] ? " " : "",
 		      env && env[0] && env[1] ? env[1] : "", run_uid ? " as uid 1000" : "",
 		      res->rc, (tl_now_ns() - t0) / 1e9, res->vmpin_kb);
 	{
 		/* fio's messages, at most 40 lines of them */
 		char *s = res->err, *nl;
-		int n = 0;
+		int lines = 0;
 
-		while (*s && n < 40) {
+		while (*s && lines < 40) {
 			nl = strchr(s, '\n');
 			print_message("#   %.*s\n", nl ? (int)(nl - s) : (int)strlen(s), s);
-			n++;
+			lines++;
 			if (!nl)
 				break;
 			s = nl + 1;
 		}
 	}
-	/* the JSON, from its first line "{" on (fio may print before it) */
+	/* the JSON, from its first line "{" on (fio may print before it): all jobs, then each */
 	snprintf(cmd, sizeof(cmd),
-		 "sed -n '/^{/,$p' %s | jq -r '[([.jobs[].error]|max), (.jobs|length), ([.jobs[].read.total_ios]|add),"
+		 "sed -n '/^{/,$p' %s | jq -r '([([.jobs[].error]|max), (.jobs|length), ([.jobs[].read.total_ios]|add),"
 		 " ([.jobs[].write.total_ios]|add), ([.jobs[].read.total_ios]|min),"
-		 " ([.jobs[].write.total_ios]|min)] | @tsv' 2>/dev/null", OUT_JSON);
+		 " ([.jobs[].write.total_ios]|min)] | @tsv), (.jobs[] | [.error, .read.total_ios,"
+		 " .write.total_ios, .jobname] | @tsv)' 2>/dev/null", OUT_JSON);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	if (fgets(line, sizeof(line), p) &&
 	    sscanf(line, "%d %d %ld %ld %ld %ld", &res->error, &res->jobs, &res->r_ios,
 		   &res->w_ios, &res->r_min, &res->w_min) != 6)
 		res->error = -1;
-	pclose(p);
 	print_message("# json: error %d, %d jobs, read ios %ld (min %ld), write ios %ld (min %ld)\n",
 		      res->error, res->jobs, res->r_ios, res->r_min, res->w_ios, res->w_min);
+	for (n = 0; n < MAX_JOBS && fgets(line, sizeof(line), p); n++) {
+		if (sscanf(line, "%d %ld %ld", &res->job[n].error, &res->job[n].r_ios,
+			   &res->job[n].w_ios) != 3)
+			res->job[n].error = -1;
+		if (res->jobs > 1 && res->jobs <= 32)
+			print_message("#   job %d: %s", n, line);
+	}
+	pclose(p);
+	for (n = 0; n < res->nprocs && res->nprocs <= 16; n++)
+		print_message("#   job process %d: VmPin up to %ld kB\n", n, res->proc[n].vmpin_kb);
+}
+
+static void run_fio(struct fio_res *res, const char *job, const char *const *env)
+{
+	run_fio_files(res, (const char *[]){ job, NULL }, env, fio_guard_s(1));
 }
 
 static bool has(const struct fio_res *r, const char *s)
 {
 	return r->err && strstr(r->err, s);
+}
+
+static char dev[64];
+
+/*
+ * One fio, several jobs: a fio start costs the guest a second or more
+ * (more than most jobs here), so the clean runs of a test that differ in
+ * their device or options go into one job file, each the job file it was
+ * with its own variables (@dev, @env as run_fio()'s), in stonewalled
+ * jobs: one after the other, as the separate fio runs were; each job's
+ * results are in the JSON (fio_res.job).  The error paths stay runs of
+ * their own.
+ */
+struct part {
+	const char *job;	/* a file of fio/jobs/ */
+	char dev[64];
+	const char *env[10];	/* NULL ended */
+};
+
+#define PARTS_JOB	"/tmp/t_fio-parts.fio"
+
+/* ${@name} (@len bytes) of @pt: its own, the defaults', or ENGINE. */
+static const char *part_var(const struct part *pt, const char *name, size_t len)
+{
+	const char *const *lists[2] = { pt->env, defaults };
+
+	if (len == 3 && !strncmp(name, "DEV", 3))
+		return pt->dev;
+	for (int l = 0; l < 2; l++)
+		for (int i = 0; lists[l][i]; i++)
+			if (!strncmp(lists[l][i], name, len) && lists[l][i][len] == '=')
+				return lists[l][i] + len + 1;
+	if (len == 6 && !strncmp(name, "ENGINE", 6))
+		return engine;
+	return NULL;
+}
+
+/* @line, each ${NAME} of it replaced by @pt's value, onto @out. */
+static void part_expand(FILE *out, const char *line, const struct part *pt)
+{
+	const char *p = line, *v, *e, *val;
+
+	while ((v = strstr(p, "${"))) {
+		e = strchr(v, '}');
+		assert_non_null(e);
+		val = part_var(pt, v + 2, e - v - 2);
+		if (!val)
+			fail_msg("%s: no value for %.*s", pt->job, (int)(e - v - 2), v + 2);
+		fprintf(out, "%.*s%s", (int)(v - p), p, val);
+		p = e + 1;
+	}
+	fputs(p, out);
+}
+
+/*
+ * @pt's job file onto @out: each job section as "[NAME-@idx]", stonewall,
+ * the file's [global] options (engine.inc's included), its own options.
+ * No [global] section: later ones would inherit what an earlier part's
+ * set and theirs do not.
+ */
+static void part_write(FILE *out, const struct part *pt, int idx)
+{
+	char path[2 * PATH_MAX + 64], line[512], *glob = NULL;
+	bool global = false;
+	size_t glen = 0;
+	FILE *f, *g, *inc;
+
+	g = open_memstream(&glob, &glen);
+	assert_non_null(g);
+	for (int pass = 0; pass < 2; pass++) {
+		global = false;
+		job_path(path, sizeof(path), pt->job);
+		f = fopen(path, "r");
+		assert_non_null(f);
+		while (fgets(line, sizeof(line), f)) {
+			const char *l = line + strspn(line, " \t");
+
+			if (*l == '#' || *l == ';' || *l == '\n' || !*l)
+				continue;
+			if (*l == '[') {
+				global = !strncmp(l, "[global]", 8);
+				if (pass && !global) {
+					fflush(g);
+					fprintf(out, "[%.*s-%d]\nstonewall\n%s", (int)strcspn(l + 1, "]"),
+						l + 1, idx, glob);
+				}
+			} else if (!pass && global && !strncmp(l, "include ", 8)) {
+				char name[256];
+
+				snprintf(name, sizeof(name), "%.*s", (int)strcspn(l + 8, " \t\n"), l + 8);
+				job_path(path, sizeof(path), name);
+				inc = fopen(path, "r");
+				assert_non_null(inc);
+				while (fgets(line, sizeof(line), inc))
+					if (line[0] != '#' && line[0] != ';' && line[0] != '\n')
+						part_expand(g, line, pt);
+				fclose(inc);
+			} else if (!pass && global) {
+				part_expand(g, l, pt);
+			} else if (pass && !global) {
+				part_expand(out, l, pt);
+			}
+		}
+		fclose(f);
+	}
+	fclose(g);
+	free(glob);
+}
+
+/* @pt: @job on the device now in dev, with @env (NULL ended, or NULL). */
+static void part_set(struct part *pt, const char *job, const char *const *env)
+{
+	int n = 0;
+
+	memset(pt, 0, sizeof(*pt));
+	pt->job = job;
+	snprintf(pt->dev, sizeof(pt->dev), "%s", dev);
+	for (int i = 0; env && env[i]; i++) {
+		assert_true(n < 9);
+		pt->env[n++] = env[i];
+	}
+}
+
+/* One fio on the @n parts @pt, in this order. */
+static void run_parts(struct fio_res *res, const struct part *pt, int n)
+{
+	FILE *out = fopen(PARTS_JOB, "w");
+
+	assert_non_null(out);
+	for (int i = 0; i < n; i++) {
+		char envs[512] = "";
+
+		for (int k = 0; pt[i].env[k]; k++)
+			snprintf(envs + strlen(envs), sizeof(envs) - strlen(envs), " %s",
+				 pt[i].env[k]);
+		print_message("# part %d: %s on %s:%s\n", i, pt[i].job, pt[i].dev, envs);
+		part_write(out, &pt[i], i);
+	}
+	assert_int_equal(fclose(out), 0);
+	run_fio_files(res, (const char *[]){ PARTS_JOB, NULL }, NULL, fio_guard_s(n));
+}
+
+/* Each job of @r: no error, @r_ios ios read and @w_ios written (-1: any). */
+static void assert_each(const struct fio_res *r, long r_ios, long w_ios)
+{
+	for (int i = 0; i < r->jobs && i < MAX_JOBS; i++) {
+		assert_int_equal(r->job[i].error, 0);
+		if (r_ios >= 0)
+			assert_int_equal(r->job[i].r_ios, r_ios);
+		if (w_ios >= 0)
+			assert_int_equal(r->job[i].w_ios, w_ios);
+	}
 }
 
 /* No I/O error, no verify error, nothing the engine complained about. */
@@ -249,7 +503,6 @@ static void assert_clean(const struct fio_res *r, int jobs)
 	assert_false(has(r, "fio-dio_batch:"));
 }
 
-static char dev[64];
 static bool sd_loaded;
 /* What the fixedbufs tests change, to put back */
 static char pinned_saved[32], hugepages_saved[32];
@@ -280,6 +533,7 @@ static void sd_hold_ms(long ms)
 
 static int teardown(void **state)
 {
+	run_vmpin = false;
 	run_uid = 0;
 	run_memlock = -1;
 	if (pinned_saved[0]) {
@@ -343,68 +597,92 @@ static void test_not_block_device(void **state)
 	unlink("/tmp/t_fio.img");
 }
 
-/* Random writes, verified with crc32c as they go and at the end. */
-static void verify_randwrite(int mb, const char *const *extra)
-{
-	const char *env[8] = { dev_env(), mb == 4 ? "SIZE=4m" : "SIZE=2m" };
-	struct fio_res r;
-	int n = 2;
+/*
+ * Random writes, verified with crc32c as they go (verify_backlog=32) and
+ * at the end: 1 MiB in 4 KiB writes (256, each read back once by the
+ * verify) in each job of @r.
+ */
+#define VR_SIZE		"SIZE=1m"
+#define VR_IOS		256
 
-	for (int i = 0; extra && extra[i]; i++)
-		env[n++] = extra[i];
-	env[n] = NULL;
-	run_fio(&r, "verify-randwrite.fio", env);
-	assert_clean(&r, 1);
-	/* in 4 KiB writes, each read back once by the verify */
-	assert_int_equal(r.w_ios, mb * 256);
-	assert_int_equal(r.r_ios, mb * 256);
-	res_free(&r);
+static void assert_verify_randwrite(const struct fio_res *r, int jobs)
+{
+	assert_clean(r, jobs);
+	assert_each(r, VR_IOS, VR_IOS);
+	assert_int_equal(r->w_ios, jobs * VR_IOS);
+	assert_int_equal(r->r_ios, jobs * VR_IOS);
 }
 
 static void test_verify_randwrite_sd(void **state)
 {
-	sd_load("dev_size_mb=64 dif=1 dix=1");
-	verify_randwrite(4, NULL);
+	struct fio_res r;
+
+	sd_load("dev_size_mb=16 dif=1 dix=1");
+	run_fio(&r, "verify-randwrite.fio", (const char *[]){ dev_env(), VR_SIZE, NULL });
+	assert_verify_randwrite(&r, 1);
+	res_free(&r);
 }
 
 static void test_verify_randwrite_sd_4k_type3(void **state)
 {
-	sd_load("dev_size_mb=64 dif=3 dix=1 sector_size=4096");
-	verify_randwrite(4, NULL);
-}
-
-static void test_verify_randwrite_nvme(void **state)
-{
-	for (int ns = 1; ns <= 4; ns++) {
-		nvme(ns);
-		verify_randwrite(4, NULL);
-	}
-}
-
-/* Mixed random reads and writes, md5-verified. */
-static void randrw(void)
-{
 	struct fio_res r;
 
-	run_fio(&r, "verify-randrw.fio", (const char *[]){ dev_env(), "SIZE=2m", NULL });
-	assert_clean(&r, 1);
-	assert_true(r.w_ios > 64);
-	assert_true(r.r_ios > 64);
+	sd_load("dev_size_mb=16 dif=3 dix=1 sector_size=4096");
+	run_fio(&r, "verify-randwrite.fio", (const char *[]){ dev_env(), VR_SIZE, NULL });
+	assert_verify_randwrite(&r, 1);
 	res_free(&r);
+}
+
+/* Each NVMe namespace with PI in its own job, one after the other. */
+static void test_verify_randwrite_nvme(void **state)
+{
+	struct part pt[4];
+	struct fio_res r;
+
+	for (int ns = 1; ns <= 4; ns++) {
+		nvme(ns);
+		part_set(&pt[ns - 1], "verify-randwrite.fio", (const char *[]){ VR_SIZE, NULL });
+	}
+	run_parts(&r, pt, 4);
+	assert_verify_randwrite(&r, 4);
+	res_free(&r);
+}
+
+/*
+ * Mixed random reads and writes, md5-verified: 1 MiB in 4 KiB ios, half
+ * of them writes, which the verify reads back, in each job of @r.
+ */
+static void assert_randrw(const struct fio_res *r, int jobs)
+{
+	assert_clean(r, jobs);
+	for (int i = 0; i < jobs; i++) {
+		assert_true(r->job[i].w_ios > 64);
+		assert_true(r->job[i].r_ios > 64);
+	}
 }
 
 static void test_randrw_sd(void **state)
 {
-	sd_load("dev_size_mb=64 dif=1 dix=1");
-	randrw();
+	struct fio_res r;
+
+	sd_load("dev_size_mb=16 dif=1 dix=1");
+	run_fio(&r, "verify-randrw.fio", (const char *[]){ dev_env(), "SIZE=1m", NULL });
+	assert_randrw(&r, 1);
+	res_free(&r);
 }
 
 static void test_randrw_nvme(void **state)
 {
-	nvme(1);
-	randrw();
-	nvme(2);
-	randrw();
+	struct part pt[2];
+	struct fio_res r;
+
+	for (int ns = 1; ns <= 2; ns++) {
+		nvme(ns);
+		part_set(&pt[ns - 1], "verify-randrw.fio", (const char *[]){ "SIZE=1m", NULL });
+	}
+	run_parts(&r, pt, 2);
+	assert_randrw(&r, 2);
+	res_free(&r);
 }
 
 /*
@@ -431,7 +709,7 @@ static void shared_key(void)
 
 static void test_shared_key_sd(void **state)
 {
-	sd_load("dev_size_mb=64 dif=1 dix=1");
+	sd_load("dev_size_mb=16 dif=1 dix=1");
 	shared_key();
 }
 
@@ -447,10 +725,11 @@ static void test_shared_key_nvme(void **state)
  */
 static void test_claims(void **state)
 {
+	struct part pt[2];
 	struct fio_res r;
 	int ctx, fd, h;
 
-	sd_load("dev_size_mb=64 dif=1 dix=1");
+	sd_load("dev_size_mb=16 dif=1 dix=1");
 	ctx = sys_dio_init(0xc1a1, DIO_CREAT);
 	assert_true(ctx >= 0);
 	fd = open(dev, O_RDWR);
@@ -462,11 +741,11 @@ static void test_claims(void **state)
 	assert_int_not_equal(r.rc, 0);
 	assert_true(has(&r, "claimed elsewhere"));
 	res_free(&r);
-	run_fio(&r, "verify-randwrite.fio", (const char *[]){ dev_env(), "CLAIM=0", NULL });
-	assert_clean(&r, 1);
-	res_free(&r);
-	run_fio(&r, "verify-randwrite.fio", (const char *[]){ dev_env(), "KEY=0xc1a1", NULL });
-	assert_clean(&r, 1);
+	/* claim=0 beside it, then in the context of its key: each job clean */
+	part_set(&pt[0], "verify-randwrite.fio", (const char *[]){ VR_SIZE, "CLAIM=0", NULL });
+	part_set(&pt[1], "verify-randwrite.fio", (const char *[]){ VR_SIZE, "KEY=0xc1a1", NULL });
+	run_parts(&r, pt, 2);
+	assert_verify_randwrite(&r, 2);
 	res_free(&r);
 
 	assert_int_equal(sys_dio_close(ctx, h), 0);
@@ -474,24 +753,36 @@ static void test_claims(void **state)
 	sys_dio_exit(ctx);
 }
 
-/* PI from the engine (pi_act=0) checked on every tag, and from the kernel. */
-static void pi_jobs(void)
+/*
+ * PI from the engine (pi_act=0) checked on every tag, and from the
+ * kernel: three parts on the device now in dev, from @pt on.
+ */
+#define PI_PARTS	3
+
+static void pi_parts(struct part *pt)
 {
 	/* the engine generates PI on writes and verifies it on reads */
-	verify_randwrite(2, (const char *[]){ "PI=1", "PI_ACT=0", "PI_CHK=GUARD,REFTAG,APPTAG", NULL });
+	part_set(&pt[0], "verify-randwrite.fio",
+		 (const char *[]){ VR_SIZE, "PI=1", "PI_ACT=0", "PI_CHK=GUARD,REFTAG,APPTAG", NULL });
 	/* the kernel generates, the module puts our app tag in and checks it */
-	verify_randwrite(2, (const char *[]){ "PI=1", "PI_ACT=1", "PI_CHK=GUARD,REFTAG,APPTAG",
-					   "APPTAG=0x5a5a", NULL });
+	part_set(&pt[1], "verify-randwrite.fio",
+		 (const char *[]){ VR_SIZE, "PI=1", "PI_ACT=1", "PI_CHK=GUARD,REFTAG,APPTAG",
+				   "APPTAG=0x5a5a", NULL });
 	/* md_per_io_size instead of pi=1 */
-	verify_randwrite(2, (const char *[]){ "MD=4096", "PI_ACT=0", "PI_CHK=GUARD,REFTAG", NULL });
+	part_set(&pt[2], "verify-randwrite.fio",
+		 (const char *[]){ VR_SIZE, "MD=4096", "PI_ACT=0", "PI_CHK=GUARD,REFTAG", NULL });
 }
 
 static void test_pi_sd(void **state)
 {
+	struct part pt[PI_PARTS];
 	struct fio_res r;
 
-	sd_load("dev_size_mb=64 dif=1 dix=1");
-	pi_jobs();
+	sd_load("dev_size_mb=16 dif=1 dix=1");
+	pi_parts(pt);
+	run_parts(&r, pt, PI_PARTS);
+	assert_verify_randwrite(&r, PI_PARTS);
+	res_free(&r);
 	/* md_per_io_size too small for a 4 KiB io (8 tuples of 8 bytes) */
 	run_fio(&r, "verify-randwrite.fio", (const char *[]){ dev_env(), "MD=32", "PI_ACT=0", NULL });
 	assert_int_not_equal(r.rc, 0);
@@ -501,10 +792,16 @@ static void test_pi_sd(void **state)
 
 static void test_pi_nvme(void **state)
 {
+	struct part pt[4 * PI_PARTS];
+	struct fio_res r;
+
 	for (int ns = 1; ns <= 4; ns++) {
 		nvme(ns);
-		pi_jobs();
+		pi_parts(&pt[(ns - 1) * PI_PARTS]);
 	}
+	run_parts(&r, pt, 4 * PI_PARTS);
+	assert_verify_randwrite(&r, 4 * PI_PARTS);
+	res_free(&r);
 }
 
 /* An app tag other than the one written: EILSEQ, app tag, the block. */
@@ -530,15 +827,33 @@ static void test_apptag_mismatch(void **state)
 	res_free(&r);
 }
 
-/* Write 64 KiB at 1 MiB with the engine's PI, then check it reads clean. */
+/* 64 KiB at 1 MiB in one io, with the engine's PI. */
+#define REGION_ENV	"OFFSET=1m", "SIZE=64k", "BS=64k", "PI=1", "PI_ACT=0"
+
+/* Write the region with the engine's PI (and crc32c headers for read.fio). */
 static void write_region(void)
 {
 	struct fio_res r;
 
-	run_fio(&r, "write.fio", (const char *[]){ dev_env(), "OFFSET=1m", "SIZE=64k", "BS=64k",
-						   "PI=1", "PI_ACT=0", NULL });
+	run_fio(&r, "write.fio", (const char *[]){ dev_env(), REGION_ENV, NULL });
 	assert_clean(&r, 1);
 	assert_int_equal(r.w_ios, 1);
+	res_free(&r);
+}
+
+/* write_region() on NVMe namespaces 1 and 2, one job each. */
+static void write_region_nvme12(void)
+{
+	struct part pt[2];
+	struct fio_res r;
+
+	for (int ns = 1; ns <= 2; ns++) {
+		nvme(ns);
+		part_set(&pt[ns - 1], "write.fio", (const char *[]){ REGION_ENV, NULL });
+	}
+	run_parts(&r, pt, 2);
+	assert_clean(&r, 2);
+	assert_each(&r, 0, 1);
 	res_free(&r);
 }
 
@@ -567,6 +882,7 @@ static void read_region_fails(uint64_t block, const char *tag)
  */
 static void test_corrupt_nvme(void **state)
 {
+	write_region_nvme12();
 	for (int ns = 1; ns <= 2; ns++) {
 		unsigned int iv = ns == 2 ? 4096 : 512;
 		uint64_t at = (1 << 20) + 7 * iv + 100;
@@ -575,7 +891,6 @@ static void test_corrupt_nvme(void **state)
 		int c;
 
 		nvme(ns);
-		write_region();
 		snprintf(img, sizeof(img), "/tmp/results/nvme%d.img", ns);
 		f = fopen(img, "r+");
 		assert_non_null(f);
@@ -586,9 +901,9 @@ static void test_corrupt_nvme(void **state)
 		assert_int_equal(fputc(c ^ 0xff, f), c ^ 0xff);
 		fclose(f);
 		read_region_fails((1 << 20) / iv + 7, tl_kernel_at_least(6, 14) ? "guard" : "none");
-		/* repaired by writing it again */
-		write_region();
 	}
+	/* repaired by writing them again */
+	write_region_nvme12();
 }
 
 /*
@@ -603,7 +918,7 @@ static void test_corrupt_sd(void **state)
 	struct fio_res r;
 	int fd;
 
-	sd_load("dev_size_mb=64 dif=1 dix=1");
+	sd_load("dev_size_mb=16 dif=1 dix=1");
 	write_region();
 	fd = open(dev, O_RDWR | O_DIRECT);
 	assert_true(fd >= 0);
@@ -632,15 +947,21 @@ static void test_corrupt_sd(void **state)
  */
 static void test_nocheck_nvme(void **state)
 {
+	struct part pt[2];
 	struct fio_res r;
 
 	nvme(1);
-	write_region();
-	run_fio(&r, "read.fio", (const char *[]){ dev_env(), "OFFSET=1m", "SIZE=64k", "BS=64k",
-						  "NOCHECK=1", NULL });
+	/* write_region(), then the raw read in a job after it */
+	part_set(&pt[0], "write.fio", (const char *[]){ REGION_ENV, NULL });
+	part_set(&pt[1], "read.fio",
+		 (const char *[]){ "OFFSET=1m", "SIZE=64k", "BS=64k", "NOCHECK=1", NULL });
+	run_parts(&r, pt, 2);
 	/* Before 6.14 this read was EOPNOTSUPP: the passthrough makes it. */
-	assert_clean(&r, 1);
-	assert_int_equal(r.r_ios, 1);
+	assert_clean(&r, 2);
+	assert_int_equal(r.job[0].w_ios, 1);
+	assert_int_equal(r.job[0].r_ios, 0);
+	assert_int_equal(r.job[1].r_ios, 1);
+	assert_int_equal(r.job[1].w_ios, 0);
 	res_free(&r);
 }
 
@@ -649,36 +970,89 @@ static void test_nocheck_nvme(void **state)
  * copied into fio/examples/ with ioengine and filename taken from the
  * environment; fio/examples.list says which and why the others are not).
  */
+/*
+ * The jobs of the job file @path in fio's JSON: each section numjobs
+ * times, or once with group_reporting (its clones reported together; no
+ * example sets it in [global]).
+ */
+static int file_jobs(const char *path)
+{
+	bool global = false, in_job = false, grouped = false;
+	int jobs = 0, global_nj = 1, nj = 0;
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		const char *l = line + strspn(line, " \t");
+
+		if (*l == '[') {
+			if (in_job)
+				jobs += grouped ? 1 : nj;
+			global = !strncmp(l, "[global]", 8);
+			in_job = !global;
+			nj = global_nj;
+			grouped = false;
+		} else if (!strncmp(l, "group_reporting", 15)) {
+			assert_false(global);
+			grouped = true;
+		} else if (!strncmp(l, "numjobs=", 8)) {
+			if (global)
+				global_nj = atoi(l + 8);
+			else
+				nj = atoi(l + 8);
+		}
+	}
+	if (in_job)
+		jobs += grouped ? 1 : nj;
+	fclose(f);
+	return jobs;
+}
+
+/*
+ * All in one fio (a start of its own for each was most of their cost):
+ * fio runs the files one after the other, and each of their jobs must
+ * have done I/O without an error.
+ */
 static void test_examples(void **state)
 {
-	char list[PATH_MAX + 64], line[256], path[PATH_MAX + 300];
-	int ran = 0;
+	static char paths[16][PATH_MAX + 300];
+	char list[PATH_MAX + 64], line[256];
+	const char *files[16];
+	int ran = 0, want = 0;
+	struct fio_res r;
 	FILE *f;
 
-	sd_load("dev_size_mb=32 dif=1 dix=1");
+	sd_load("dev_size_mb=16 dif=1 dix=1");
 	snprintf(list, sizeof(list), "%s/fio/examples.list", srcdir);
 	f = fopen(list, "r");
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {
-		struct fio_res r;
 		char *name = strtok(line, " \t\n");
 
 		if (!name || name[0] == '#')
 			continue;
-		snprintf(path, sizeof(path), "%s/fio/examples/%s", srcdir, name);
-		run_fio(&r, path, (const char *[]){ dev_env(), "KEY=0xe1", NULL });
-		assert_int_equal(r.rc, 0);
-		assert_int_equal(r.error, 0);
-		assert_true(r.jobs > 0);
-		assert_true(r.r_ios + r.w_ios > 0);
-		assert_false(has(&r, "verify failed"));
-		assert_false(has(&r, "fio-dio_batch:"));
-		res_free(&r);
+		assert_true(ran < 15);
+		snprintf(paths[ran], sizeof(paths[ran]), "%s/fio/examples/%s", srcdir, name);
+		want += file_jobs(paths[ran]);
+		files[ran] = paths[ran];
 		ran++;
 	}
 	fclose(f);
-	print_message("# %d example job files ran\n", ran);
+	files[ran] = NULL;
+	print_message("# %d example job files, %d jobs\n", ran, want);
 	assert_true(ran >= 5);
+	run_fio_files(&r, files, (const char *[]){ dev_env(), "KEY=0xe1", NULL }, fio_guard_s(ran));
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.jobs, want);
+	for (int i = 0; i < r.jobs && i < MAX_JOBS; i++) {
+		assert_int_equal(r.job[i].error, 0);
+		assert_true(r.job[i].r_ios + r.job[i].w_ios > 0);
+	}
+	assert_false(has(&r, "verify failed"));
+	assert_false(has(&r, "fio-dio_batch:"));
+	res_free(&r);
 }
 
 /*
@@ -688,20 +1062,6 @@ static void test_examples(void **state)
  * anonymous or shared I/O memory; a file's mapping is EOPNOTSUPP, and
  * io_submit_mode=offload is refused.
  */
-static void fixed_verify(const char *iomem, long vmpin_kb)
-{
-	char env_iomem[64];
-	struct fio_res r;
-
-	snprintf(env_iomem, sizeof(env_iomem), "IOMEM=%s", iomem);
-	run_fio(&r, "fixed-verify.fio", (const char *[]){ dev_env(), env_iomem, NULL });
-	assert_clean(&r, 1);
-	/* 4 MiB in 4 KiB writes, each read back once by the verify */
-	assert_int_equal(r.w_ios, 1024);
-	assert_int_equal(r.r_ios, 1024);
-	assert_int_equal(r.vmpin_kb, vmpin_kb);
-	res_free(&r);
-}
 
 static char *read_line(const char *path, char *buf, size_t len)
 {
@@ -714,25 +1074,43 @@ static char *read_line(const char *path, char *buf, size_t len)
 	return buf;
 }
 
+#define FIXED_KINDS	7
+
 static void test_fixedbufs_sd(void **state)
 {
+	static const char *const iomems[FIXED_KINDS] = {
+		"IOMEM=malloc", "IOMEM=mmap", "IOMEM=mmapshared", "IOMEM=shm",
+		"IOMEM=mmap:/tmp/t_fio.mmap", "IOMEM=shmhuge", "IOMEM=mmaphuge",
+	};
 	const char *map = "/tmp/results/t_fio.mmap";
+	struct part pt[FIXED_KINDS + 1];
 	char want[160];
 	struct fio_res r;
 
-	sd_load("dev_size_mb=64 dif=1 dix=1");
+	sd_load("dev_size_mb=16 dif=1 dix=1");
 	sd_hold_ms(10);
-	fixed_verify("malloc", 64);
-	fixed_verify("mmap", 64);
-	fixed_verify("mmapshared", 64);
-	fixed_verify("shm", 64);
-	/* a file's mapping is shared memory when the file is on tmpfs */
-	fixed_verify("mmap:/tmp/t_fio.mmap", 64);
+	run_vmpin = true;
 	/* huge pages (System V, anonymous mmap): a 2 MiB page each */
 	read_line("/proc/sys/vm/nr_hugepages", hugepages_saved, sizeof(hugepages_saved));
 	assert_int_equal(tl_write_file("/proc/sys/vm/nr_hugepages", "4"), 0);
-	fixed_verify("shmhuge", 64);
-	fixed_verify("mmaphuge", 64);
+	/*
+	 * Each kind of memory in a job (a process) of its own, one after the
+	 * other: each job process's VmPin is its own 64 KiB.  A file's
+	 * mapping is shared memory when the file is on tmpfs.  Last, the same
+	 * job without registered buffers pins nothing for long.
+	 */
+	for (int i = 0; i < (int)(sizeof(iomems) / sizeof(iomems[0])); i++)
+		part_set(&pt[i], "fixed-verify.fio", (const char *[]){ iomems[i], NULL });
+	part_set(&pt[FIXED_KINDS], "fixed-verify.fio", (const char *[]){ "FIXEDBUFS=0", NULL });
+	run_parts(&r, pt, FIXED_KINDS + 1);
+	assert_clean(&r, FIXED_KINDS + 1);
+	/* 4 MiB in 4 KiB writes, each read back once by the verify */
+	assert_each(&r, 1024, 1024);
+	assert_int_equal(r.nprocs, FIXED_KINDS + 1);
+	for (int i = 0; i < FIXED_KINDS; i++)
+		assert_int_equal(r.proc[i].vmpin_kb, 64);
+	assert_int_equal(r.proc[FIXED_KINDS].vmpin_kb, 0);
+	res_free(&r);
 
 	/*
 	 * 8 jobs in one keyed context, each registering its 4 io_u buffers on
@@ -752,13 +1130,6 @@ static void test_fixedbufs_sd(void **state)
 		assert_int_equal(r.vmpin_kb, thread ? 8 * 16 : 16);
 		res_free(&r);
 	}
-
-	/* the same job without registered buffers pins nothing for long */
-	run_fio(&r, "fixed-verify.fio", (const char *[]){ dev_env(), "FIXEDBUFS=0", NULL });
-	assert_clean(&r, 1);
-	assert_int_equal(r.w_ios, 1024);
-	assert_int_equal(r.vmpin_kb, 0);
-	res_free(&r);
 
 	/* a mapping of a file that is not shared memory (9p) */
 	snprintf(want, sizeof(want), "IOMEM=mmap:%s", map);
@@ -825,8 +1196,9 @@ static void test_fixedbufs_memlock(void **state)
 {
 	struct fio_res r;
 
-	sd_load("dev_size_mb=64 dif=1 dix=1");
+	sd_load("dev_size_mb=32 dif=1 dix=1");
 	sd_hold_ms(10);
+	run_vmpin = true;
 	assert_int_equal(tl_dio_ctl_chmod(0666, &ctl_mode), 0);
 	ctl_mode_saved = true;
 	assert_int_equal(chmod(dev, 0666), 0);
