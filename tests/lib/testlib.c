@@ -290,6 +290,89 @@ int tl_scsi_debug_load(const char *opts, char *dev, size_t devlen)
 	return ret;
 }
 
+/*
+ * Bytes zeroed at the start of a disk before its MBR goes in: what the
+ * kernel's partition parsers read there (page by page: sector 0's page,
+ * the Amiga RDB's first 16 sectors, Ultrix's sector 31, ...) must read
+ * back with valid PI, which a block of a fresh QEMU NVMe namespace with PI
+ * does not (its ref tag check fails): otherwise sector 0's page is
+ * unreadable, and so is the partition table.
+ */
+#define TL_MBR_ZERO	(1 << 20)
+
+/* One MBR partition entry (or none, @blocks 0), then BLKRRPART. */
+static int tl_write_mbr(const char *dev, uint32_t start, uint32_t blocks)
+{
+	unsigned char mbr[512] = { 0 }, *zero;
+	int fd, ret = 0, i;
+
+	if (blocks) {
+		mbr[446 + 4] = 0x83;	/* Linux */
+		for (i = 0; i < 4; i++) {
+			/* Little-endian: first block, then the count. */
+			mbr[446 + 8 + i] = start >> (8 * i);
+			mbr[446 + 12 + i] = blocks >> (8 * i);
+		}
+		mbr[510] = 0x55;
+		mbr[511] = 0xaa;
+	}
+	zero = calloc(1, TL_MBR_ZERO);
+	if (!zero)
+		return -ENOMEM;
+	fd = open(dev, O_RDWR | O_SYNC | O_CLOEXEC);
+	if (fd < 0) {
+		free(zero);
+		return -errno;
+	}
+	/* Buffered: the kernel generates the PI. */
+	errno = 0;
+	if (pwrite(fd, zero, TL_MBR_ZERO, 0) != TL_MBR_ZERO ||
+	    pwrite(fd, mbr, sizeof(mbr), 0) != sizeof(mbr) || fsync(fd) ||
+	    ioctl(fd, BLKRRPART))
+		ret = errno ? -errno : -EIO;
+	close(fd);
+	free(zero);
+	if (ret)
+		fprintf(stderr, "testlib: partition table of %s: %s\n", dev,
+			strerror(-ret));
+	return ret;
+}
+
+int tl_partition_make(const char *dev, uint32_t start, uint32_t blocks,
+		      char *part, size_t partlen)
+{
+	size_t n = strlen(dev);
+	int ret;
+
+	/* A disk whose name ends in a digit (nvme0n1) numbers them p1. */
+	snprintf(part, partlen, "%s%s1", dev,
+		 n && dev[n - 1] >= '0' && dev[n - 1] <= '9' ? "p" : "");
+	ret = tl_write_mbr(dev, start, blocks);
+	if (ret)
+		return ret;
+	/* BLKRRPART adds the node (devtmpfs). */
+	ret = tl_wait_path(part, 5);
+	if (ret)
+		fprintf(stderr, "testlib: %s did not appear\n", part);
+	return ret;
+}
+
+int tl_partition_remove(const char *dev, const char *part)
+{
+	struct stat st;
+	int ret = tl_write_mbr(dev, 0, 0), i;
+
+	if (ret)
+		return ret;
+	for (i = 0; i < 100 * tl_slow_factor(); i++) {
+		if (stat(part, &st) < 0)
+			return 0;
+		usleep(50000);
+	}
+	fprintf(stderr, "testlib: %s did not go\n", part);
+	return -ETIMEDOUT;
+}
+
 int tl_scsi_debug_unload(void)
 {
 	if (!tl_module_loaded("scsi_debug"))
