@@ -1,0 +1,52 @@
+#!/bin/sh
+# The cases of test_docs, one shell function each, run from the top of the
+# checkout: what the documentation the packages ship promises.
+#   tests/unit/docs-cases.sh CASE
+set -eu
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# A struct's members, one a line, "TYPE NAME", comments and spacing gone;
+# an anonymous union is "union {", its members, "}".
+# From a header: the lines between "struct NAME {" and "};".
+header_struct() { # NAME FILE...
+	name=$1
+	shift
+	sed -n "/^struct $name {\$/,/^};/p" "$@" | sed -e '1d;$d' -e 's|/\*.*\*/||; s|//.*||' \
+		-e 's/__extension__//' | normalize
+}
+# From a man page: the .B lines of the SYNOPSIS from ".B struct NAME {"
+# to ".B };", each member a quoted string.
+man_struct() { # NAME FILE
+	sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$2" | sed -n "/^\\.B struct $1 {\$/,/^\\.B };/p" |
+		sed -e '1d;$d' -e 's/^\.B "\(.*\)"$/\1/' -e 's/\\-/-/g' -e 's|/\*.*\*/||' | normalize
+}
+normalize() {
+	sed -e 's/[[:space:]][[:space:]]*/ /g; s/^ //; s/ *;* *$//; s/ *\[/[/' | grep -v '^$' || true
+}
+
+# Every struct a man page's SYNOPSIS shows is the struct the headers
+# (uapi/linux/dio_batch.h, libdioctl/include/*.h) define: the same members,
+# of the same types, in the same order.
+man_structs() {
+	n=0 bad=0
+	for page in libdioctl/man/*.[37]; do
+		sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$page" |
+			sed -n 's/^\.B struct \([a-z_0-9]*\) {$/\1/p' >"$tmp/names"
+		while read -r s; do
+			n=$((n + 1))
+			header_struct "$s" uapi/linux/dio_batch.h libdioctl/include/*.h >"$tmp/h"
+			man_struct "$s" "$page" >"$tmp/m"
+			if [ ! -s "$tmp/h" ]; then
+				echo "$page: struct $s: no header defines it"
+				bad=$((bad + 1))
+			elif ! diff -u --label "headers: struct $s" --label "$page" "$tmp/h" "$tmp/m"; then
+				bad=$((bad + 1))
+			fi
+		done <"$tmp/names"
+	done
+	echo "$n struct(s) in man page synopses, $bad differ from the headers"
+	[ "$n" -gt 0 ] && [ "$bad" = 0 ]
+}
+
+"$1"
