@@ -25,6 +25,12 @@ VERSION		:= $(shell scripts/version.sh)
 ifeq ($(VERSION),)
 $(error scripts/version.sh found no version in debian/changelog)
 endif
+# The man pages' date (.TH @DATE@): the release date, that of the
+# changelog's first entry, so it moves with the version.
+MAN_DATE	:= $(shell scripts/version.sh --date)
+ifeq ($(MAN_DATE),)
+$(error scripts/version.sh --date found no date in debian/changelog)
+endif
 SOVERSION	:= 1
 # scripts/kver.sh runs once, on first use (empty when no headers are installed).
 KVER		?= $(eval KVER := $(shell scripts/kver.sh))$(KVER)
@@ -165,10 +171,10 @@ $(B)/libdioctl.pc: libdioctl/libdioctl.pc.in $(B)/pc-vars
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< >$@
 $(B)/man/%: libdioctl/man/% debian/changelog
 	@mkdir -p $(@D)
-	sed -e 's|@VERSION@|$(VERSION)|' $< >$@
+	sed -e 's|@VERSION@|$(VERSION)|; s|@DATE@|$(MAN_DATE)|' $< >$@
 $(B)/man/%: tools/% debian/changelog
 	@mkdir -p $(@D)
-	sed -e 's|@VERSION@|$(VERSION)|' $< >$@
+	sed -e 's|@VERSION@|$(VERSION)|; s|@DATE@|$(MAN_DATE)|' $< >$@
 FORCE:
 
 $(B)/tests/lib/%.o: tests/lib/%.c $(wildcard tests/lib/*.h)

@@ -49,4 +49,28 @@ man_structs() {
 	[ "$n" -gt 0 ] && [ "$bad" = 0 ]
 }
 
+# Every man page make man builds (but .so links) is dated the changelog's first entry
+# (dpkg-parsechangelog's reading of it), and keeps no @PLACEHOLDER@.
+man_date() {
+	want=$(date -u -d "$(dpkg-parsechangelog -l debian/changelog -S Date)" +%F)
+	make -s --no-print-directory B="$tmp/build" man
+	n=0 bad=0
+	for page in "$tmp"/build/man/*; do
+		# ".so man3/dio_pi_profile_init.3": the page it names has the date.
+		head -1 "$page" | grep -q '^\.so ' && continue
+		n=$((n + 1))
+		got=$(sed -n '1s/^\.TH [^ ]* [0-9] \([^ ]*\) .*/\1/p' "$page")
+		if [ "$got" != "$want" ]; then
+			echo "${page##*/}: dated '$got', the changelog's first entry $want"
+			bad=$((bad + 1))
+		fi
+		if grep -n '@[A-Z_]*@' "$page"; then
+			echo "${page##*/}: a placeholder left"
+			bad=$((bad + 1))
+		fi
+	done
+	echo "$n man page(s), $bad wrong"
+	[ "$n" -gt 0 ] && [ "$bad" = 0 ]
+}
+
 "$1"

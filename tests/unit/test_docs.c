@@ -35,10 +35,17 @@ static void test_man_structs(void **state)
 	run_case("man_structs");
 }
 
+/* make man dates every page with the changelog's first entry. */
+static void test_man_date(void **state)
+{
+	run_case("man_date");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_man_structs),
+		cmocka_unit_test(test_man_date),
 	};
 
 	return cmocka_run_group_tests_name("docs", tests, NULL, NULL);
