@@ -73,4 +73,74 @@ man_date() {
 	[ "$n" -gt 0 ] && [ "$bad" = 0 ]
 }
 
+# The bash completion (tools/dioctl.bash-completion): COMPREPLY for the
+# words of a command line, the last one being completed, one a line.
+complete_words() { # WORD...
+	bash -c '. tools/dioctl.bash-completion
+		COMP_WORDS=("$@") COMP_CWORD=$(($# - 1)) COMPREPLY=()
+		_dioctl dioctl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+		printf "%s\n" "${COMPREPLY[@]}"' complete_words "$@"
+}
+
+# It parses, and shellcheck finds nothing in it.
+completion_syntax() {
+	bash -n tools/dioctl.bash-completion
+	shellcheck -s bash tools/dioctl.bash-completion
+}
+
+# A few command lines complete as a user expects.
+completion_replies() {
+	bad=0
+	expect() { # WANT WORD...: WANT among the replies
+		want=$1
+		shift
+		out=$(complete_words dioctl "$@")
+		if ! printf '%s\n' "$out" | grep -qx -- "$want"; then
+			echo "dioctl $*<TAB>: no '$want' in: $(printf '%s\n' "$out" | tr '\n' ' ')"
+			bad=$((bad + 1))
+		fi
+	}
+	expect scrub sc
+	expect tag t
+	expect get tag ''
+	expect set tag s
+	expect --json scrub --
+	expect --range scrub /dev/x --r
+	expect --raw read /dev/x --r
+	expect --fua write --f
+	expect json read /dev/x -o ''
+	[ "$(complete_words dioctl sc)" = scrub ] || { echo "dioctl sc<TAB>: not scrub alone"; bad=$((bad + 1)); }
+	# DEVICE: the block devices under /dev, nothing else.
+	out=$(complete_words dioctl query /dev/)
+	for d in $out; do
+		[ -b "$d" ] || { echo "dioctl query /dev/<TAB>: $d is no block device"; bad=$((bad + 1)); }
+	done
+	for d in /dev/*; do
+		[ -b "$d" ] || continue
+		printf '%s\n' "$out" | grep -qx -- "$d" ||
+			{ echo "dioctl query /dev/<TAB>: no $d"; bad=$((bad + 1)); }
+	done
+	# No second DEVICE, nor one after an option's value.
+	[ -z "$(complete_words dioctl query /dev/x /dev/)" ] ||
+		{ echo "dioctl query /dev/x /dev/<TAB>: a second device offered"; bad=$((bad + 1)); }
+	[ "$bad" = 0 ]
+}
+
+# Every command's options are those its --help lists, long and short.
+completion_options() {
+	dioctl=${DIO_DIOCTL:-build/tools/dioctl}
+	bad=0
+	for c in features query read write scrub "tag get"; do
+		# shellcheck disable=SC2086  # "tag get": two words
+		"$dioctl" $c --help | sed -n 's/^  \(-[A-Za-z]\)\?,\? *\(--[a-z-]*\).*/\1\n\2/p' |
+			grep . | sort >"$tmp/help"
+		# shellcheck disable=SC2086
+		complete_words dioctl $c /dev/x - | sort >"$tmp/comp"
+		[ -s "$tmp/help" ] || { echo "$c --help: no option read"; bad=$((bad + 1)); }
+		diff -u --label "dioctl $c --help" --label "completion" "$tmp/help" "$tmp/comp" ||
+			bad=$((bad + 1))
+	done
+	[ "$bad" = 0 ]
+}
+
 "$1"
