@@ -25,6 +25,12 @@ VERSION		:= $(shell scripts/version.sh)
 ifeq ($(VERSION),)
 $(error scripts/version.sh found no version in debian/changelog)
 endif
+# The man pages' date (.TH @DATE@): the release date, that of the
+# changelog's first entry, so it moves with the version.
+MAN_DATE	:= $(shell scripts/version.sh --date)
+ifeq ($(MAN_DATE),)
+$(error scripts/version.sh --date found no date in debian/changelog)
+endif
 SOVERSION	:= 1
 # scripts/kver.sh runs once, on first use (empty when no headers are installed).
 KVER		?= $(eval KVER := $(shell scripts/kver.sh))$(KVER)
@@ -41,6 +47,7 @@ LIBDIR		?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
 INCLUDEDIR	?= $(PREFIX)/include
 BINDIR		?= $(PREFIX)/bin
 MANDIR		?= $(PREFIX)/share/man
+BASHCOMPDIR	?= $(PREFIX)/share/bash-completion/completions
 
 CC		?= cc
 OBJCOPY		?= objcopy
@@ -165,10 +172,10 @@ $(B)/libdioctl.pc: libdioctl/libdioctl.pc.in $(B)/pc-vars
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< >$@
 $(B)/man/%: libdioctl/man/% debian/changelog
 	@mkdir -p $(@D)
-	sed -e 's|@VERSION@|$(VERSION)|' $< >$@
+	sed -e 's|@VERSION@|$(VERSION)|; s|@DATE@|$(MAN_DATE)|' $< >$@
 $(B)/man/%: tools/% debian/changelog
 	@mkdir -p $(@D)
-	sed -e 's|@VERSION@|$(VERSION)|' $< >$@
+	sed -e 's|@VERSION@|$(VERSION)|; s|@DATE@|$(MAN_DATE)|' $< >$@
 FORCE:
 
 $(B)/tests/lib/%.o: tests/lib/%.c $(wildcard tests/lib/*.h)
@@ -390,12 +397,13 @@ demo:
 # make install [DESTDIR=] [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] ...
 # installs libdioctl (shared, static, .pc), its headers and the uapi
 # header, dioctl (build/tools/install/dioctl, which needs the libdioctl.so.1
-# installed with it; with DIOCTL_STATIC=1 the one static build) and the man
-# pages.  Installed straight into the running system (no DESTDIR), it runs
-# ldconfig so the new library is found.
+# installed with it; with DIOCTL_STATIC=1 the one static build), its bash
+# completion (BASHCOMPDIR) and the man pages.  Installed straight into the
+# running system (no DESTDIR), it runs ldconfig so the new library is found.
 install: lib tools man
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 644 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libdioctl.so.$(SOVERSION).0.0 $(DESTDIR)$(LIBDIR)/libdioctl.so.$(SOVERSION)
@@ -404,6 +412,7 @@ install: lib tools man
 	install -m 644 libdioctl/include/*.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 uapi/linux/dio_batch.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 755 $(INSTALL_TOOLS) $(DESTDIR)$(BINDIR)/
+	install -m 644 tools/dioctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/dioctl
 	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man3/
 	$(if $(filter %.7,$(MAN_PAGES)),install -m 644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man7/)
@@ -416,6 +425,7 @@ uninstall:
 		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(wildcard libdioctl/include/*.h))) \
 		$(DESTDIR)$(INCLUDEDIR)/linux/dio_batch.h \
 		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_TOOLS))) \
+		$(DESTDIR)$(BASHCOMPDIR)/dioctl \
 		$(foreach m,$(notdir $(MAN_PAGES)),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m))
 	$(if $(DESTDIR),,-ldconfig)
 

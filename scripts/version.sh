@@ -3,8 +3,9 @@
 # entry of debian/changelog (no epoch, no Debian revision), which the
 # Makefile (VERSION), module/Kbuild (MODULE_VERSION) and
 # scripts/dkms-install.sh use; --full adds the Debian revision, as the
-# packages' file names have it (scripts/mkdeb.sh).
-#   scripts/version.sh [--full]
+# packages' file names have it (scripts/mkdeb.sh); --date prints that
+# entry's date as YYYY-MM-DD, the release date the man pages show.
+#   scripts/version.sh [--full | --date]
 # It reads the changelog beside the scripts/ directory it is in (a copy of
 # module/ with scripts/ and debian/changelog beside it works the same:
 # tests/vm/kernel.sh build-module).  POSIX sh and sed only: Kbuild runs it,
@@ -16,8 +17,25 @@ changelog=$(dirname "$0")/../debian/changelog
 v=$(sed -n -e '1s/^[^ ]* (\([^)]*\)).*/\1/p' "$changelog" | sed -e 's/^[0-9]*://')
 [ -n "$v" ] || { echo "version.sh: no version on the first line of $changelog" >&2; exit 1; }
 case ${1:-} in
+--date)
+	# " -- Name <mail>  Sun, 06 Dec 2026 12:00:00 +0000" -> 2026-12-06
+	# (the first trailer line: the first entry's).
+	d=$(sed -n -e '/^ -- .*>  [A-Z][a-z][a-z], [0-9]* [A-Z][a-z][a-z] [0-9]\{4\} /{
+s/^.*>  ...,  *\([0-9]*\) \(...\) \([0-9]*\) .*/\3-\2-\1/
+s/-\([0-9]\)$/-0\1/
+s/-Jan-/-01-/; s/-Feb-/-02-/; s/-Mar-/-03-/; s/-Apr-/-04-/
+s/-May-/-05-/; s/-Jun-/-06-/; s/-Jul-/-07-/; s/-Aug-/-08-/
+s/-Sep-/-09-/; s/-Oct-/-10-/; s/-Nov-/-11-/; s/-Dec-/-12-/
+p
+q
+}' "$changelog")
+	case $d in
+	[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]) echo "$d"; exit 0 ;;
+	esac
+	echo "version.sh: no date on the first entry's trailer line of $changelog" >&2
+	exit 1 ;;
 --full) ;;
 '') v=${v%-*} ;;
-*) echo "usage: version.sh [--full]" >&2; exit 2 ;;
+*) echo "usage: version.sh [--full | --date]" >&2; exit 2 ;;
 esac
 echo "$v"

@@ -143,6 +143,8 @@ uninstall_all() {
 	mk lib tools man
 	mk install DESTDIR="$tmp/d" PREFIX=/usr >/dev/null
 	[ -n "$(find "$tmp/d" -type f)" ]
+	[ -f "$tmp/d/usr/share/bash-completion/completions/dioctl" ] ||
+		{ echo "no bash completion installed"; return 1; }
 	mk uninstall DESTDIR="$tmp/d" PREFIX=/usr >/dev/null
 	left=$(find "$tmp/d" -type f -o -type l)
 	[ -z "$left" ] || { echo "left after uninstall:"; echo "$left"; return 1; }

@@ -1,0 +1,146 @@
+#!/bin/sh
+# The cases of test_docs, one shell function each, run from the top of the
+# checkout: what the documentation the packages ship promises.
+#   tests/unit/docs-cases.sh CASE
+set -eu
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# A struct's members, one a line, "TYPE NAME", comments and spacing gone;
+# an anonymous union is "union {", its members, "}".
+# From a header: the lines between "struct NAME {" and "};".
+header_struct() { # NAME FILE...
+	name=$1
+	shift
+	sed -n "/^struct $name {\$/,/^};/p" "$@" | sed -e '1d;$d' -e 's|/\*.*\*/||; s|//.*||' \
+		-e 's/__extension__//' | normalize
+}
+# From a man page: the .B lines of the SYNOPSIS from ".B struct NAME {"
+# to ".B };", each member a quoted string.
+man_struct() { # NAME FILE
+	sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$2" | sed -n "/^\\.B struct $1 {\$/,/^\\.B };/p" |
+		sed -e '1d;$d' -e 's/^\.B "\(.*\)"$/\1/' -e 's/\\-/-/g' -e 's|/\*.*\*/||' | normalize
+}
+normalize() {
+	sed -e 's/[[:space:]][[:space:]]*/ /g; s/^ //; s/ *;* *$//; s/ *\[/[/' | grep -v '^$' || true
+}
+
+# Every struct a man page's SYNOPSIS shows is the struct the headers
+# (uapi/linux/dio_batch.h, libdioctl/include/*.h) define: the same members,
+# of the same types, in the same order.
+man_structs() {
+	n=0 bad=0
+	for page in libdioctl/man/*.[37]; do
+		sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$page" |
+			sed -n 's/^\.B struct \([a-z_0-9]*\) {$/\1/p' >"$tmp/names"
+		while read -r s; do
+			n=$((n + 1))
+			header_struct "$s" uapi/linux/dio_batch.h libdioctl/include/*.h >"$tmp/h"
+			man_struct "$s" "$page" >"$tmp/m"
+			if [ ! -s "$tmp/h" ]; then
+				echo "$page: struct $s: no header defines it"
+				bad=$((bad + 1))
+			elif ! diff -u --label "headers: struct $s" --label "$page" "$tmp/h" "$tmp/m"; then
+				bad=$((bad + 1))
+			fi
+		done <"$tmp/names"
+	done
+	echo "$n struct(s) in man page synopses, $bad differ from the headers"
+	[ "$n" -gt 0 ] && [ "$bad" = 0 ]
+}
+
+# Every man page make man builds (but .so links) is dated the changelog's first entry
+# (dpkg-parsechangelog's reading of it), and keeps no @PLACEHOLDER@.
+man_date() {
+	want=$(date -u -d "$(dpkg-parsechangelog -l debian/changelog -S Date)" +%F)
+	make -s --no-print-directory B="$tmp/build" man
+	n=0 bad=0
+	for page in "$tmp"/build/man/*; do
+		# ".so man3/dio_pi_profile_init.3": the page it names has the date.
+		head -1 "$page" | grep -q '^\.so ' && continue
+		n=$((n + 1))
+		got=$(sed -n '1s/^\.TH [^ ]* [0-9] \([^ ]*\) .*/\1/p' "$page")
+		if [ "$got" != "$want" ]; then
+			echo "${page##*/}: dated '$got', the changelog's first entry $want"
+			bad=$((bad + 1))
+		fi
+		if grep -n '@[A-Z_]*@' "$page"; then
+			echo "${page##*/}: a placeholder left"
+			bad=$((bad + 1))
+		fi
+	done
+	echo "$n man page(s), $bad wrong"
+	[ "$n" -gt 0 ] && [ "$bad" = 0 ]
+}
+
+# The bash completion (tools/dioctl.bash-completion): COMPREPLY for the
+# words of a command line, the last one being completed, one a line.
+complete_words() { # WORD...
+	bash -c '. tools/dioctl.bash-completion
+		COMP_WORDS=("$@") COMP_CWORD=$(($# - 1)) COMPREPLY=()
+		_dioctl dioctl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+		printf "%s\n" "${COMPREPLY[@]}"' complete_words "$@"
+}
+
+# It parses, and shellcheck finds nothing in it.
+completion_syntax() {
+	bash -n tools/dioctl.bash-completion
+	shellcheck -s bash tools/dioctl.bash-completion
+}
+
+# A few command lines complete as a user expects.
+completion_replies() {
+	bad=0
+	expect() { # WANT WORD...: WANT among the replies
+		want=$1
+		shift
+		out=$(complete_words dioctl "$@")
+		if ! printf '%s\n' "$out" | grep -qx -- "$want"; then
+			echo "dioctl $*<TAB>: no '$want' in: $(printf '%s\n' "$out" | tr '\n' ' ')"
+			bad=$((bad + 1))
+		fi
+	}
+	expect scrub sc
+	expect tag t
+	expect get tag ''
+	expect set tag s
+	expect --json scrub --
+	expect --range scrub /dev/x --r
+	expect --raw read /dev/x --r
+	expect --fua write --f
+	expect json read /dev/x -o ''
+	[ "$(complete_words dioctl sc)" = scrub ] || { echo "dioctl sc<TAB>: not scrub alone"; bad=$((bad + 1)); }
+	# DEVICE: the block devices under /dev, nothing else.
+	out=$(complete_words dioctl query /dev/)
+	for d in $out; do
+		[ -b "$d" ] || { echo "dioctl query /dev/<TAB>: $d is no block device"; bad=$((bad + 1)); }
+	done
+	for d in /dev/*; do
+		[ -b "$d" ] || continue
+		printf '%s\n' "$out" | grep -qx -- "$d" ||
+			{ echo "dioctl query /dev/<TAB>: no $d"; bad=$((bad + 1)); }
+	done
+	# No second DEVICE, nor one after an option's value.
+	[ -z "$(complete_words dioctl query /dev/x /dev/)" ] ||
+		{ echo "dioctl query /dev/x /dev/<TAB>: a second device offered"; bad=$((bad + 1)); }
+	[ "$bad" = 0 ]
+}
+
+# Every command's options are those its --help lists, long and short.
+completion_options() {
+	dioctl=${DIO_DIOCTL:-build/tools/dioctl}
+	bad=0
+	for c in features query read write scrub "tag get"; do
+		# shellcheck disable=SC2086  # "tag get": two words
+		"$dioctl" $c --help | sed -n 's/^  \(-[A-Za-z]\)\?,\? *\(--[a-z-]*\).*/\1\n\2/p' |
+			grep . | sort >"$tmp/help"
+		# shellcheck disable=SC2086
+		complete_words dioctl $c /dev/x - | sort >"$tmp/comp"
+		[ -s "$tmp/help" ] || { echo "$c --help: no option read"; bad=$((bad + 1)); }
+		diff -u --label "dioctl $c --help" --label "completion" "$tmp/help" "$tmp/comp" ||
+			bad=$((bad + 1))
+	done
+	[ "$bad" = 0 ]
+}
+
+"$1"

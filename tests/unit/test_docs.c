@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * test_docs: what the documentation the packages ship promises.  Each case
+ * is a function of tests/unit/docs-cases.sh (run from the top of the
+ * checkout), whose output is shown when it fails.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+static void run_case(const char *name)
+{
+	char cmd[256], line[512];
+	FILE *p;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "sh tests/unit/docs-cases.sh %s 2>&1", name);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p))
+		printf("# %s", line);
+	st = pclose(p);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("docs-cases.sh %s: status %#x", name, st);
+}
+
+/* Every struct a man page's SYNOPSIS shows is the headers' struct. */
+static void test_man_structs(void **state)
+{
+	run_case("man_structs");
+}
+
+/* make man dates every page with the changelog's first entry. */
+static void test_man_date(void **state)
+{
+	run_case("man_date");
+}
+
+/* The bash completion parses; shellcheck finds nothing in it. */
+static void test_completion_syntax(void **state)
+{
+	run_case("completion_syntax");
+}
+
+/* dioctl sc<TAB> is scrub, dioctl scrub --<TAB> has --json, DEVICE /dev's. */
+static void test_completion_replies(void **state)
+{
+	run_case("completion_replies");
+}
+
+/* Each command completes exactly the options its --help lists. */
+static void test_completion_options(void **state)
+{
+	run_case("completion_options");
+}
+
+int main(int argc, char **argv)
+{
+	char dioctl[4096], *slash;
+	int i;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_man_structs),
+		cmocka_unit_test(test_man_date),
+		cmocka_unit_test(test_completion_syntax),
+		cmocka_unit_test(test_completion_replies),
+		cmocka_unit_test(test_completion_options),
+	};
+
+	/* BUILD/tests/unit/test_docs: BUILD/tools/dioctl, of the same build. */
+	snprintf(dioctl, sizeof(dioctl), "%s", argc > 0 ? argv[0] : "");
+	for (i = 0; i < 3; i++) {
+		slash = strrchr(dioctl, '/');
+		if (!slash) {
+			fprintf(stderr, "test_docs: run it as BUILD/tests/unit/test_docs\n");
+			return 1;
+		}
+		*slash = '\0';
+	}
+	strncat(dioctl, "/tools/dioctl", sizeof(dioctl) - strlen(dioctl) - 1);
+	setenv("DIO_DIOCTL", dioctl, 1);
+	return cmocka_run_group_tests_name("docs", tests, NULL, NULL);
+}
