@@ -15,20 +15,11 @@
 
 #include <cmocka.h>
 
+#include "script_case.h"
+
 static void run_case(const char *name)
 {
-	char cmd[256], line[512];
-	FILE *p;
-	int st;
-
-	snprintf(cmd, sizeof(cmd), "sh tests/unit/install-cases.sh %s 2>&1", name);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while (fgets(line, sizeof(line), p))
-		printf("# %s", line);
-	st = pclose(p);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail_msg("install-cases.sh %s: status %#x", name, st);
+	run_script_case("install-cases.sh", name);
 }
 
 /* libdioctl.a defines, globally, exactly the symbols libdioctl.map exports. */
