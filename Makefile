@@ -265,16 +265,19 @@ deps:
 # shellcheck: tests/static-check.sh), then the guest suite on each kernel
 # in KERNELS (and the DKMS check), then one line that counts every test case.
 # A failed build counts as one failed test, and nothing else runs (the
-# programs would be missing, or older than the sources).  The debug kernel,
+# programs would be missing, or older than the sources).  The run has a
+# budget (CHECK_BUDGET, tests/vm/check-all.sh): at it, what still runs is
+# stopped and counted as failed.  The debug kernel,
 # the longest job, is prepared (built, on a new machine) from the start,
 # beside the userspace build and the host checks; its lane waits for it.
 check:
 	@scripts/deps.sh --check || scripts/deps.sh
 	@rm -rf $(B)/results && mkdir -p $(B)/results
-	@ahead=; case " $(KERNELS) " in *" debug "*) \
+	@: $${DIO_CHECK_START:=$$(date +%s)}; export DIO_CHECK_START; \
+	ahead=; case " $(KERNELS) " in *" debug "*) \
 		{ s=$$(date +%s); tests/vm/kernel.sh prepare debug >$(B)/results/kernel-debug-ahead.log 2>&1; \
 		printf 'kernel debug, prepared ahead (kernel-debug-ahead.log)\t%s\n' $$(($$(date +%s) - s)) \
-			>>$(B)/results/phases; } & ahead=$$!;; \
+			>>$(B)/results/phases; } & ahead=$$!; echo $$ahead >$(B)/results/.ahead-pid;; \
 	esac; \
 	t0=$$(date +%s); if $(MAKE) --no-print-directory userspace; then \
 		printf 'make userspace\t%s\n' $$(($$(date +%s) - t0)) >>$(B)/results/phases; \

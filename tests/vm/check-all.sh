@@ -9,8 +9,14 @@
 # output goes to build/results/lane-*.log and, line by line with the
 # flavour in front, to stdout.  Counts land in build/results/*.counts as
 # check.sh and dkms-check.sh write them; tests/summary.sh adds them up.
+# A run has a budget: CHECK_BUDGET seconds (default 4800, 80 minutes: CI
+# stops a run at 90 and then prints nothing of it) counted from
+# DIO_CHECK_START (.ci/run's start, else make check's).  At the budget the
+# jobs still running are stopped and counted as failed, with their names,
+# the ones never started and the phases so far in the summary, so that a
+# run too slow for CI says where its time went.  CHECK_BUDGET=0: none.
 #   check-all.sh            (env: KERNELS, DKMS_CHECK, DEB_CHECK, ANYWHERE_CHECK, CHECK_LANES=1|2,
-#                            DEBUG_PARTS=1|2)
+#                            DEBUG_PARTS=1|2, CHECK_BUDGET, DIO_CHECK_START)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -18,6 +24,7 @@ out=$top/build/results
 : "${KERNELS:=6.1 6.12 7.3 debug}" "${DKMS_CHECK:=1}" "${DEB_CHECK:=1}" "${ANYWHERE_CHECK:=1}"
 : "${CHECK_LANES:=$([ "$(nproc)" -ge 2 ] && echo 2 || echo 1)}"
 mkdir -p "$out"
+rm -f "$out"/.running-* "$out/over-budget.out" "$out/budget.counts"
 
 # The jobs.  First the stock kernels (longest first) and the DKMS, package
 # and checkout-anywhere checks as one job (they share the host's DKMS and
@@ -64,23 +71,81 @@ next_job() {
 	flock "$queue.lock" sh -c 'head -n 1 "$1"; sed -i 1d "$1"' sh "$queue"
 }
 
-# lane NAME: jobs from the queue until it is empty, prefixed output.
+# kill_tree PID: TERM to PID and every process below it (twice, for those
+# started meanwhile).  Not a process group: a lane's jobs stay in make's
+# group, so that Ctrl-C reaches them.
+descendants() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+kill_tree() {
+	for _ in 1 2; do
+		# shellcheck disable=SC2046  # a list of PIDs
+		kill -TERM "$1" $(descendants "$1") 2>/dev/null
+		sleep 1
+	done
+}
+
+# lane NAME: jobs from the queue until it is empty, prefixed output.  The
+# job's PID and name are in .running-NAME while it runs (for the budget).
 lane() {
-	local job k t0
+	local job k t0 cmd
 	while job=$(next_job) && [ -n "$job" ]; do
 		for k in $job; do
 			t0=$SECONDS
 			case $k in
-			dkms) "$here/dkms-check.sh" ;;
-			deb) "$here/deb-check.sh" ;;
-			anywhere) "$here/anywhere-check.sh" ;;
-			debug@*) DIO_PART=${k#debug@}/$DEBUG_PARTS "$here/check.sh" debug ;;
-			*) "$here/check.sh" "$k" ;;
-			esac 2>&1 | sed -u "s/^/[$k] /"
+			dkms) cmd=("$here/dkms-check.sh") ;;
+			deb) cmd=("$here/deb-check.sh") ;;
+			anywhere) cmd=("$here/anywhere-check.sh") ;;
+			debug@*) cmd=(env "DIO_PART=${k#debug@}/$DEBUG_PARTS" "$here/check.sh" debug) ;;
+			*) cmd=("$here/check.sh" "$k") ;;
+			esac
+			{
+				"${cmd[@]}" &
+				echo "$! $k" >"$out/.running-$1"
+				wait $!
+			} 2>&1 | sed -u "s/^/[$k] /"
+			rm -f "$out/.running-$1"
 			printf '%s\t%s\n' "lane $1: $k, in all" $((SECONDS - t0)) >>"$out/phases"
+			[ -e "$out/over-budget.out" ] && break 2
 		done
 	done | tee "$out/lane-$1.log"
 }
+
+# budget: at DIO_CHECK_START + CHECK_BUDGET, empty the queue, stop the
+# running jobs (and the debug kernel's build ahead, whose PID make check
+# leaves in .ahead-pid) and say so where tests/summary.sh finds it.
+: "${CHECK_BUDGET:=4800}" "${DIO_CHECK_START:=$(date +%s)}"
+budget() {
+	local left r pid k
+	left=$((DIO_CHECK_START + CHECK_BUDGET - $(date +%s)))
+	[ "$left" -gt 0 ] && sleep "$left"
+	{
+		echo "check-all: FAILED: the run reached its budget, $CHECK_BUDGET s after its start (CHECK_BUDGET)"
+		for r in "$out"/.running-*; do
+			[ -e "$r" ] || continue
+			read -r pid k <"$r"
+			echo "check-all: stopped at the budget: $k, $(($(date +%s) - $(stat -c %Y "$r"))) s after it started"
+		done
+		# shellcheck disable=SC2016  # $1 is the inner shell's
+		flock "$queue.lock" sh -c 'for j in $(cat "$1"); do echo "check-all: never started: $j"; done; : >"$1"' sh "$queue"
+	} >"$out/over-budget.out"
+	echo "0 1" >"$out/budget.counts"
+	cat "$out/over-budget.out" >&2
+	for r in "$out"/.running-* "$out"/.ahead-pid; do
+		[ -e "$r" ] || continue
+		read -r pid _ <"$r"
+		kill_tree "$pid"
+	done
+}
+watch=
+if [ "$CHECK_BUDGET" -gt 0 ]; then
+	budget &
+	watch=$!
+fi
 
 pids=()
 for ((l = 1; l < CHECK_LANES; l++)); do
@@ -91,10 +156,12 @@ lane "$CHECK_LANES"
 for p in "${pids[@]}"; do
 	wait "$p"
 done
+[ -z "$watch" ] || kill_tree "$watch"
 
 # The debug parts' module coverage, as one run's: it must meet the target
 # as a whole debug run does (tests/vm/check.sh, tests/vm/coverage.py).
-if [ "$DEBUG_PARTS" = 2 ] && [[ " ${jobs[*]} " == *" debug@1 "* ]]; then
+if [ "$DEBUG_PARTS" = 2 ] && [[ " ${jobs[*]} " == *" debug@1 "* ]] &&
+	[ ! -e "$out/over-budget.out" ]; then
 	B=$top/build
 	# Its report in debug-coverage.out, where tests/summary.sh finds a
 	# FAILED line.
