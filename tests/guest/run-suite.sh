@@ -15,7 +15,7 @@ set -u
 # Per program, a hang guard: a program's own waits are hang guards of
 # seconds to minutes (x tl_slow_factor() on the debug and kcsan kernels, see
 # tests/lib/testlib.h); its time budgets are at most 30 s (t_fuzz,
-# t_stress, t_unload) or 120 s (t_kfuzz on the debug kernel), which the
+# t_stress, t_unload) or 60 s (t_kfuzz), which the
 # fuzzers stretch up to four times on a slow machine; t_faultinj's sweeps
 # take up to 8 minutes on a loaded debug guest.  Room for five times a
 # program's time in make check: on a machine loaded four times over (a
