@@ -90,12 +90,17 @@ static char *slurp(const char *path)
 	FILE *f = fopen(path, "r");
 	char *buf = NULL;
 	size_t len = 0;
+	ssize_t n;
 
 	assert_non_null(f);
-	assert_true(getdelim(&buf, &len, 0, f) >= 0 || feof(f));
+	n = getdelim(&buf, &len, 0, f);
+	assert_true(n >= 0 || feof(f));
 	fclose(f);
+	/* An empty file: getdelim() may have allocated, but wrote nothing. */
 	if (!buf)
 		buf = strdup("");
+	else if (n < 0)
+		buf[0] = '\0';
 	assert_non_null(buf);
 	return buf;
 }
