@@ -271,7 +271,9 @@ static int dio_init_check(const struct dio_init *in)
 
 /**
  * dio_ctx_init_ioctl - DIO_IOC_INIT: a new descriptor for a context
- * @arg: user pointer to struct dio_init
+ * @df: NULL (the control device)
+ * @arg: struct dio_init, copied in
+ * @uarg: the user's struct (unused)
  *
  * Return: a new close-on-exec file descriptor, or -errno: -EINVAL for bad
  * flags, mode, key or reserved fields; -ENOENT for an unknown key without
@@ -279,21 +281,17 @@ static int dio_init_check(const struct dio_init *in)
  * denies joining, or another user owns the context and DIO_FOREIGN was not
  * given; -ENOMEM; -EMFILE.
  */
-long dio_ctx_init_ioctl(void __user *arg)
+long dio_ctx_init_ioctl(struct dio_file *df, void *arg, void __user *uarg)
 {
-	struct dio_init in;
-	struct dio_file *df;
+	const struct dio_init *in = arg;
 	struct dio_ctx *ctx;
 	int ret;
 
-	ret = dio_copy_arg(&in, sizeof(in), DIO_INIT_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	ret = dio_init_check(&in);
+	ret = dio_init_check(in);
 	if (ret)
 		return ret;
 
-	ctx = dio_ctx_get_for_init(&in);
+	ctx = dio_ctx_get_for_init(in);
 	if (IS_ERR(ctx))
 		return PTR_ERR(ctx);
 	ret = -ENOMEM;
@@ -318,48 +316,42 @@ out_leave_ctx:
 /**
  * dio_ctx_stat_ioctl - DIO_IOC_STAT: owner, creator, mode and use of a context
  * @df: the calling descriptor
- * @arg: user pointer to struct dio_stat
+ * @arg: struct dio_stat, copied in and filled (dio_cmd_run() writes it back)
+ * @uarg: the user's struct (unused)
  *
  * Ids are given in the caller's user and pid namespaces.
  *
- * Return: 0, or -EINVAL (size too small, non-zero reserved fields),
- * -E2BIG (unknown non-zero tail), -EFAULT.
+ * Return: 0, or -EINVAL (non-zero reserved fields).  dio_cmd_run()'s
+ * copies add -EINVAL (size too small), -E2BIG (unknown non-zero tail) and
+ * -EFAULT.
  */
-long dio_ctx_stat_ioctl(struct dio_file *df, void __user *arg)
+long dio_ctx_stat_ioctl(struct dio_file *df, void *arg, void __user *uarg)
 {
 	struct user_namespace *ns = current_user_ns();
 	struct dio_ctx *ctx = df->ctx;
+	struct dio_stat *st = arg;
 	struct dio_handle *h;
 	unsigned long id;
-	struct dio_stat st;
-	u32 usize;
-	int ret;
 
-	ret = dio_copy_arg(&st, sizeof(st), DIO_STAT_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	if (memchr_inv(st.reserved, 0, sizeof(st.reserved)))
+	if (memchr_inv(st->reserved, 0, sizeof(st->reserved)))
 		return -EINVAL;
-	usize = st.size;
-	memset(&st, 0, sizeof(st));
-	st.size = sizeof(st);
-	st.flags = ctx->keyed ? 0 : DIO_STAT_PRIVATE;
-	st.key = ctx->key;
-	st.uid = from_kuid_munged(ns, ctx->uid);
-	st.gid = from_kgid_munged(ns, ctx->gid);
-	st.cuid = from_kuid_munged(ns, ctx->cuid);
-	st.cgid = from_kgid_munged(ns, ctx->cgid);
-	st.mode = ctx->mode;
-	st.cpid = pid_vnr(ctx->cpid);
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	st->flags = ctx->keyed ? 0 : DIO_STAT_PRIVATE;
+	st->key = ctx->key;
+	st->uid = from_kuid_munged(ns, ctx->uid);
+	st->gid = from_kgid_munged(ns, ctx->gid);
+	st->cuid = from_kuid_munged(ns, ctx->cuid);
+	st->cgid = from_kgid_munged(ns, ctx->cgid);
+	st->mode = ctx->mode;
+	st->cpid = pid_vnr(ctx->cpid);
 	mutex_lock(&dio_ctx_mutex);
-	st.nr_descriptors = ctx->users;
+	st->nr_descriptors = ctx->users;
 	mutex_unlock(&dio_ctx_mutex);
 	mutex_lock(&ctx->lock);
 	xa_for_each(&ctx->handles, id, h)
-		st.nr_handles++;
+		st->nr_handles++;
 	mutex_unlock(&ctx->lock);
-	if (copy_to_user(arg, &st, min_t(size_t, usize, sizeof(st))))
-		return -EFAULT;
 	return 0;
 }
 

@@ -159,8 +159,9 @@ struct dio_file {
 
 /*
  * Is the caller the process that created @df (or one of its threads)?
- * Only it may SUBMIT, WAIT, COLLECT and register buffers, so that results
- * are written only into the memory of the process that submitted.
+ * Only it may SUBMIT, WAIT, COLLECT and register buffers (DIO_CMD_MINE in
+ * the descriptor's command table), so that results are written only into
+ * the memory of the process that submitted.
  */
 static inline bool dio_file_is_mine(const struct dio_file *df)
 {
@@ -235,7 +236,53 @@ struct dio_kreq {
 	struct dio_request	ureq;		/* the request as submitted */
 };
 
+/*
+ * An ioctl command, one entry of a device's table (main.c): its number,
+ * its argument struct's size and first published size, what dio_cmd_run()
+ * does around it (DIO_CMD_*), and the command itself, given the calling
+ * descriptor (NULL on the control device), the struct copied in (@arg)
+ * and the user's struct (@uarg).
+ */
+struct dio_cmd {
+	unsigned int	cmd;
+	unsigned int	flags;
+	u32		size;
+	u32		min_size;
+	long		(*fn)(struct dio_file *df, void *arg, void __user *uarg);
+};
+
+/* Only the process that created the descriptor: -EXDEV for another. */
+#define DIO_CMD_MINE		BIT(0)
+/* The struct is written back when the command succeeds. */
+#define DIO_CMD_OUT		BIT(1)
+/* An output-only struct: only its size is read (DIO_IOC_FEATURES). */
+#define DIO_CMD_OUT_ONLY	BIT(2)
+
+/* Room for any command's struct, which dio_cmd_run() copies in and out. */
+union dio_cmd_arg {
+	struct dio_features	features;
+	struct dio_init		init;
+	struct dio_open		open;
+	struct dio_close	close;
+	struct dio_query	query;
+	struct dio_stat		stat;
+	struct dio_submit	submit;
+	struct dio_wait		wait;
+	struct dio_register	reg;
+};
+
+/* A table entry; @_arg names its struct as a member of union dio_cmd_arg. */
+#define DIO_CMD(_cmd, _arg, _min_size, _flags, _fn) {			\
+	.cmd		= _cmd,						\
+	.flags		= _flags,					\
+	.size		= sizeof_field(union dio_cmd_arg, _arg),	\
+	.min_size	= _min_size,					\
+	.fn		= _fn,						\
+}
+
 /* main.c */
+long dio_cmd_run(const struct dio_cmd *cmds, size_t nr, struct dio_file *df,
+		 unsigned int cmd, void __user *uarg);
 long dio_ctx_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
 /* abi_check.c */
@@ -248,17 +295,20 @@ int dio_copy_request(struct dio_request *r, u64 uaddr);
 int dio_put_result(u64 uaddr, const struct dio_result *res);
 
 /* context.c */
-long dio_ctx_init_ioctl(void __user *arg);
-long dio_ctx_stat_ioctl(struct dio_file *df, void __user *arg);
+long dio_ctx_init_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+long dio_ctx_stat_ioctl(struct dio_file *df, void *arg, void __user *uarg);
 void dio_ctx_put(struct dio_ctx *ctx);
 void dio_file_put(struct dio_file *df);
 int dio_ctx_module_init(void);
 void dio_ctx_module_exit(void);
 
 /* handle.c */
-long dio_handle_open_ioctl(struct dio_file *df, void __user *arg);
-long dio_handle_close_ioctl(struct dio_file *df, void __user *arg);
-long dio_handle_query_ioctl(struct dio_file *df, void __user *arg);
+long dio_handle_open_ioctl(struct dio_file *df, void *arg,
+			   void __user *uarg);
+long dio_handle_close_ioctl(struct dio_file *df, void *arg,
+			    void __user *uarg);
+long dio_handle_query_ioctl(struct dio_file *df, void *arg,
+			    void __user *uarg);
 struct dio_handle *dio_handle_get(struct dio_ctx *ctx, u32 id);
 struct file *dio_handle_file(struct dio_handle *h, bool write);
 int dio_write_allowed(struct file *file, int err_ro);
@@ -275,8 +325,10 @@ int dio_user_charge(struct dio_user *u, unsigned long bytes);
 void dio_user_uncharge(struct dio_user *u, unsigned long bytes);
 
 /* fixed.c */
-long dio_fixed_register_ioctl(struct dio_file *df, void __user *arg);
-long dio_fixed_unregister_ioctl(struct dio_file *df, void __user *arg);
+long dio_fixed_register_ioctl(struct dio_file *df, void *arg,
+			      void __user *uarg);
+long dio_fixed_unregister_ioctl(struct dio_file *df, void *arg,
+				void __user *uarg);
 int dio_fixed_unregister(struct dio_file *df);
 struct dio_fixed *dio_fixed_get(struct dio_file *df);
 struct dio_fixed *dio_fixed_hold(struct dio_fixed *f);
@@ -290,9 +342,9 @@ unsigned long dio_fixed_pages(u64 addr, u64 len);
 /* io.c */
 extern atomic_t dio_kreqs_kept;
 __poll_t dio_ctx_poll(struct file *file, struct poll_table_struct *pt);
-long dio_submit_ioctl(struct dio_file *df, void __user *arg);
-long dio_wait_ioctl(struct dio_file *df, void __user *arg);
-long dio_collect_ioctl(struct dio_file *df, void __user *arg);
+long dio_submit_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+long dio_wait_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+long dio_collect_ioctl(struct dio_file *df, void *arg, void __user *uarg);
 void dio_file_reap_all(struct dio_file *df);
 void dio_file_complete_work(struct work_struct *work);
 void dio_file_free_kreqs(struct dio_file *df);

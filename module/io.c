@@ -925,8 +925,10 @@ static void dio_get_uaddrs(u64 *out, const u64 __user *uptr, unsigned int nr)
 
 /**
  * dio_submit_ioctl - DIO_IOC_SUBMIT
- * @df: the calling descriptor
- * @arg: user pointer to struct dio_submit
+ * @df: the calling descriptor, created by the caller's process
+ *	(DIO_CMD_MINE: dio_cmd_run() answers -EXDEV to another)
+ * @arg: struct dio_submit, copied in
+ * @uarg: the user's struct (unused)
  *
  * Return: the number of requests queued; if the first one fails, -errno:
  * -EINVAL (bad request fields, alignment or length), -ENXIO (beyond the
@@ -937,38 +939,33 @@ static void dio_get_uaddrs(u64 *out, const u64 __user *uptr, unsigned int nr)
  * flight), -EOPNOTSUPP (PI the device cannot honour), -EILSEQ (the
  * caller's PI refused before submission), -EPERM (a write to a read-only
  * device), -ETXTBSY (a write to an active swap device), the LSM's error,
- * -EXDEV (the descriptor belongs to another process), -EFAULT, -ENOMEM
- * (also: a request that alone passes the ceiling).
+ * -EFAULT, -ENOMEM (also: a request that alone passes the ceiling).
  */
-long dio_submit_ioctl(struct dio_file *df, void __user *arg)
+long dio_submit_ioctl(struct dio_file *df, void *arg, void __user *uarg)
 {
+	const struct dio_submit *s = arg;
 	u64 uaddrs[DIO_SUBMIT_CHUNK];
 	struct dio_batch b = {};
-	struct dio_submit s;
 	struct blk_plug plug;
 	u64 __user *ureqs;
 	unsigned int i, n;
 	int ret = 0;
 
-	if (!dio_file_is_mine(df))
-		return -EXDEV;
-	ret = dio_copy_arg(&s, sizeof(s), DIO_SUBMIT_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	if (!s.nr || s.nr > DIO_MAX_BATCH || s.reserved[0] || s.reserved[1])
+	if (!s->nr || s->nr > DIO_MAX_BATCH || s->reserved[0] ||
+	    s->reserved[1])
 		return -EINVAL;
-	ureqs = u64_to_user_ptr(s.reqs);
+	ureqs = u64_to_user_ptr(s->reqs);
 	b.user = dio_user_get();
 	if (IS_ERR(b.user))
 		return PTR_ERR(b.user);
 
 	blk_start_plug(&plug);
-	for (i = 0; i < s.nr && !ret; i++) {
+	for (i = 0; i < s->nr && !ret; i++) {
 		/* The pointers a chunk at a time; a fault: the good ones. */
 		n = i % DIO_SUBMIT_CHUNK;
 		if (!n)
 			dio_get_uaddrs(uaddrs, &ureqs[i],
-				       min(s.nr - i, DIO_SUBMIT_CHUNK));
+				       min(s->nr - i, DIO_SUBMIT_CHUNK));
 		if (uaddrs[n] == DIO_UADDR_FAULT)
 			ret = -EFAULT;
 		else
@@ -1104,39 +1101,35 @@ static int dio_wait_result(unsigned int n, int err)
 
 /**
  * dio_wait_ioctl - DIO_IOC_WAIT
- * @df: the calling descriptor
- * @arg: user pointer to struct dio_wait
+ * @df: the calling descriptor, created by the caller's process
+ *	(DIO_CMD_MINE: dio_cmd_run() answers -EXDEV to another)
+ * @arg: struct dio_wait, copied in
+ * @uarg: the user's struct (unused)
  *
  * Waits for the listed requests in order and reports each as it is done.
  *
  * Return: how many were reported: all of them, or fewer when the timeout
  * expired (possibly 0) or a signal came (-EINTR when none).  A listed
  * address with no request submitted on this descriptor stops the call:
- * -ENOENT if it is the first.  -EINVAL for bad fields, -EFAULT, -EXDEV
- * (the descriptor belongs to another process).
+ * -ENOENT if it is the first.  -EINVAL for bad fields, -EFAULT.
  */
-long dio_wait_ioctl(struct dio_file *df, void __user *arg)
+long dio_wait_ioctl(struct dio_file *df, void *arg, void __user *uarg)
 {
+	const struct dio_wait *w = arg;
 	struct dio_kreq *kreq;
 	u64 __user *ureqs;
-	struct dio_wait w;
 	struct dio_timeout tmo = { };
 	unsigned int i;
 	u64 uaddr;
 	int ret;
 
-	if (!dio_file_is_mine(df))
-		return -EXDEV;
-	ret = dio_copy_arg(&w, sizeof(w), DIO_WAIT_SIZE_VER0, arg);
+	ret = dio_wait_check(w, false);
 	if (ret)
 		return ret;
-	ret = dio_wait_check(&w, false);
-	if (ret)
-		return ret;
-	ureqs = u64_to_user_ptr(w.reqs);
-	tmo.ns = w.timeout_ns;
+	ureqs = u64_to_user_ptr(w->reqs);
+	tmo.ns = w->timeout_ns;
 
-	for (i = 0; i < w.nr; i++) {
+	for (i = 0; i < w->nr; i++) {
 		if (get_user(uaddr, &ureqs[i])) {
 			ret = -EFAULT;
 			break;
@@ -1214,33 +1207,29 @@ static int dio_collect_list(struct dio_file *df, struct list_head *claimed,
 
 /**
  * dio_collect_ioctl - DIO_IOC_COLLECT
- * @df: the calling descriptor
- * @arg: user pointer to struct dio_wait
+ * @df: the calling descriptor, created by the caller's process
+ *	(DIO_CMD_MINE: dio_cmd_run() answers -EXDEV to another)
+ * @arg: struct dio_wait, copied in
+ * @uarg: the user's struct (unused)
  *
  * Return: how many completions were reported into @arg->reqs (at least
  * @arg->min_nr unless the timeout expired or a signal came: then fewer,
- * possibly 0, or -EINTR when none).  -EINVAL for bad fields, -EFAULT,
- * -EXDEV (the descriptor belongs to another process).
+ * possibly 0, or -EINTR when none).  -EINVAL for bad fields, -EFAULT.
  */
-long dio_collect_ioctl(struct dio_file *df, void __user *arg)
+long dio_collect_ioctl(struct dio_file *df, void *arg, void __user *uarg)
 {
+	const struct dio_wait *w = arg;
 	LIST_HEAD(claimed);
 	u64 __user *out;
-	struct dio_wait w;
 	unsigned int n = 0;
 	struct dio_timeout tmo = { };
 	int ret, err;
 
-	if (!dio_file_is_mine(df))
-		return -EXDEV;
-	ret = dio_copy_arg(&w, sizeof(w), DIO_WAIT_SIZE_VER0, arg);
+	ret = dio_wait_check(w, true);
 	if (ret)
 		return ret;
-	ret = dio_wait_check(&w, true);
-	if (ret)
-		return ret;
-	out = u64_to_user_ptr(w.reqs);
-	tmo.ns = w.timeout_ns;
+	out = u64_to_user_ptr(w->reqs);
+	tmo.ns = w->timeout_ns;
 
 	/*
 	 * Another caller on the same descriptor may claim what woke us:
@@ -1249,17 +1238,17 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 	 */
 	do {
 		ret = wait_event_interruptible_hrtimeout(df->wait,
-							 READ_ONCE(df->nr_done) >= w.min_nr - n,
+							 READ_ONCE(df->nr_done) >= w->min_nr - n,
 							 dio_remaining(&tmo));
-		while (n < w.nr &&
+		while (n < w->nr &&
 		       dio_kreq_claim_list(df, &claimed,
-					   min(w.nr - n, DIO_COLLECT_CHUNK))) {
+					   min(w->nr - n, DIO_COLLECT_CHUNK))) {
 			err = dio_collect_list(df, &claimed, out, &n);
 			if (err)
 				return dio_wait_result(n, err);
 			ret = 0;
 		}
-	} while (!ret && n < w.min_nr);
+	} while (!ret && n < w->min_nr);
 	return dio_wait_result(n, ret);
 }
 

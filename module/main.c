@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dio_batch: the control device /dev/dio_batch, ioctl dispatch for the
- * context descriptors, and module init/exit.  The commands' argument
- * structs are copied in by dio_copy_arg() (uarg.c).
+ * dio_batch: the control device /dev/dio_batch, the command tables of
+ * both devices and the one function that runs their commands
+ * (dio_cmd_run(): the same-process check, the argument struct copied in by
+ * dio_copy_arg() (uarg.c) and written back), and module init/exit.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -25,14 +26,18 @@ MODULE_PARM_DESC(max_user_pinned_mb,
 		 "MiB of user memory one user may have pinned by I/O in flight, whole pages per pin; 0: no ceiling; CAP_IPC_LOCK is exempt (default 256)");
 
 /*
- * DIO_IOC_FEATURES reads only the size: struct dio_features is the
- * output-only exception of the header's rules (no tail, no reserved field
- * is read), so the probe answers a program of any age.
+ * DIO_IOC_FEATURES reads only the size (DIO_CMD_OUT_ONLY): struct
+ * dio_features is the output-only exception of the header's rules (no
+ * tail, no reserved field is read), so the probe answers a program of any
+ * age.
  */
-static long dio_features_ioctl(void __user *arg)
+static long dio_features_ioctl(struct dio_file *df, void *arg,
+			       void __user *uarg)
 {
-	struct dio_features f = {
-		.size		= sizeof(f),
+	struct dio_features *f = arg;
+
+	*f = (struct dio_features){
+		.size		= sizeof(*f),
 		.abi_version	= DIO_BATCH_ABI_VERSION,
 		.features	= DIO_FEAT_ALL,
 		.init_flags	= DIO_INIT_F_ALL,
@@ -48,16 +53,6 @@ static long dio_features_ioctl(void __user *arg)
 		.max_fixed_bufs	= DIO_MAX_FIXED_BUFS,
 		.max_fixed_buf_bytes = DIO_MAX_FIXED_BUF_BYTES,
 	};
-	u32 usize;
-
-	if (get_user(usize, (u32 __user *)arg))
-		return -EFAULT;
-	if (usize < DIO_FEATURES_SIZE_VER0)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	if (copy_to_user(arg, &f, min_t(size_t, usize, sizeof(f))))
-		return -EFAULT;
 	return 0;
 }
 
@@ -74,17 +69,109 @@ static bool dio_ioc_is(unsigned int cmd, unsigned int want)
 	       _IOC_DIR(cmd) == _IOC_DIR(want);
 }
 
+/*
+ * Read only the size of an output-only struct into @karg, which is
+ * otherwise left to the command: below @min_size -EINVAL, above a page
+ * -E2BIG (as dio_copy_arg()), -EFAULT.
+ */
+static int dio_copy_size(void *karg, size_t min_size, const void __user *uarg)
+{
+	u32 usize;
+
+	if (get_user(usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < min_size)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	*(u32 *)karg = usize;
+	return 0;
+}
+
+/**
+ * dio_cmd_run - run the command @cmd names in a table of commands
+ * @cmds: the table
+ * @nr: its length
+ * @df: the calling descriptor, or NULL on the control device
+ * @cmd: the ioctl number
+ * @uarg: the user's argument struct
+ *
+ * The one place every command goes through: matched by dio_ioc_is(); a
+ * DIO_CMD_MINE command refused to any process but @df's creator; its
+ * struct copied in by dio_copy_arg() (only its size for DIO_CMD_OUT_ONLY);
+ * and for DIO_CMD_OUT, written back after the command succeeds, as much of
+ * it as the caller's size covers.
+ *
+ * Return: the command's result; -ENOTTY for a command not in @cmds,
+ * -EXDEV for a DIO_CMD_MINE one from another process, or the copies'
+ * -EFAULT, -EINVAL, -E2BIG.
+ */
+long dio_cmd_run(const struct dio_cmd *cmds, size_t nr, struct dio_file *df,
+		 unsigned int cmd, void __user *uarg)
+{
+	const struct dio_cmd *c;
+	union dio_cmd_arg karg;
+	u32 usize;
+	long ret;
+
+	for (c = cmds; c < cmds + nr; c++)
+		if (dio_ioc_is(cmd, c->cmd))
+			break;
+	if (c == cmds + nr)
+		return -ENOTTY;
+	if ((c->flags & DIO_CMD_MINE) && !dio_file_is_mine(df))
+		return -EXDEV;
+	if (c->flags & DIO_CMD_OUT_ONLY)
+		ret = dio_copy_size(&karg, c->min_size, uarg);
+	else
+		ret = dio_copy_arg(&karg, c->size, c->min_size, uarg);
+	if (ret)
+		return ret;
+	usize = *(u32 *)&karg;
+	ret = c->fn(df, &karg, uarg);
+	if (ret < 0 || !(c->flags & DIO_CMD_OUT))
+		return ret;
+	if (copy_to_user(uarg, &karg, min_t(size_t, usize, c->size)))
+		return -EFAULT;
+	return ret;
+}
+
+/* The control device's commands. */
+static const struct dio_cmd dio_ctl_cmds[] = {
+	DIO_CMD(DIO_IOC_FEATURES, features, DIO_FEATURES_SIZE_VER0,
+		DIO_CMD_OUT_ONLY | DIO_CMD_OUT, dio_features_ioctl),
+	DIO_CMD(DIO_IOC_INIT, init, DIO_INIT_SIZE_VER0, 0,
+		dio_ctx_init_ioctl),
+};
+
 static long dio_ctl_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
-	void __user *uarg = (void __user *)arg;
-
-	if (dio_ioc_is(cmd, DIO_IOC_FEATURES))
-		return dio_features_ioctl(uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_INIT))
-		return dio_ctx_init_ioctl(uarg);
-	return -ENOTTY;
+	return dio_cmd_run(dio_ctl_cmds, ARRAY_SIZE(dio_ctl_cmds), NULL, cmd,
+			   (void __user *)arg);
 }
+
+/* A context descriptor's commands. */
+static const struct dio_cmd dio_file_cmds[] = {
+	DIO_CMD(DIO_IOC_SUBMIT, submit, DIO_SUBMIT_SIZE_VER0,
+		DIO_CMD_MINE, dio_submit_ioctl),
+	DIO_CMD(DIO_IOC_WAIT, wait, DIO_WAIT_SIZE_VER0,
+		DIO_CMD_MINE, dio_wait_ioctl),
+	DIO_CMD(DIO_IOC_COLLECT, wait, DIO_WAIT_SIZE_VER0,
+		DIO_CMD_MINE, dio_collect_ioctl),
+	DIO_CMD(DIO_IOC_OPEN, open, DIO_OPEN_SIZE_VER0, 0,
+		dio_handle_open_ioctl),
+	DIO_CMD(DIO_IOC_CLOSE, close, DIO_CLOSE_SIZE_VER0, 0,
+		dio_handle_close_ioctl),
+	DIO_CMD(DIO_IOC_QUERY, query, DIO_QUERY_SIZE_VER0, DIO_CMD_OUT,
+		dio_handle_query_ioctl),
+	DIO_CMD(DIO_IOC_STAT, stat, DIO_STAT_SIZE_VER0, DIO_CMD_OUT,
+		dio_ctx_stat_ioctl),
+	DIO_CMD(DIO_IOC_REGISTER, reg, DIO_REGISTER_SIZE_VER0,
+		DIO_CMD_MINE, dio_fixed_register_ioctl),
+	DIO_CMD(DIO_IOC_UNREGISTER, reg, DIO_REGISTER_SIZE_VER0,
+		DIO_CMD_MINE, dio_fixed_unregister_ioctl),
+};
 
 /**
  * dio_ctx_ioctl - ioctl entry of a context descriptor
@@ -97,28 +184,8 @@ static long dio_ctl_ioctl(struct file *file, unsigned int cmd,
  */
 long dio_ctx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	struct dio_file *df = file->private_data;
-	void __user *uarg = (void __user *)arg;
-
-	if (dio_ioc_is(cmd, DIO_IOC_SUBMIT))
-		return dio_submit_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_WAIT))
-		return dio_wait_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_COLLECT))
-		return dio_collect_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_OPEN))
-		return dio_handle_open_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_CLOSE))
-		return dio_handle_close_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_QUERY))
-		return dio_handle_query_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_STAT))
-		return dio_ctx_stat_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_REGISTER))
-		return dio_fixed_register_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_UNREGISTER))
-		return dio_fixed_unregister_ioctl(df, uarg);
-	return -ENOTTY;
+	return dio_cmd_run(dio_file_cmds, ARRAY_SIZE(dio_file_cmds),
+			   file->private_data, cmd, (void __user *)arg);
 }
 
 static const struct file_operations dio_ctl_fops = {
