@@ -4,23 +4,26 @@
  *
  * Objects and who keeps them alive:
  *
- *  struct dio_ctx     a context: the handle table, named by a key (or
- *                     private).  One kref per descriptor and per handle.
- *  struct dio_file    one context descriptor (anon inode file): its own
- *                     completion queue and request table.  One kref for the
- *                     open file and one per request not yet reported.
- *  struct dio_handle  a claimed block device in a context.  One kref for the
- *                     context's table (dropped when the last opener goes,
- *                     which revokes the handle) and one per request.
+ *  struct dio_ctx     a context (context.c): the handle table, named by a
+ *                     key (or private).  One kref per descriptor and per
+ *                     handle.
+ *  struct dio_file    one context descriptor (file.c), an anon inode file:
+ *                     its own completion queue and request table.  One kref
+ *                     for the open file and one per request not yet
+ *                     reported.
+ *  struct dio_handle  a claimed block device in a context (handle.c).  One
+ *                     kref for the context's table (dropped when the last
+ *                     opener goes, which revokes the handle) and one per
+ *                     request.
  *  struct dio_opener  one descriptor's hold on a handle: how many OPENs it
  *                     has not closed, and the block device files they came
  *                     through (one reference each), which give the handle
  *                     its access.  Freed when the count reaches 0.
- *  struct dio_kreq    the kernel's state of one submitted request, keyed by
- *                     the user address of its struct dio_request in the
- *                     descriptor's table; freed when reported.
- *  struct dio_user    what one user has pinned by I/O in flight; one
- *                     reference per request that charged it.
+ *  struct dio_kreq    the kernel's state of one submitted request (io.c),
+ *                     keyed by the user address of its struct dio_request
+ *                     in the descriptor's table; freed when reported.
+ *  struct dio_user    what one user has pinned by I/O in flight (user.c);
+ *                     one reference per request that charged it.
  *  struct dio_fixed   a descriptor's registered buffers (fixed.c): one
  *                     reference while registered and one per request
  *                     using them, dropped when the request is freed.
@@ -283,7 +286,6 @@ union dio_cmd_arg {
 /* main.c */
 long dio_cmd_run(const struct dio_cmd *cmds, size_t nr, struct dio_file *df,
 		 unsigned int cmd, void __user *uarg);
-long dio_ctx_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
 /* abi_check.c */
 void dio_abi_check(void);
@@ -297,10 +299,16 @@ int dio_put_result(u64 uaddr, const struct dio_result *res);
 /* context.c */
 long dio_ctx_init_ioctl(struct dio_file *df, void *arg, void __user *uarg);
 long dio_ctx_stat_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+void dio_ctx_leave(struct dio_ctx *ctx);
 void dio_ctx_put(struct dio_ctx *ctx);
-void dio_file_put(struct dio_file *df);
 int dio_ctx_module_init(void);
 void dio_ctx_module_exit(void);
+
+/* file.c */
+int dio_file_open(struct dio_ctx *ctx);
+void dio_file_put(struct dio_file *df);
+int dio_file_module_init(void);
+void dio_file_module_exit(void);
 
 /* handle.c */
 long dio_handle_open_ioctl(struct dio_file *df, void *arg,
@@ -313,7 +321,7 @@ struct dio_handle *dio_handle_get(struct dio_ctx *ctx, u32 id);
 struct file *dio_handle_file(struct dio_handle *h, bool write);
 int dio_write_allowed(struct file *file, int err_ro);
 void dio_handle_put(struct dio_handle *h);
-void dio_file_drop_handles(struct dio_file *df);
+void dio_opener_free(struct dio_file *df, struct dio_opener *op);
 bool dio_bdev_nocheck_capable(struct block_device *bdev);
 int dio_handle_module_init(void);
 void dio_handle_module_exit(void);
@@ -341,17 +349,17 @@ unsigned long dio_fixed_pages(u64 addr, u64 len);
 
 /* io.c */
 extern atomic_t dio_kreqs_kept;
-__poll_t dio_ctx_poll(struct file *file, struct poll_table_struct *pt);
 long dio_submit_ioctl(struct dio_file *df, void *arg, void __user *uarg);
 long dio_wait_ioctl(struct dio_file *df, void *arg, void __user *uarg);
 long dio_collect_ioctl(struct dio_file *df, void *arg, void __user *uarg);
-void dio_file_reap_all(struct dio_file *df);
-void dio_file_complete_work(struct work_struct *work);
-void dio_file_free_kreqs(struct dio_file *df);
+void dio_kreq_free(struct dio_kreq *kreq);
+void dio_kreq_complete_work(struct work_struct *work);
+void dio_kreq_cache_drain(struct dio_file *df);
 int dio_io_module_init(void);
 void dio_io_module_exit(void);
 
 /* integrity.c */
+extern atomic64_t dio_locate_reads;
 int dio_pi_check_request(struct dio_kreq *kreq);
 int dio_pi_prepare(struct dio_kreq *kreq);
 int dio_pi_attach(struct dio_kreq *kreq, struct bio *bio);
@@ -359,7 +367,5 @@ bool dio_pi_needs_process(struct dio_kreq *kreq);
 void dio_pi_complete(struct dio_kreq *kreq);
 void dio_pi_report(struct dio_kreq *kreq);
 void dio_pi_free(struct dio_kreq *kreq);
-int dio_pi_module_init(void);
-void dio_pi_module_exit(void);
 
 #endif /* _DIO_BATCH_INTERNAL_H */

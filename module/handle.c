@@ -247,8 +247,18 @@ int dio_write_allowed(struct file *file, int err_ro)
 	return 0;
 }
 
-/* Free an opener whose count reached 0; ctx->lock held. */
-static void dio_opener_free(struct dio_file *df, struct dio_opener *op)
+/**
+ * dio_opener_free - drop a descriptor's hold on a handle, whatever its count
+ * @df: the descriptor
+ * @op: its opener of the handle
+ *
+ * For an opener whose count reached 0, and for every opener of a
+ * descriptor being released.  The access the opener brought goes; the
+ * handle is revoked when this was its last opener.
+ *
+ * Context: ctx->lock held.
+ */
+void dio_opener_free(struct dio_file *df, struct dio_opener *op)
 {
 	struct dio_handle *h = op->h;
 
@@ -439,22 +449,6 @@ long dio_handle_close_ioctl(struct dio_file *df, void *arg,
 	ret = dio_opener_put(df, c->handle);
 	mutex_unlock(&ctx->lock);
 	return ret;
-}
-
-/**
- * dio_file_drop_handles - drop every handle reference of a descriptor
- * @df: the descriptor being released
- */
-void dio_file_drop_handles(struct dio_file *df)
-{
-	struct dio_ctx *ctx = df->ctx;
-	struct dio_opener *op;
-	unsigned long id;
-
-	mutex_lock(&ctx->lock);
-	xa_for_each(&df->opened, id, op)
-		dio_opener_free(df, op);
-	mutex_unlock(&ctx->lock);
 }
 
 /**

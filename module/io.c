@@ -37,7 +37,7 @@
  * state, sending the fsnotify event pread or pwrite would from the
  * submitter's process (io_uring sends it from the submitter's task too).
  * A descriptor closed with requests in flight reaps them from a work item
- * (the events are sent then).
+ * (file.c; the events are sent then).
  *
  * The request table of a descriptor is a hash table keyed by the request's
  * user address divided by the smallest request size: requests that do not
@@ -51,7 +51,6 @@
 #include <linux/hrtimer.h>
 #include <linux/log2.h>
 #include <linux/pagemap.h>
-#include <linux/poll.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/task_io_accounting_ops.h>
@@ -238,7 +237,7 @@ static void dio_bio_end_io(struct bio *bio)
 /* ---- completion work (process context) ---- */
 
 /**
- * dio_file_complete_work - complete a descriptor's requests that may sleep
+ * dio_kreq_complete_work - complete a descriptor's requests that may sleep
  * @work: the descriptor's complete_work
  *
  * Completes the requests dio_kreq_put() listed, in the order they came,
@@ -249,7 +248,7 @@ static void dio_bio_end_io(struct bio *bio)
  * after the last request is complete: its reporter may free it, and the
  * descriptor with it.
  */
-void dio_file_complete_work(struct work_struct *work)
+void dio_kreq_complete_work(struct work_struct *work)
 {
 	struct dio_file *df = container_of(work, struct dio_file,
 					   complete_work);
@@ -285,10 +284,10 @@ static void dio_kreq_recycle(struct dio_kreq *kreq)
 }
 
 /**
- * dio_file_free_kreqs - free the request structs a descriptor kept
+ * dio_kreq_cache_drain - free the request structs a descriptor kept
  * @df: the descriptor, being freed
  */
-void dio_file_free_kreqs(struct dio_file *df)
+void dio_kreq_cache_drain(struct dio_file *df)
 {
 	struct llist_node *node = llist_del_all(&df->kreq_cache);
 	struct dio_kreq *kreq, *next;
@@ -299,13 +298,18 @@ void dio_file_free_kreqs(struct dio_file *df)
 	}
 }
 
-/*
- * Free a request that left the table; its pages are released.  Process
- * context: the submitter's when it is reported, the reaper's otherwise.
+/**
+ * dio_kreq_free - free a request that left its descriptor's table
+ * @kreq: the request; its pages are released
+ *
  * A request that moved data sends the fsnotify event pread or pwrite
- * would.
+ * would.  Drops the request's reference to its descriptor, which may be
+ * the last.
+ *
+ * Context: process context: the submitter's when it is reported, the
+ * reaper's otherwise.
  */
-static void dio_kreq_free(struct dio_kreq *kreq)
+void dio_kreq_free(struct dio_kreq *kreq)
 {
 	struct dio_file *df = kreq->df;
 
@@ -363,55 +367,6 @@ static void dio_kreq_remove(struct dio_file *df, struct dio_kreq *kreq)
 	hash_del(&kreq->hnode);
 	df->nr_reqs--;
 	spin_unlock_irq(&df->lock);
-}
-
-/**
- * dio_file_reap_all - free the done requests of a released descriptor
- * @df: the descriptor; its file is gone or going
- *
- * Called twice over: from the file's release, which marks @df released so
- * that later completions queue its reap work, and from that work, which
- * finds @df already released and drops the reference its queueing took.
- * Results are not reported.  Must not touch @df after freeing the last
- * request: that may free @df.
- */
-void dio_file_reap_all(struct dio_file *df)
-{
-	struct dio_kreq *kreq, *next;
-	LIST_HEAD(list);
-	bool from_work;
-
-	spin_lock_irq(&df->lock);
-	from_work = df->released;
-	df->released = true;
-	list_for_each_entry(kreq, &df->done, node) {
-		kreq->claimed = true;
-		hash_del(&kreq->hnode);
-		df->nr_reqs--;
-	}
-	list_splice_init(&df->done, &list);
-	df->nr_done = 0;
-	spin_unlock_irq(&df->lock);
-
-	list_for_each_entry_safe(kreq, next, &list, node)
-		dio_kreq_free(kreq);
-	if (from_work)
-		dio_file_put(df);
-}
-
-/**
- * dio_ctx_poll - readable while the descriptor has unreported completions
- * @file: the context descriptor
- * @pt: poll table
- *
- * Return: EPOLLIN | EPOLLRDNORM when completions wait, else 0.
- */
-__poll_t dio_ctx_poll(struct file *file, struct poll_table_struct *pt)
-{
-	struct dio_file *df = file->private_data;
-
-	poll_wait(file, &df->wait, pt);
-	return READ_ONCE(df->nr_done) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 /* ---- submission ---- */

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dio_batch: the control device /dev/dio_batch, the command tables of
- * both devices and the one function that runs their commands
- * (dio_cmd_run(): the same-process check, the argument struct copied in by
- * dio_copy_arg() (uarg.c) and written back), and module init/exit.
+ * dio_batch: the module's parameters, the control device /dev/dio_batch
+ * and its commands, the one function that runs the commands of both
+ * devices (dio_cmd_run(): the same-process check, the argument struct
+ * copied in by dio_copy_arg() (uarg.c) and written back; the descriptor's
+ * table is file.c's), debugfs, and module init/exit.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/compat.h>
+#include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -151,43 +153,6 @@ static long dio_ctl_ioctl(struct file *file, unsigned int cmd,
 			   (void __user *)arg);
 }
 
-/* A context descriptor's commands. */
-static const struct dio_cmd dio_file_cmds[] = {
-	DIO_CMD(DIO_IOC_SUBMIT, submit, DIO_SUBMIT_SIZE_VER0,
-		DIO_CMD_MINE, dio_submit_ioctl),
-	DIO_CMD(DIO_IOC_WAIT, wait, DIO_WAIT_SIZE_VER0,
-		DIO_CMD_MINE, dio_wait_ioctl),
-	DIO_CMD(DIO_IOC_COLLECT, wait, DIO_WAIT_SIZE_VER0,
-		DIO_CMD_MINE, dio_collect_ioctl),
-	DIO_CMD(DIO_IOC_OPEN, open, DIO_OPEN_SIZE_VER0, 0,
-		dio_handle_open_ioctl),
-	DIO_CMD(DIO_IOC_CLOSE, close, DIO_CLOSE_SIZE_VER0, 0,
-		dio_handle_close_ioctl),
-	DIO_CMD(DIO_IOC_QUERY, query, DIO_QUERY_SIZE_VER0, DIO_CMD_OUT,
-		dio_handle_query_ioctl),
-	DIO_CMD(DIO_IOC_STAT, stat, DIO_STAT_SIZE_VER0, DIO_CMD_OUT,
-		dio_ctx_stat_ioctl),
-	DIO_CMD(DIO_IOC_REGISTER, reg, DIO_REGISTER_SIZE_VER0,
-		DIO_CMD_MINE, dio_fixed_register_ioctl),
-	DIO_CMD(DIO_IOC_UNREGISTER, reg, DIO_REGISTER_SIZE_VER0,
-		DIO_CMD_MINE, dio_fixed_unregister_ioctl),
-};
-
-/**
- * dio_ctx_ioctl - ioctl entry of a context descriptor
- * @file: the descriptor
- * @cmd: DIO_IOC_*
- * @arg: user pointer to the command's struct
- *
- * Return: the command's result, or -ENOTTY for a command this descriptor
- * does not know.
- */
-long dio_ctx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
-{
-	return dio_cmd_run(dio_file_cmds, ARRAY_SIZE(dio_file_cmds),
-			   file->private_data, cmd, (void __user *)arg);
-}
-
 static const struct file_operations dio_ctl_fops = {
 	.owner		= THIS_MODULE,
 	.unlocked_ioctl	= dio_ctl_ioctl,
@@ -202,6 +167,33 @@ static struct miscdevice dio_miscdev = {
 	.mode		= 0660,
 };
 
+static struct dentry *dio_debugfs;
+
+static int dio_locate_reads_get(void *data, u64 *val)
+{
+	*val = atomic64_read(&dio_locate_reads);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(dio_locate_reads_fops, dio_locate_reads_get, NULL,
+			 "%llu\n");
+
+/*
+ * debugfs, for the tests: dio_batch/locate_reads, the re-reads made so far
+ * to find refused intervals (integrity.c), and dio_batch/kept_kreqs, the
+ * request structs descriptors keep for reuse (io.c; the tests count live
+ * requests as the dio_kreq slab's objects less these).  Optional: the
+ * module works without it, so its failures are not ours.
+ */
+static void dio_debugfs_init(void)
+{
+	dio_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file_unsafe("locate_reads", 0444, dio_debugfs, NULL,
+				   &dio_locate_reads_fops);
+	debugfs_create_atomic_t("kept_kreqs", 0444, dio_debugfs,
+				&dio_kreqs_kept);
+}
+
+/* The module's parts, set up in this order and torn down in the reverse. */
 static int __init dio_batch_init(void)
 {
 	int ret;
@@ -210,22 +202,28 @@ static int __init dio_batch_init(void)
 	ret = dio_io_module_init();
 	if (ret)
 		return ret;
-	ret = dio_pi_module_init();
-	if (ret)
-		goto out_io_exit;
 	ret = dio_ctx_module_init();
 	if (ret)
-		goto out_pi_exit;
-	ret = misc_register(&dio_miscdev);
+		goto out_io_exit;
+	ret = dio_file_module_init();
 	if (ret)
 		goto out_ctx_exit;
+	ret = dio_handle_module_init();
+	if (ret)
+		goto out_file_exit;
+	ret = misc_register(&dio_miscdev);
+	if (ret)
+		goto out_handle_exit;
+	dio_debugfs_init();
 	pr_info("ABI %u loaded\n", DIO_BATCH_ABI_VERSION);
 	return 0;
 
+out_handle_exit:
+	dio_handle_module_exit();
+out_file_exit:
+	dio_file_module_exit();
 out_ctx_exit:
 	dio_ctx_module_exit();
-out_pi_exit:
-	dio_pi_module_exit();
 out_io_exit:
 	dio_io_module_exit();
 	return ret;
@@ -233,9 +231,11 @@ out_io_exit:
 
 static void __exit dio_batch_exit(void)
 {
+	debugfs_remove_recursive(dio_debugfs);
 	misc_deregister(&dio_miscdev);
+	dio_handle_module_exit();
+	dio_file_module_exit();
 	dio_ctx_module_exit();
-	dio_pi_module_exit();
 	dio_io_module_exit();
 }
 
