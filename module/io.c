@@ -298,21 +298,14 @@ void dio_kreq_cache_drain(struct dio_file *df)
 	}
 }
 
-/**
- * dio_kreq_free - free a request that left its descriptor's table
- * @kreq: the request; its pages are released
- *
- * A request that moved data sends the fsnotify event pread or pwrite
- * would.  Drops the request's reference to its descriptor, which may be
- * the last.
- *
- * Context: process context: the submitter's when it is reported, the
- * reaper's otherwise.
+/*
+ * Drop what a request holds, keyed on what is set (dio_kreq_alloc() zeroed
+ * the rest): its file, after the fsnotify event pread or pwrite would send
+ * for a request that moved data; its user account, registered set, PI
+ * buffer and handle.  Then keep its struct for reuse.  Process context.
  */
-void dio_kreq_free(struct dio_kreq *kreq)
+static void dio_kreq_release(struct dio_kreq *kreq)
 {
-	struct dio_file *df = kreq->df;
-
 	if (kreq->file) {
 		if (kreq->out.result > 0) {
 			if (kreq->opcode == DIO_OP_READ)
@@ -325,8 +318,26 @@ void dio_kreq_free(struct dio_kreq *kreq)
 	dio_user_put(kreq->user);
 	dio_fixed_put(kreq->fixed);
 	dio_pi_free(kreq);
-	dio_handle_put(kreq->h);
+	if (kreq->h)
+		dio_handle_put(kreq->h);
 	dio_kreq_recycle(kreq);
+}
+
+/**
+ * dio_kreq_free - free a request that left its descriptor's table
+ * @kreq: the request; its pages are released
+ *
+ * Drops what the request holds (dio_kreq_release()), then its reference
+ * to its descriptor, which may be the last.
+ *
+ * Context: process context: the submitter's when it is reported, the
+ * reaper's otherwise.
+ */
+void dio_kreq_free(struct dio_kreq *kreq)
+{
+	struct dio_file *df = kreq->df;
+
+	dio_kreq_release(kreq);
 	dio_file_put(df);
 }
 
@@ -631,13 +642,33 @@ static int dio_kreq_insert(struct dio_file *df, struct dio_kreq *kreq)
 	return 0;
 }
 
-/* Undo dio_kreq_insert() for a request that never reached the device. */
-static void dio_kreq_uninsert(struct dio_file *df, struct dio_kreq *kreq)
+/*
+ * Undo the submission of a request that never reached the device, keyed on
+ * what it set: its entry in the table (dio_kreq_insert(): it is hashed,
+ * and holds its descriptor), the charge of its pinned pages (@user is set
+ * only once they are charged), and what dio_kreq_release() drops.
+ */
+static void dio_kreq_unsubmit(struct dio_kreq *kreq)
 {
-	dio_kreq_remove(df, kreq);
+	struct dio_file *df = kreq->df;
+	bool inserted;
+
+	/* Under the lock: inserting a neighbour rewrites our hnode.pprev. */
+	spin_lock_irq(&df->lock);
+	inserted = hash_hashed(&kreq->hnode);
+	if (inserted) {
+		hash_del(&kreq->hnode);
+		df->nr_reqs--;
+	}
+	spin_unlock_irq(&df->lock);
 	/* A WAIT that found it in the table must see it gone. */
-	wake_up(&df->wait);
-	dio_file_put(df);
+	if (inserted)
+		wake_up(&df->wait);
+	if (kreq->user)
+		dio_user_uncharge(kreq->user, kreq->pinned);
+	dio_kreq_release(kreq);
+	if (inserted)
+		dio_file_put(df);
 }
 
 /*
@@ -766,7 +797,10 @@ static struct file *dio_batch_file(struct dio_batch *b, bool write)
 	return b->file[write] ? get_file(b->file[write]) : NULL;
 }
 
-/* Submit the request at @uaddr, one of batch @b's. */
+/*
+ * Submit the request at @uaddr, one of batch @b's.  Every failure before a
+ * bio is on its way goes through dio_kreq_unsubmit().
+ */
 static int dio_submit_one(struct dio_file *df, struct dio_batch *b, u64 uaddr)
 {
 	struct dio_user *user = b->user;
@@ -782,15 +816,14 @@ static int dio_submit_one(struct dio_file *df, struct dio_batch *b, u64 uaddr)
 	/* Straight into the request: ureq is in the cache's whitelist. */
 	ret = dio_copy_request(&kreq->ureq, uaddr);
 	if (ret)
-		goto out_free_kreq;
+		goto out_unsubmit;
 	ret = dio_req_check(&kreq->ureq);
 	if (ret)
-		goto out_free_kreq;
+		goto out_unsubmit;
 	kreq->h = dio_batch_handle(b, df, kreq->ureq.handle);
-	if (!kreq->h) {
-		ret = -EBADF;
-		goto out_free_kreq;
-	}
+	ret = -EBADF;
+	if (!kreq->h)
+		goto out_unsubmit;
 	kreq->uaddr = uaddr;
 	kreq->opcode = kreq->ureq.opcode;
 	atomic_set(&kreq->remaining, 1);	/* submission bias */
@@ -801,58 +834,45 @@ static int dio_submit_one(struct dio_file *df, struct dio_batch *b, u64 uaddr)
 		kreq->file = dio_batch_file(b, kreq->opcode == DIO_OP_WRITE);
 		ret = -EBADF;
 		if (!kreq->file)
-			goto out_put_handle;
+			goto out_unsubmit;
 		if ((kreq->ureq.flags & DIO_REQ_FIXED) && !b->fixed)
 			b->fixed = dio_fixed_get(df);
+		/* Takes the iovecs (*@iov), or a registered set (@fixed). */
 		ret = dio_kreq_import(kreq, b->fixed, fast, &iov, &iter);
 		if (ret)
-			goto out_put_file;
+			goto out_unsubmit;
 		ret = dio_kreq_permitted(kreq);
 		if (ret)
-			goto out_free_iov;
+			goto out_unsubmit;
 	}
 	ret = dio_pi_check_request(kreq);
 	if (ret)
-		goto out_free_iov;
+		goto out_unsubmit;
 	ret = dio_user_charge(user, kreq->pinned);
 	if (ret)
-		goto out_free_iov;
+		goto out_unsubmit;
 	if (user && kreq->pinned) {
 		refcount_inc(&user->ref);
 		kreq->user = user;
 	}
 	ret = dio_kreq_insert(df, kreq);
 	if (ret)
-		goto out_uncharge;
+		goto out_unsubmit;
+	/* May allocate the PI buffer before it fails. */
 	ret = dio_pi_prepare(kreq);
 	if (ret)
-		goto out_free_pi;
+		goto out_unsubmit;
 	ret = dio_kreq_submit_bios(kreq, &iter);
 	if (ret)
-		goto out_free_pi;
+		goto out_unsubmit;
 	kfree(iov);
 	/* From here on @kreq may complete and be reported at any time. */
 	dio_kreq_put(kreq);
 	return 0;
 
-out_free_pi:
-	/* dio_pi_prepare() may have allocated before it failed. */
-	dio_pi_free(kreq);
-	dio_kreq_uninsert(df, kreq);
-out_uncharge:
-	dio_user_uncharge(user, kreq->pinned);
-	dio_user_put(kreq->user);
-out_free_iov:
-	/* What dio_kreq_import() took: the iovecs, or the registered set. */
+out_unsubmit:
 	kfree(iov);
-	dio_fixed_put(kreq->fixed);
-out_put_file:
-	if (kreq->file)
-		fput(kreq->file);
-out_put_handle:
-	dio_handle_put(kreq->h);
-out_free_kreq:
-	dio_kreq_recycle(kreq);
+	dio_kreq_unsubmit(kreq);
 	return ret;
 }
 
