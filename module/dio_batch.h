@@ -70,6 +70,7 @@ extern unsigned int dio_max_user_pinned_mb;
 extern struct workqueue_struct *dio_wq;
 extern struct bio_set dio_bio_set;
 
+/* Set at creation and then only read, but for the fields that say. */
 struct dio_ctx {
 	struct kref		ref;
 	unsigned int		users;		/* descriptors; dio_ctx_mutex */
@@ -84,8 +85,9 @@ struct dio_ctx {
 	umode_t			mode;
 	struct list_head	node;		/* dio_ctx_list, when keyed */
 	struct mutex		lock;		/* handles: open, close, revoke */
-	struct xarray		handles;	/* id -> struct dio_handle */
-	u32			next_id;
+	/* id -> struct dio_handle: changed under @lock, looked up in RCU */
+	struct xarray		handles;
+	u32			next_id;	/* xa_alloc_cyclic()'s; @lock */
 };
 
 struct dio_handle {
@@ -104,13 +106,28 @@ struct dio_handle {
 	struct file		*wfile;
 	bool			bdev_read;	/* the mode @bdev is open with; */
 	bool			bdev_write;	/* ctx->lock */
+	/* Set at creation, then only read: claimed with ctx as holder. */
 	bool			claimed;
+	/*
+	 * Set once, under ctx->lock, when the last opener goes (WRITE_ONCE);
+	 * read without it (READ_ONCE) by the lookups, dio_handle_get() and
+	 * SUBMIT's batch: a request racing the revoke may still get in, with
+	 * its own reference.
+	 */
 	bool			revoked;
-	dev_t			dev;
+	dev_t			dev;		/* set at creation */
+	/*
+	 * Replaced under ctx->lock when an opener with more access reopens
+	 * the device (dio_handle_widen_bdev()), which keeps @bdev.bdev the
+	 * same block device.  Requests and QUERY read @bdev.bdev, and nothing
+	 * else of it, without the lock, through a reference to the handle.
+	 */
 	struct dio_bdev		bdev;
-	unsigned long		pi_profile;	/* dio_bdev_integrity()'s */
+	/* dio_bdev_integrity()'s cache: one word, READ_ONCE/WRITE_ONCE. */
+	unsigned long		pi_profile;
 };
 
+/* All under ctx->lock. */
 struct dio_opener {
 	struct list_head	node;		/* dio_handle.openers */
 	struct dio_handle	*h;
@@ -120,9 +137,9 @@ struct dio_opener {
 };
 
 struct dio_user {
-	struct hlist_node	node;
+	struct hlist_node	node;		/* user.c's table; its lock */
 	kuid_t			uid;
-	refcount_t		ref;
+	refcount_t		ref;		/* to 0 under the table's lock */
 	atomic_long_t		pinned;		/* bytes, whole pages */
 };
 
@@ -131,8 +148,12 @@ struct dio_file {
 	struct dio_ctx		*ctx;
 	struct mm_struct	*mm;		/* creator's: submits, reports */
 	/*
-	 * @lock (IRQ-safe) guards the request table, the done list, nr_done
-	 * and released; completions take it from interrupt context.
+	 * @lock (IRQ-safe) guards the request table and nr_reqs, the done
+	 * list, nr_done and released; completions take it from interrupt
+	 * context.  Read without it (READ_ONCE), where a stale value costs
+	 * only a later look: nr_done by poll and by COLLECT's wait condition,
+	 * released by a PI bisection that stops early for a closed descriptor
+	 * (integrity.c).
 	 */
 	spinlock_t		lock;
 	DECLARE_HASHTABLE(reqs, DIO_REQ_HASH_BITS);	/* key -> dio_kreq */
@@ -146,7 +167,8 @@ struct dio_file {
 	struct llist_head	complete;
 	struct work_struct	complete_work;
 	struct xarray		opened;		/* id -> dio_opener; ctx->lock */
-	spinlock_t		fixed_lock;	/* @fixed */
+	/* @fixed; REGISTER's early -EBUSY reads it without (READ_ONCE). */
+	spinlock_t		fixed_lock;
 	struct dio_fixed	*fixed;		/* registered buffers, or NULL */
 	/* Reported requests' structs, kept for reuse (io.c). */
 	struct llist_head	kreq_cache;
@@ -203,9 +225,19 @@ struct dio_result {
 /* dio_kreq.pi_order of a PI buffer that is a page fragment. */
 #define DIO_PI_FRAG	UINT_MAX
 
+/*
+ * A request has one owner at a time, who needs no lock for the fields no
+ * comment gives one: its submitter, until dio_submit_one() drops the
+ * submission bias of @remaining; then whoever drops @remaining to 0 (the
+ * last bio's completion, or the completion work it queues), until
+ * dio_kreq_complete() puts it on the done list under df->lock; then
+ * whoever claims it there under df->lock (WAIT, COLLECT or the reaper),
+ * until it is freed.  Meanwhile the bios' completions touch only @error,
+ * @bios and @remaining.
+ */
 struct dio_kreq {
-	struct hlist_node	hnode;		/* dio_file.reqs */
-	struct list_head	node;		/* dio_file.done */
+	struct hlist_node	hnode;		/* dio_file.reqs; df->lock */
+	struct list_head	node;		/* dio_file.done; df->lock */
 	/* dio_file.complete while live; dio_file.kreq_cache once freed */
 	struct llist_node	complete;
 	struct dio_file		*df;
@@ -219,19 +251,26 @@ struct dio_kreq {
 	const struct dio_kbuf	*fbuf;
 	u64			uaddr;		/* user struct dio_request */
 	atomic_t		remaining;	/* bios + submission bias */
-	int			error;		/* first error, or 0 */
-	bool			done;
-	bool			claimed;	/* being reported */
+	/*
+	 * The first error, or 0: set only by cmpxchg() (bios' completions,
+	 * and the submitter's bio that failed to build); read once
+	 * @remaining is 0, when it is final.
+	 */
+	int			error;
+	bool			done;		/* on the done list; df->lock */
+	bool			claimed;	/* being reported; df->lock */
 	u8			opcode;
 	u64			bytes;
-	spinlock_t		bio_lock;	/* @bios */
+	/* @bios while bios complete; none is needed once @remaining is 0 */
+	spinlock_t		bio_lock;
 	struct bio		*bios;		/* completed, pages still held */
 	void			*pi;		/* kernel PI buffer, or NULL */
 	unsigned int		pi_order;	/* its pages' order, or DIO_PI_FRAG */
 	unsigned int		pi_len;		/* bytes of PI for the data */
 	unsigned int		pi_off;		/* bytes given to bios so far */
 	struct dio_bi		bi;		/* the device's PI format */
-	struct dio_result	out;		/* to write back */
+	/* To write back: the owner's (see above), none other touches it. */
+	struct dio_result	out;
 	/*
 	 * Last, not zeroed by dio_kreq_alloc(): the only part of the struct
 	 * user copies go to and from (the cache's whitelist).
