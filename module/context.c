@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dio_batch: contexts and their descriptors.
+ * dio_batch: contexts: found or created by DIO_IOC_INIT, told by
+ * DIO_IOC_STAT.
  *
  * A context is named by a 64-bit key in the caller's IPC namespace, as a
  * System V IPC key is, and is shared by every descriptor DIO_IOC_INIT
@@ -13,23 +14,15 @@
  * only through its one descriptor (and copies of it).  A context dies with
  * its last descriptor.
  *
- * A descriptor belongs to the memory (mm) of the process that created it:
- * only that process submits and reports through it (see io.c).
+ * The descriptors themselves are file.c's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/anon_inodes.h>
 #include <linux/cred.h>
-#include <linux/file.h>
-#include <linux/fs.h>
 #include <linux/ipc_namespace.h>
-#include <linux/module.h>
 #include <linux/nsproxy.h>
 #include <linux/pid.h>
-#include <linux/poll.h>
-#include <linux/sched/mm.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 #include <linux/user_namespace.h>
 
 #include "dio_batch.h"
@@ -37,7 +30,6 @@
 static DEFINE_MUTEX(dio_ctx_mutex);	/* dio_ctx_list, dio_ctx.users */
 static LIST_HEAD(dio_ctx_list);
 static struct kmem_cache *dio_ctx_cache;
-static struct kmem_cache *dio_file_cache;
 
 static struct dio_ctx *dio_ctx_find(struct ipc_namespace *ns, u64 key)
 {
@@ -114,8 +106,14 @@ void dio_ctx_put(struct dio_ctx *ctx)
 	kref_put(&ctx->ref, dio_ctx_release);
 }
 
-/* A descriptor leaves: the last one takes the key away. */
-static void dio_ctx_leave(struct dio_ctx *ctx)
+/**
+ * dio_ctx_leave - a descriptor of a context leaves it
+ * @ctx: the context
+ *
+ * The last descriptor takes the key away.  The descriptor's reference to
+ * @ctx's memory is dropped on its own (dio_ctx_put()).
+ */
+void dio_ctx_leave(struct dio_ctx *ctx)
 {
 	mutex_lock(&dio_ctx_mutex);
 	if (--ctx->users == 0)
@@ -163,93 +161,6 @@ out_unlock:
 	return ctx;
 }
 
-static void dio_file_release_mem(struct kref *ref)
-{
-	struct dio_file *df = container_of(ref, struct dio_file, ref);
-
-	WARN_ON_ONCE(!hash_empty(df->reqs));
-	WARN_ON_ONCE(!list_empty(&df->done));
-	xa_destroy(&df->opened);
-	dio_file_free_kreqs(df);
-	/* Fragments still in use keep their page. */
-	dio_page_frag_cache_drain(&df->pi_frag);
-	mmdrop(df->mm);
-	dio_ctx_put(df->ctx);
-	kmem_cache_free(dio_file_cache, df);
-	/* Our own workqueue is flushed before the module text goes away. */
-	module_put(THIS_MODULE);
-}
-
-/**
- * dio_file_put - drop a reference to a descriptor's memory
- * @df: the descriptor
- *
- * Must be called in process context: the last reference frees the context
- * reference too.
- */
-void dio_file_put(struct dio_file *df)
-{
-	kref_put(&df->ref, dio_file_release_mem);
-}
-
-static void dio_file_reap_work(struct work_struct *work)
-{
-	struct dio_file *df = container_of(work, struct dio_file, reap_work);
-
-	/* Queueing took a reference, which dio_file_reap_all() drops. */
-	dio_file_reap_all(df);
-}
-
-/* A descriptor of @ctx, holding a reference to it and to the module. */
-static struct dio_file *dio_file_alloc(struct dio_ctx *ctx)
-{
-	struct dio_file *df;
-
-	df = kmem_cache_zalloc(dio_file_cache, GFP_KERNEL);
-	if (!df)
-		return NULL;
-	kref_init(&df->ref);
-	kref_get(&ctx->ref);
-	df->ctx = ctx;
-	mmgrab(current->mm);
-	df->mm = current->mm;
-	spin_lock_init(&df->lock);
-	hash_init(df->reqs);
-	INIT_LIST_HEAD(&df->done);
-	init_waitqueue_head(&df->wait);
-	INIT_WORK(&df->reap_work, dio_file_reap_work);
-	init_llist_head(&df->complete);
-	INIT_WORK(&df->complete_work, dio_file_complete_work);
-	xa_init(&df->opened);
-	spin_lock_init(&df->fixed_lock);
-	mutex_init(&df->pi_frag_lock);
-	/* Pending I/O outlives the file: keep the module until it is freed. */
-	__module_get(THIS_MODULE);
-	return df;
-}
-
-static int dio_ctx_file_release(struct inode *inode, struct file *file)
-{
-	struct dio_file *df = file->private_data;
-
-	dio_file_drop_handles(df);
-	/* Requests in flight keep the pages they use. */
-	dio_fixed_unregister(df);
-	dio_file_reap_all(df);
-	dio_ctx_leave(df->ctx);
-	dio_file_put(df);
-	return 0;
-}
-
-static const struct file_operations dio_ctx_fops = {
-	.owner		= THIS_MODULE,
-	.unlocked_ioctl	= dio_ctx_ioctl,
-	.compat_ioctl	= compat_ptr_ioctl,
-	.poll		= dio_ctx_poll,
-	.release	= dio_ctx_file_release,
-	.llseek		= noop_llseek,
-};
-
 static int dio_init_check(const struct dio_init *in)
 {
 	if (in->flags & ~DIO_INIT_F_ALL)
@@ -271,7 +182,9 @@ static int dio_init_check(const struct dio_init *in)
 
 /**
  * dio_ctx_init_ioctl - DIO_IOC_INIT: a new descriptor for a context
- * @arg: user pointer to struct dio_init
+ * @df: NULL (the control device)
+ * @arg: struct dio_init, copied in
+ * @uarg: the user's struct (unused)
  *
  * Return: a new close-on-exec file descriptor, or -errno: -EINVAL for bad
  * flags, mode, key or reserved fields; -ENOENT for an unknown key without
@@ -279,123 +192,83 @@ static int dio_init_check(const struct dio_init *in)
  * denies joining, or another user owns the context and DIO_FOREIGN was not
  * given; -ENOMEM; -EMFILE.
  */
-long dio_ctx_init_ioctl(void __user *arg)
+long dio_ctx_init_ioctl(struct dio_file *df, void *arg, void __user *uarg)
 {
-	struct dio_init in;
-	struct dio_file *df;
+	const struct dio_init *in = arg;
 	struct dio_ctx *ctx;
 	int ret;
 
-	ret = dio_copy_arg(&in, sizeof(in), DIO_INIT_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	ret = dio_init_check(&in);
+	ret = dio_init_check(in);
 	if (ret)
 		return ret;
 
-	ctx = dio_ctx_get_for_init(&in);
+	ctx = dio_ctx_get_for_init(in);
 	if (IS_ERR(ctx))
 		return PTR_ERR(ctx);
-	ret = -ENOMEM;
-	df = dio_file_alloc(ctx);
-	if (!df)
-		goto out_leave_ctx;
-	ret = anon_inode_getfd("[dio_batch]", &dio_ctx_fops, df,
-			       O_RDWR | O_CLOEXEC);
+	ret = dio_file_open(ctx);
 	if (ret < 0)
-		goto out_put_file;
-	dio_ctx_put(ctx);	/* the descriptor holds its own */
-	return ret;
-
-out_put_file:
-	dio_file_put(df);
-out_leave_ctx:
-	dio_ctx_leave(ctx);
-	dio_ctx_put(ctx);
+		dio_ctx_leave(ctx);
+	dio_ctx_put(ctx);	/* a descriptor holds its own */
 	return ret;
 }
 
 /**
  * dio_ctx_stat_ioctl - DIO_IOC_STAT: owner, creator, mode and use of a context
  * @df: the calling descriptor
- * @arg: user pointer to struct dio_stat
+ * @arg: struct dio_stat, copied in and filled (dio_cmd_run() writes it back)
+ * @uarg: the user's struct (unused)
  *
  * Ids are given in the caller's user and pid namespaces.
  *
- * Return: 0, or -EINVAL (size too small, non-zero reserved fields),
- * -E2BIG (unknown non-zero tail), -EFAULT.
+ * Return: 0, or -EINVAL (non-zero reserved fields).  dio_cmd_run()'s
+ * copies add -EINVAL (size too small), -E2BIG (unknown non-zero tail) and
+ * -EFAULT.
  */
-long dio_ctx_stat_ioctl(struct dio_file *df, void __user *arg)
+long dio_ctx_stat_ioctl(struct dio_file *df, void *arg, void __user *uarg)
 {
 	struct user_namespace *ns = current_user_ns();
 	struct dio_ctx *ctx = df->ctx;
+	struct dio_stat *st = arg;
 	struct dio_handle *h;
 	unsigned long id;
-	struct dio_stat st;
-	u32 usize;
-	int ret;
 
-	ret = dio_copy_arg(&st, sizeof(st), DIO_STAT_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	if (memchr_inv(st.reserved, 0, sizeof(st.reserved)))
+	if (memchr_inv(st->reserved, 0, sizeof(st->reserved)))
 		return -EINVAL;
-	usize = st.size;
-	memset(&st, 0, sizeof(st));
-	st.size = sizeof(st);
-	st.flags = ctx->keyed ? 0 : DIO_STAT_PRIVATE;
-	st.key = ctx->key;
-	st.uid = from_kuid_munged(ns, ctx->uid);
-	st.gid = from_kgid_munged(ns, ctx->gid);
-	st.cuid = from_kuid_munged(ns, ctx->cuid);
-	st.cgid = from_kgid_munged(ns, ctx->cgid);
-	st.mode = ctx->mode;
-	st.cpid = pid_vnr(ctx->cpid);
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	st->flags = ctx->keyed ? 0 : DIO_STAT_PRIVATE;
+	st->key = ctx->key;
+	st->uid = from_kuid_munged(ns, ctx->uid);
+	st->gid = from_kgid_munged(ns, ctx->gid);
+	st->cuid = from_kuid_munged(ns, ctx->cuid);
+	st->cgid = from_kgid_munged(ns, ctx->cgid);
+	st->mode = ctx->mode;
+	st->cpid = pid_vnr(ctx->cpid);
 	mutex_lock(&dio_ctx_mutex);
-	st.nr_descriptors = ctx->users;
+	st->nr_descriptors = ctx->users;
 	mutex_unlock(&dio_ctx_mutex);
 	mutex_lock(&ctx->lock);
 	xa_for_each(&ctx->handles, id, h)
-		st.nr_handles++;
+		st->nr_handles++;
 	mutex_unlock(&ctx->lock);
-	if (copy_to_user(arg, &st, min_t(size_t, usize, sizeof(st))))
-		return -EFAULT;
 	return 0;
 }
 
 /**
- * dio_ctx_module_init - create the context, descriptor and handle caches
+ * dio_ctx_module_init - create the context cache
  *
  * Return: 0 or -ENOMEM.
  */
 int dio_ctx_module_init(void)
 {
-	int ret = -ENOMEM;
-
 	dio_ctx_cache = KMEM_CACHE(dio_ctx, SLAB_ACCOUNT);
-	if (!dio_ctx_cache)
-		return -ENOMEM;
-	dio_file_cache = KMEM_CACHE(dio_file, SLAB_ACCOUNT);
-	if (!dio_file_cache)
-		goto out_destroy_ctx_cache;
-	ret = dio_handle_module_init();
-	if (ret)
-		goto out_destroy_file_cache;
-	return 0;
-
-out_destroy_file_cache:
-	kmem_cache_destroy(dio_file_cache);
-out_destroy_ctx_cache:
-	kmem_cache_destroy(dio_ctx_cache);
-	return ret;
+	return dio_ctx_cache ? 0 : -ENOMEM;
 }
 
 /**
- * dio_ctx_module_exit - destroy the caches; every descriptor is gone
+ * dio_ctx_module_exit - destroy the context cache; every context is gone
  */
 void dio_ctx_module_exit(void)
 {
-	dio_handle_module_exit();
-	kmem_cache_destroy(dio_file_cache);
 	kmem_cache_destroy(dio_ctx_cache);
 }

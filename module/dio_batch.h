@@ -4,23 +4,26 @@
  *
  * Objects and who keeps them alive:
  *
- *  struct dio_ctx     a context: the handle table, named by a key (or
- *                     private).  One kref per descriptor and per handle.
- *  struct dio_file    one context descriptor (anon inode file): its own
- *                     completion queue and request table.  One kref for the
- *                     open file and one per request not yet reported.
- *  struct dio_handle  a claimed block device in a context.  One kref for the
- *                     context's table (dropped when the last opener goes,
- *                     which revokes the handle) and one per request.
+ *  struct dio_ctx     a context (context.c): the handle table, named by a
+ *                     key (or private).  One kref per descriptor and per
+ *                     handle.
+ *  struct dio_file    one context descriptor (file.c), an anon inode file:
+ *                     its own completion queue and request table.  One kref
+ *                     for the open file and one per request not yet
+ *                     reported.
+ *  struct dio_handle  a claimed block device in a context (handle.c).  One
+ *                     kref for the context's table (dropped when the last
+ *                     opener goes, which revokes the handle) and one per
+ *                     request.
  *  struct dio_opener  one descriptor's hold on a handle: how many OPENs it
  *                     has not closed, and the block device files they came
  *                     through (one reference each), which give the handle
  *                     its access.  Freed when the count reaches 0.
- *  struct dio_kreq    the kernel's state of one submitted request, keyed by
- *                     the user address of its struct dio_request in the
- *                     descriptor's table; freed when reported.
- *  struct dio_user    what one user has pinned by I/O in flight; one
- *                     reference per request that charged it.
+ *  struct dio_kreq    the kernel's state of one submitted request (io.c),
+ *                     keyed by the user address of its struct dio_request
+ *                     in the descriptor's table; freed when reported.
+ *  struct dio_user    what one user has pinned by I/O in flight (user.c);
+ *                     one reference per request that charged it.
  *  struct dio_fixed   a descriptor's registered buffers (fixed.c): one
  *                     reference while registered and one per request
  *                     using them, dropped when the request is freed.
@@ -67,6 +70,7 @@ extern unsigned int dio_max_user_pinned_mb;
 extern struct workqueue_struct *dio_wq;
 extern struct bio_set dio_bio_set;
 
+/* Set at creation and then only read, but for the fields that say. */
 struct dio_ctx {
 	struct kref		ref;
 	unsigned int		users;		/* descriptors; dio_ctx_mutex */
@@ -81,8 +85,9 @@ struct dio_ctx {
 	umode_t			mode;
 	struct list_head	node;		/* dio_ctx_list, when keyed */
 	struct mutex		lock;		/* handles: open, close, revoke */
-	struct xarray		handles;	/* id -> struct dio_handle */
-	u32			next_id;
+	/* id -> struct dio_handle: changed under @lock, looked up in RCU */
+	struct xarray		handles;
+	u32			next_id;	/* xa_alloc_cyclic()'s; @lock */
 };
 
 struct dio_handle {
@@ -101,13 +106,28 @@ struct dio_handle {
 	struct file		*wfile;
 	bool			bdev_read;	/* the mode @bdev is open with; */
 	bool			bdev_write;	/* ctx->lock */
+	/* Set at creation, then only read: claimed with ctx as holder. */
 	bool			claimed;
+	/*
+	 * Set once, under ctx->lock, when the last opener goes (WRITE_ONCE);
+	 * read without it (READ_ONCE) by the lookups, dio_handle_get() and
+	 * SUBMIT's batch: a request racing the revoke may still get in, with
+	 * its own reference.
+	 */
 	bool			revoked;
-	dev_t			dev;
+	dev_t			dev;		/* set at creation */
+	/*
+	 * Replaced under ctx->lock when an opener with more access reopens
+	 * the device (dio_handle_widen_bdev()), which keeps @bdev.bdev the
+	 * same block device.  Requests and QUERY read @bdev.bdev, and nothing
+	 * else of it, without the lock, through a reference to the handle.
+	 */
 	struct dio_bdev		bdev;
-	unsigned long		pi_profile;	/* dio_bdev_integrity()'s */
+	/* dio_bdev_integrity()'s cache: one word, READ_ONCE/WRITE_ONCE. */
+	unsigned long		pi_profile;
 };
 
+/* All under ctx->lock. */
 struct dio_opener {
 	struct list_head	node;		/* dio_handle.openers */
 	struct dio_handle	*h;
@@ -117,9 +137,9 @@ struct dio_opener {
 };
 
 struct dio_user {
-	struct hlist_node	node;
+	struct hlist_node	node;		/* user.c's table; its lock */
 	kuid_t			uid;
-	refcount_t		ref;
+	refcount_t		ref;		/* to 0 under the table's lock */
 	atomic_long_t		pinned;		/* bytes, whole pages */
 };
 
@@ -128,8 +148,12 @@ struct dio_file {
 	struct dio_ctx		*ctx;
 	struct mm_struct	*mm;		/* creator's: submits, reports */
 	/*
-	 * @lock (IRQ-safe) guards the request table, the done list, nr_done
-	 * and released; completions take it from interrupt context.
+	 * @lock (IRQ-safe) guards the request table and nr_reqs, the done
+	 * list, nr_done and released; completions take it from interrupt
+	 * context.  Read without it (READ_ONCE), where a stale value costs
+	 * only a later look: nr_done by poll and by COLLECT's wait condition,
+	 * released by a PI bisection that stops early for a closed descriptor
+	 * (integrity.c).
 	 */
 	spinlock_t		lock;
 	DECLARE_HASHTABLE(reqs, DIO_REQ_HASH_BITS);	/* key -> dio_kreq */
@@ -143,7 +167,8 @@ struct dio_file {
 	struct llist_head	complete;
 	struct work_struct	complete_work;
 	struct xarray		opened;		/* id -> dio_opener; ctx->lock */
-	spinlock_t		fixed_lock;	/* @fixed */
+	/* @fixed; REGISTER's early -EBUSY reads it without (READ_ONCE). */
+	spinlock_t		fixed_lock;
 	struct dio_fixed	*fixed;		/* registered buffers, or NULL */
 	/* Reported requests' structs, kept for reuse (io.c). */
 	struct llist_head	kreq_cache;
@@ -159,8 +184,9 @@ struct dio_file {
 
 /*
  * Is the caller the process that created @df (or one of its threads)?
- * Only it may SUBMIT, WAIT, COLLECT and register buffers, so that results
- * are written only into the memory of the process that submitted.
+ * Only it may SUBMIT, WAIT, COLLECT and register buffers (DIO_CMD_MINE in
+ * the descriptor's command table), so that results are written only into
+ * the memory of the process that submitted.
  */
 static inline bool dio_file_is_mine(const struct dio_file *df)
 {
@@ -199,9 +225,19 @@ struct dio_result {
 /* dio_kreq.pi_order of a PI buffer that is a page fragment. */
 #define DIO_PI_FRAG	UINT_MAX
 
+/*
+ * A request has one owner at a time, who needs no lock for the fields no
+ * comment gives one: its submitter, until dio_submit_one() drops the
+ * submission bias of @remaining; then whoever drops @remaining to 0 (the
+ * last bio's completion, or the completion work it queues), until
+ * dio_kreq_complete() puts it on the done list under df->lock; then
+ * whoever claims it there under df->lock (WAIT, COLLECT or the reaper),
+ * until it is freed.  Meanwhile the bios' completions touch only @error,
+ * @bios and @remaining.
+ */
 struct dio_kreq {
-	struct hlist_node	hnode;		/* dio_file.reqs */
-	struct list_head	node;		/* dio_file.done */
+	struct hlist_node	hnode;		/* dio_file.reqs; df->lock */
+	struct list_head	node;		/* dio_file.done; df->lock */
 	/* dio_file.complete while live; dio_file.kreq_cache once freed */
 	struct llist_node	complete;
 	struct dio_file		*df;
@@ -215,19 +251,26 @@ struct dio_kreq {
 	const struct dio_kbuf	*fbuf;
 	u64			uaddr;		/* user struct dio_request */
 	atomic_t		remaining;	/* bios + submission bias */
-	int			error;		/* first error, or 0 */
-	bool			done;
-	bool			claimed;	/* being reported */
+	/*
+	 * The first error, or 0: set only by cmpxchg() (bios' completions,
+	 * and the submitter's bio that failed to build); read once
+	 * @remaining is 0, when it is final.
+	 */
+	int			error;
+	bool			done;		/* on the done list; df->lock */
+	bool			claimed;	/* being reported; df->lock */
 	u8			opcode;
 	u64			bytes;
-	spinlock_t		bio_lock;	/* @bios */
+	/* @bios while bios complete; none is needed once @remaining is 0 */
+	spinlock_t		bio_lock;
 	struct bio		*bios;		/* completed, pages still held */
 	void			*pi;		/* kernel PI buffer, or NULL */
 	unsigned int		pi_order;	/* its pages' order, or DIO_PI_FRAG */
 	unsigned int		pi_len;		/* bytes of PI for the data */
 	unsigned int		pi_off;		/* bytes given to bios so far */
 	struct dio_bi		bi;		/* the device's PI format */
-	struct dio_result	out;		/* to write back */
+	/* To write back: the owner's (see above), none other touches it. */
+	struct dio_result	out;
 	/*
 	 * Last, not zeroed by dio_kreq_alloc(): the only part of the struct
 	 * user copies go to and from (the cache's whitelist).
@@ -235,8 +278,53 @@ struct dio_kreq {
 	struct dio_request	ureq;		/* the request as submitted */
 };
 
+/*
+ * An ioctl command, one entry of a device's table (main.c): its number,
+ * its argument struct's size and first published size, what dio_cmd_run()
+ * does around it (DIO_CMD_*), and the command itself, given the calling
+ * descriptor (NULL on the control device), the struct copied in (@arg)
+ * and the user's struct (@uarg).
+ */
+struct dio_cmd {
+	unsigned int	cmd;
+	unsigned int	flags;
+	u32		size;
+	u32		min_size;
+	long		(*fn)(struct dio_file *df, void *arg, void __user *uarg);
+};
+
+/* Only the process that created the descriptor: -EXDEV for another. */
+#define DIO_CMD_MINE		BIT(0)
+/* The struct is written back when the command succeeds. */
+#define DIO_CMD_OUT		BIT(1)
+/* An output-only struct: only its size is read (DIO_IOC_FEATURES). */
+#define DIO_CMD_OUT_ONLY	BIT(2)
+
+/* Room for any command's struct, which dio_cmd_run() copies in and out. */
+union dio_cmd_arg {
+	struct dio_features	features;
+	struct dio_init		init;
+	struct dio_open		open;
+	struct dio_close	close;
+	struct dio_query	query;
+	struct dio_stat		stat;
+	struct dio_submit	submit;
+	struct dio_wait		wait;
+	struct dio_register	reg;
+};
+
+/* A table entry; @_arg names its struct as a member of union dio_cmd_arg. */
+#define DIO_CMD(_cmd, _arg, _min_size, _flags, _fn) {			\
+	.cmd		= _cmd,						\
+	.flags		= _flags,					\
+	.size		= sizeof_field(union dio_cmd_arg, _arg),	\
+	.min_size	= _min_size,					\
+	.fn		= _fn,						\
+}
+
 /* main.c */
-long dio_ctx_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+long dio_cmd_run(const struct dio_cmd *cmds, size_t nr, struct dio_file *df,
+		 unsigned int cmd, void __user *uarg);
 
 /* abi_check.c */
 void dio_abi_check(void);
@@ -248,22 +336,31 @@ int dio_copy_request(struct dio_request *r, u64 uaddr);
 int dio_put_result(u64 uaddr, const struct dio_result *res);
 
 /* context.c */
-long dio_ctx_init_ioctl(void __user *arg);
-long dio_ctx_stat_ioctl(struct dio_file *df, void __user *arg);
+long dio_ctx_init_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+long dio_ctx_stat_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+void dio_ctx_leave(struct dio_ctx *ctx);
 void dio_ctx_put(struct dio_ctx *ctx);
-void dio_file_put(struct dio_file *df);
 int dio_ctx_module_init(void);
 void dio_ctx_module_exit(void);
 
+/* file.c */
+int dio_file_open(struct dio_ctx *ctx);
+void dio_file_put(struct dio_file *df);
+int dio_file_module_init(void);
+void dio_file_module_exit(void);
+
 /* handle.c */
-long dio_handle_open_ioctl(struct dio_file *df, void __user *arg);
-long dio_handle_close_ioctl(struct dio_file *df, void __user *arg);
-long dio_handle_query_ioctl(struct dio_file *df, void __user *arg);
+long dio_handle_open_ioctl(struct dio_file *df, void *arg,
+			   void __user *uarg);
+long dio_handle_close_ioctl(struct dio_file *df, void *arg,
+			    void __user *uarg);
+long dio_handle_query_ioctl(struct dio_file *df, void *arg,
+			    void __user *uarg);
 struct dio_handle *dio_handle_get(struct dio_ctx *ctx, u32 id);
 struct file *dio_handle_file(struct dio_handle *h, bool write);
 int dio_write_allowed(struct file *file, int err_ro);
 void dio_handle_put(struct dio_handle *h);
-void dio_file_drop_handles(struct dio_file *df);
+void dio_opener_free(struct dio_file *df, struct dio_opener *op);
 bool dio_bdev_nocheck_capable(struct block_device *bdev);
 int dio_handle_module_init(void);
 void dio_handle_module_exit(void);
@@ -275,8 +372,10 @@ int dio_user_charge(struct dio_user *u, unsigned long bytes);
 void dio_user_uncharge(struct dio_user *u, unsigned long bytes);
 
 /* fixed.c */
-long dio_fixed_register_ioctl(struct dio_file *df, void __user *arg);
-long dio_fixed_unregister_ioctl(struct dio_file *df, void __user *arg);
+long dio_fixed_register_ioctl(struct dio_file *df, void *arg,
+			      void __user *uarg);
+long dio_fixed_unregister_ioctl(struct dio_file *df, void *arg,
+				void __user *uarg);
 int dio_fixed_unregister(struct dio_file *df);
 struct dio_fixed *dio_fixed_get(struct dio_file *df);
 struct dio_fixed *dio_fixed_hold(struct dio_fixed *f);
@@ -289,17 +388,17 @@ unsigned long dio_fixed_pages(u64 addr, u64 len);
 
 /* io.c */
 extern atomic_t dio_kreqs_kept;
-__poll_t dio_ctx_poll(struct file *file, struct poll_table_struct *pt);
-long dio_submit_ioctl(struct dio_file *df, void __user *arg);
-long dio_wait_ioctl(struct dio_file *df, void __user *arg);
-long dio_collect_ioctl(struct dio_file *df, void __user *arg);
-void dio_file_reap_all(struct dio_file *df);
-void dio_file_complete_work(struct work_struct *work);
-void dio_file_free_kreqs(struct dio_file *df);
+long dio_submit_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+long dio_wait_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+long dio_collect_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+void dio_kreq_free(struct dio_kreq *kreq);
+void dio_kreq_complete_work(struct work_struct *work);
+void dio_kreq_cache_drain(struct dio_file *df);
 int dio_io_module_init(void);
 void dio_io_module_exit(void);
 
 /* integrity.c */
+extern atomic64_t dio_locate_reads;
 int dio_pi_check_request(struct dio_kreq *kreq);
 int dio_pi_prepare(struct dio_kreq *kreq);
 int dio_pi_attach(struct dio_kreq *kreq, struct bio *bio);
@@ -307,7 +406,5 @@ bool dio_pi_needs_process(struct dio_kreq *kreq);
 void dio_pi_complete(struct dio_kreq *kreq);
 void dio_pi_report(struct dio_kreq *kreq);
 void dio_pi_free(struct dio_kreq *kreq);
-int dio_pi_module_init(void);
-void dio_pi_module_exit(void);
 
 #endif /* _DIO_BATCH_INTERNAL_H */

@@ -315,20 +315,9 @@ static struct dio_fixed_buf *dio_fixed_copy_in(const struct dio_register *reg)
 	return in;
 }
 
-/*
- * The argument of REGISTER (@reg_op) or UNREGISTER, from the process that
- * created @df, copied and checked.
- */
-static int dio_register_arg(struct dio_file *df, void __user *arg,
-			    struct dio_register *reg, bool reg_op)
+/* Check the argument of REGISTER (@reg_op) or UNREGISTER. */
+static int dio_register_check(const struct dio_register *reg, bool reg_op)
 {
-	int ret;
-
-	if (!dio_file_is_mine(df))
-		return -EXDEV;
-	ret = dio_copy_arg(reg, sizeof(*reg), DIO_REGISTER_SIZE_VER0, arg);
-	if (ret)
-		return ret;
 	if (reg->flags || reg->pad || reg->reserved[0] || reg->reserved[1])
 		return -EINVAL;
 	if (!reg_op)
@@ -340,37 +329,40 @@ static int dio_register_arg(struct dio_file *df, void __user *arg,
 
 /**
  * dio_fixed_register_ioctl - DIO_IOC_REGISTER
- * @df: the calling descriptor
- * @arg: user pointer to struct dio_register
+ * @df: the calling descriptor, created by the caller's process
+ *	(DIO_CMD_MINE: dio_cmd_run() answers -EXDEV to another)
+ * @arg: struct dio_register, copied in
+ * @uarg: the user's struct (unused)
  *
- * Return: 0; -EXDEV (another process's descriptor), -EBUSY (a set is
- * registered), -EINVAL (fields, counts, lengths), -EFAULT (a buffer not
- * mapped or not writable), -EOPNOTSUPP (a mapping of a file other than
- * shared memory), -ENOMEM (RLIMIT_MEMLOCK, or memory), -EINTR.
+ * Return: 0; -EBUSY (a set is registered), -EINVAL (fields, counts,
+ * lengths), -EFAULT (a buffer not mapped or not writable), -EOPNOTSUPP (a
+ * mapping of a file other than shared memory), -ENOMEM (RLIMIT_MEMLOCK, or
+ * memory), -EINTR.
  */
-long dio_fixed_register_ioctl(struct dio_file *df, void __user *arg)
+long dio_fixed_register_ioctl(struct dio_file *df, void *arg,
+			      void __user *uarg)
 {
+	const struct dio_register *reg = arg;
 	struct dio_fixed_buf *in;
-	struct dio_register reg;
 	unsigned long nr_pages;
 	struct dio_fixed *f;
 	unsigned int i;
 	int ret;
 
-	ret = dio_register_arg(df, arg, &reg, true);
+	ret = dio_register_check(reg, true);
 	if (ret)
 		return ret;
 	if (READ_ONCE(df->fixed))
 		return -EBUSY;
-	in = dio_fixed_copy_in(&reg);
+	in = dio_fixed_copy_in(reg);
 	if (IS_ERR(in))
 		return PTR_ERR(in);
-	f = kvzalloc(struct_size(f, bufs, reg.nr), GFP_KERNEL_ACCOUNT);
+	f = kvzalloc(struct_size(f, bufs, reg->nr), GFP_KERNEL_ACCOUNT);
 	ret = -ENOMEM;
 	if (!f)
 		goto out_free_in;
 	refcount_set(&f->ref, 1);
-	f->nr = reg.nr;
+	f->nr = reg->nr;
 	ret = dio_fixed_fill(f, in, &nr_pages);
 	if (ret)
 		goto out_free_set;
@@ -431,18 +423,19 @@ int dio_fixed_unregister(struct dio_file *df)
 
 /**
  * dio_fixed_unregister_ioctl - DIO_IOC_UNREGISTER
- * @df: the calling descriptor
- * @arg: user pointer to struct dio_register
+ * @df: the calling descriptor, created by the caller's process
+ *	(DIO_CMD_MINE: dio_cmd_run() answers -EXDEV to another)
+ * @arg: struct dio_register, copied in
+ * @uarg: the user's struct (unused)
  *
- * Return: 0; -EXDEV (another process's descriptor), -EINVAL (fields),
- * -ENXIO (nothing registered), -EFAULT.
+ * Return: 0; -EINVAL (fields), -ENXIO (nothing registered).
  */
-long dio_fixed_unregister_ioctl(struct dio_file *df, void __user *arg)
+long dio_fixed_unregister_ioctl(struct dio_file *df, void *arg,
+				void __user *uarg)
 {
-	struct dio_register reg;
 	int ret;
 
-	ret = dio_register_arg(df, arg, &reg, false);
+	ret = dio_register_check(arg, false);
 	if (ret)
 		return ret;
 	return dio_fixed_unregister(df);

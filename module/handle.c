@@ -247,8 +247,18 @@ int dio_write_allowed(struct file *file, int err_ro)
 	return 0;
 }
 
-/* Free an opener whose count reached 0; ctx->lock held. */
-static void dio_opener_free(struct dio_file *df, struct dio_opener *op)
+/**
+ * dio_opener_free - drop a descriptor's hold on a handle, whatever its count
+ * @df: the descriptor
+ * @op: its opener of the handle
+ *
+ * For an opener whose count reached 0, and for every opener of a
+ * descriptor being released.  The access the opener brought goes; the
+ * handle is revoked when this was its last opener.
+ *
+ * Context: ctx->lock held.
+ */
+void dio_opener_free(struct dio_file *df, struct dio_opener *op)
 {
 	struct dio_handle *h = op->h;
 
@@ -358,7 +368,8 @@ out_revoke:
 /**
  * dio_handle_open_ioctl - DIO_IOC_OPEN
  * @df: the calling descriptor
- * @arg: user pointer to struct dio_open
+ * @arg: struct dio_open, copied in
+ * @uarg: the user's struct, where the handle is written
  *
  * User memory is never touched under ctx->lock (a fault there could be
  * made to wait for ever): the handle's field is probed for writing first,
@@ -374,31 +385,29 @@ out_revoke:
  * could not be read or written: then no reference was taken and the
  * handle is as it was).
  */
-long dio_handle_open_ioctl(struct dio_file *df, void __user *arg)
+long dio_handle_open_ioctl(struct dio_file *df, void *arg,
+			   void __user *uarg)
 {
-	struct dio_open __user *uo = arg;
+	const struct dio_open *o = arg;
+	struct dio_open __user *uo = uarg;
 	struct dio_ctx *ctx = df->ctx;
-	struct dio_open o;
 	struct file *file;
 	dev_t dev;
 	int ret;
 
-	ret = dio_copy_arg(&o, sizeof(o), DIO_OPEN_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	if ((o.flags & ~DIO_OPEN_F_ALL) || o.handle || o.reserved[0] ||
-	    o.reserved[1])
+	if ((o->flags & ~DIO_OPEN_F_ALL) || o->handle || o->reserved[0] ||
+	    o->reserved[1])
 		return -EINVAL;
 	/* @handle was 0: writing it again changes nothing, but faults now. */
 	if (put_user(0, &uo->handle))
 		return -EFAULT;
-	file = dio_fd_to_file(o.fd, &dev);
+	file = dio_fd_to_file(o->fd, &dev);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
 
 	mutex_lock(&ctx->lock);
 	ret = dio_handle_open_locked(df, dev, file,
-				     !(o.flags & DIO_OPEN_NOCLAIM));
+				     !(o->flags & DIO_OPEN_NOCLAIM));
 	mutex_unlock(&ctx->lock);
 	fput(file);
 	if (ret < 0)
@@ -416,7 +425,8 @@ long dio_handle_open_ioctl(struct dio_file *df, void __user *arg)
 /**
  * dio_handle_close_ioctl - DIO_IOC_CLOSE
  * @df: the calling descriptor
- * @arg: user pointer to struct dio_close
+ * @arg: struct dio_close, copied in
+ * @uarg: the user's struct (unused)
  *
  * When this was the descriptor's last OPEN of the handle, the access it
  * brought goes with it; when it was the handle's last opener, the handle
@@ -425,38 +435,20 @@ long dio_handle_open_ioctl(struct dio_file *df, void __user *arg)
  * Return: 0, or -EBADF when this descriptor holds no reference to the
  * handle, -EINVAL for non-zero reserved fields, -EFAULT.
  */
-long dio_handle_close_ioctl(struct dio_file *df, void __user *arg)
+long dio_handle_close_ioctl(struct dio_file *df, void *arg,
+			    void __user *uarg)
 {
+	const struct dio_close *c = arg;
 	struct dio_ctx *ctx = df->ctx;
-	struct dio_close c;
 	int ret;
 
-	ret = dio_copy_arg(&c, sizeof(c), DIO_CLOSE_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	if (c.reserved)
+	if (c->reserved)
 		return -EINVAL;
 
 	mutex_lock(&ctx->lock);
-	ret = dio_opener_put(df, c.handle);
+	ret = dio_opener_put(df, c->handle);
 	mutex_unlock(&ctx->lock);
 	return ret;
-}
-
-/**
- * dio_file_drop_handles - drop every handle reference of a descriptor
- * @df: the descriptor being released
- */
-void dio_file_drop_handles(struct dio_file *df)
-{
-	struct dio_ctx *ctx = df->ctx;
-	struct dio_opener *op;
-	unsigned long id;
-
-	mutex_lock(&ctx->lock);
-	xa_for_each(&df->opened, id, op)
-		dio_opener_free(df, op);
-	mutex_unlock(&ctx->lock);
 }
 
 /**
@@ -527,39 +519,35 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
 /**
  * dio_handle_query_ioctl - DIO_IOC_QUERY
  * @df: the calling descriptor
- * @arg: user pointer to struct dio_query
+ * @arg: struct dio_query, copied in and filled (dio_cmd_run() writes it
+ *	back)
+ * @uarg: the user's struct (unused)
  *
  * @size and @handle are read, and the reserved fields must be zero; the
  * rest is output (what the caller left there is ignored).
  *
  * Return: 0, or -EBADF for a handle that is not live in the context,
- * -EINVAL (size too small, non-zero reserved fields), -E2BIG
- * (unknown non-zero tail), -EFAULT.
+ * -EINVAL (non-zero reserved fields).  dio_cmd_run()'s copies add -EINVAL
+ * (size too small), -E2BIG (unknown non-zero tail) and -EFAULT.
  */
-long dio_handle_query_ioctl(struct dio_file *df, void __user *arg)
+long dio_handle_query_ioctl(struct dio_file *df, void *arg,
+			    void __user *uarg)
 {
+	struct dio_query *q = arg;
 	struct dio_handle *h;
-	struct dio_query q;
-	u32 usize, handle;
-	int ret;
+	u32 handle;
 
-	ret = dio_copy_arg(&q, sizeof(q), DIO_QUERY_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	if (q.reserved[0] || q.reserved[1])
+	if (q->reserved[0] || q->reserved[1])
 		return -EINVAL;
-	usize = q.size;
-	handle = q.handle;
-	memset(&q, 0, sizeof(q));
+	handle = q->handle;
+	memset(q, 0, sizeof(*q));
 	h = dio_handle_get(df->ctx, handle);
 	if (!h)
 		return -EBADF;
-	dio_query_fill(h, &q);
+	dio_query_fill(h, q);
 	dio_handle_put(h);
-	q.size = sizeof(q);
-	q.handle = handle;
-	if (copy_to_user(arg, &q, min_t(size_t, usize, sizeof(q))))
-		return -EFAULT;
+	q->size = sizeof(*q);
+	q->handle = handle;
 	return 0;
 }
 

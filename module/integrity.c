@@ -42,7 +42,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bio.h>
-#include <linux/debugfs.h>
 #include <linux/gfp.h>
 #include <linux/highmem.h>
 #include <linux/log2.h>
@@ -670,9 +669,8 @@ int dio_pi_attach(struct dio_kreq *kreq, struct bio *bio)
 	return 0;
 }
 
-/* Re-reads made to find refused intervals, for tests (debugfs). */
-static atomic64_t dio_locate_reads = ATOMIC64_INIT(0);
-static struct dentry *dio_debugfs;
+/* Re-reads made to find refused intervals, for tests (debugfs, main.c). */
+atomic64_t dio_locate_reads = ATOMIC64_INIT(0);
 
 /* Data and metadata pages a re-read goes through. */
 struct dio_locate_buf {
@@ -942,38 +940,4 @@ void dio_pi_free(struct dio_kreq *kreq)
 	else
 		put_page(virt_to_page(kreq->pi));
 	kreq->pi = NULL;
-}
-
-static int dio_locate_reads_get(void *data, u64 *val)
-{
-	*val = atomic64_read(&dio_locate_reads);
-	return 0;
-}
-DEFINE_DEBUGFS_ATTRIBUTE(dio_locate_reads_fops, dio_locate_reads_get, NULL,
-			 "%llu\n");
-
-/**
- * dio_pi_module_init - debugfs: dio_batch/locate_reads, the re-reads made
- *	so far to find refused intervals, and dio_batch/kept_kreqs, the
- *	request structs descriptors keep for reuse (io.c; the tests count
- *	live requests as the dio_kreq slab's objects less these)
- *
- * Return: 0 (debugfs is optional).
- */
-int dio_pi_module_init(void)
-{
-	dio_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
-	debugfs_create_file_unsafe("locate_reads", 0444, dio_debugfs, NULL,
-				   &dio_locate_reads_fops);
-	debugfs_create_atomic_t("kept_kreqs", 0444, dio_debugfs,
-				&dio_kreqs_kept);
-	return 0;
-}
-
-/**
- * dio_pi_module_exit - remove the debugfs files
- */
-void dio_pi_module_exit(void)
-{
-	debugfs_remove_recursive(dio_debugfs);
 }

@@ -37,7 +37,7 @@
  * state, sending the fsnotify event pread or pwrite would from the
  * submitter's process (io_uring sends it from the submitter's task too).
  * A descriptor closed with requests in flight reaps them from a work item
- * (the events are sent then).
+ * (file.c; the events are sent then).
  *
  * The request table of a descriptor is a hash table keyed by the request's
  * user address divided by the smallest request size: requests that do not
@@ -51,7 +51,6 @@
 #include <linux/hrtimer.h>
 #include <linux/log2.h>
 #include <linux/pagemap.h>
-#include <linux/poll.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/task_io_accounting_ops.h>
@@ -238,7 +237,7 @@ static void dio_bio_end_io(struct bio *bio)
 /* ---- completion work (process context) ---- */
 
 /**
- * dio_file_complete_work - complete a descriptor's requests that may sleep
+ * dio_kreq_complete_work - complete a descriptor's requests that may sleep
  * @work: the descriptor's complete_work
  *
  * Completes the requests dio_kreq_put() listed, in the order they came,
@@ -249,7 +248,7 @@ static void dio_bio_end_io(struct bio *bio)
  * after the last request is complete: its reporter may free it, and the
  * descriptor with it.
  */
-void dio_file_complete_work(struct work_struct *work)
+void dio_kreq_complete_work(struct work_struct *work)
 {
 	struct dio_file *df = container_of(work, struct dio_file,
 					   complete_work);
@@ -285,10 +284,10 @@ static void dio_kreq_recycle(struct dio_kreq *kreq)
 }
 
 /**
- * dio_file_free_kreqs - free the request structs a descriptor kept
+ * dio_kreq_cache_drain - free the request structs a descriptor kept
  * @df: the descriptor, being freed
  */
-void dio_file_free_kreqs(struct dio_file *df)
+void dio_kreq_cache_drain(struct dio_file *df)
 {
 	struct llist_node *node = llist_del_all(&df->kreq_cache);
 	struct dio_kreq *kreq, *next;
@@ -300,15 +299,13 @@ void dio_file_free_kreqs(struct dio_file *df)
 }
 
 /*
- * Free a request that left the table; its pages are released.  Process
- * context: the submitter's when it is reported, the reaper's otherwise.
- * A request that moved data sends the fsnotify event pread or pwrite
- * would.
+ * Drop what a request holds, keyed on what is set (dio_kreq_alloc() zeroed
+ * the rest): its file, after the fsnotify event pread or pwrite would send
+ * for a request that moved data; its user account, registered set, PI
+ * buffer and handle.  Then keep its struct for reuse.  Process context.
  */
-static void dio_kreq_free(struct dio_kreq *kreq)
+static void dio_kreq_release(struct dio_kreq *kreq)
 {
-	struct dio_file *df = kreq->df;
-
 	if (kreq->file) {
 		if (kreq->out.result > 0) {
 			if (kreq->opcode == DIO_OP_READ)
@@ -321,8 +318,26 @@ static void dio_kreq_free(struct dio_kreq *kreq)
 	dio_user_put(kreq->user);
 	dio_fixed_put(kreq->fixed);
 	dio_pi_free(kreq);
-	dio_handle_put(kreq->h);
+	if (kreq->h)
+		dio_handle_put(kreq->h);
 	dio_kreq_recycle(kreq);
+}
+
+/**
+ * dio_kreq_free - free a request that left its descriptor's table
+ * @kreq: the request; its pages are released
+ *
+ * Drops what the request holds (dio_kreq_release()), then its reference
+ * to its descriptor, which may be the last.
+ *
+ * Context: process context: the submitter's when it is reported, the
+ * reaper's otherwise.
+ */
+void dio_kreq_free(struct dio_kreq *kreq)
+{
+	struct dio_file *df = kreq->df;
+
+	dio_kreq_release(kreq);
 	dio_file_put(df);
 }
 
@@ -363,55 +378,6 @@ static void dio_kreq_remove(struct dio_file *df, struct dio_kreq *kreq)
 	hash_del(&kreq->hnode);
 	df->nr_reqs--;
 	spin_unlock_irq(&df->lock);
-}
-
-/**
- * dio_file_reap_all - free the done requests of a released descriptor
- * @df: the descriptor; its file is gone or going
- *
- * Called twice over: from the file's release, which marks @df released so
- * that later completions queue its reap work, and from that work, which
- * finds @df already released and drops the reference its queueing took.
- * Results are not reported.  Must not touch @df after freeing the last
- * request: that may free @df.
- */
-void dio_file_reap_all(struct dio_file *df)
-{
-	struct dio_kreq *kreq, *next;
-	LIST_HEAD(list);
-	bool from_work;
-
-	spin_lock_irq(&df->lock);
-	from_work = df->released;
-	df->released = true;
-	list_for_each_entry(kreq, &df->done, node) {
-		kreq->claimed = true;
-		hash_del(&kreq->hnode);
-		df->nr_reqs--;
-	}
-	list_splice_init(&df->done, &list);
-	df->nr_done = 0;
-	spin_unlock_irq(&df->lock);
-
-	list_for_each_entry_safe(kreq, next, &list, node)
-		dio_kreq_free(kreq);
-	if (from_work)
-		dio_file_put(df);
-}
-
-/**
- * dio_ctx_poll - readable while the descriptor has unreported completions
- * @file: the context descriptor
- * @pt: poll table
- *
- * Return: EPOLLIN | EPOLLRDNORM when completions wait, else 0.
- */
-__poll_t dio_ctx_poll(struct file *file, struct poll_table_struct *pt)
-{
-	struct dio_file *df = file->private_data;
-
-	poll_wait(file, &df->wait, pt);
-	return READ_ONCE(df->nr_done) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 /* ---- submission ---- */
@@ -676,13 +642,33 @@ static int dio_kreq_insert(struct dio_file *df, struct dio_kreq *kreq)
 	return 0;
 }
 
-/* Undo dio_kreq_insert() for a request that never reached the device. */
-static void dio_kreq_uninsert(struct dio_file *df, struct dio_kreq *kreq)
+/*
+ * Undo the submission of a request that never reached the device, keyed on
+ * what it set: its entry in the table (dio_kreq_insert(): it is hashed,
+ * and holds its descriptor), the charge of its pinned pages (@user is set
+ * only once they are charged), and what dio_kreq_release() drops.
+ */
+static void dio_kreq_unsubmit(struct dio_kreq *kreq)
 {
-	dio_kreq_remove(df, kreq);
+	struct dio_file *df = kreq->df;
+	bool inserted;
+
+	/* Under the lock: inserting a neighbour rewrites our hnode.pprev. */
+	spin_lock_irq(&df->lock);
+	inserted = hash_hashed(&kreq->hnode);
+	if (inserted) {
+		hash_del(&kreq->hnode);
+		df->nr_reqs--;
+	}
+	spin_unlock_irq(&df->lock);
 	/* A WAIT that found it in the table must see it gone. */
-	wake_up(&df->wait);
-	dio_file_put(df);
+	if (inserted)
+		wake_up(&df->wait);
+	if (kreq->user)
+		dio_user_uncharge(kreq->user, kreq->pinned);
+	dio_kreq_release(kreq);
+	if (inserted)
+		dio_file_put(df);
 }
 
 /*
@@ -811,7 +797,10 @@ static struct file *dio_batch_file(struct dio_batch *b, bool write)
 	return b->file[write] ? get_file(b->file[write]) : NULL;
 }
 
-/* Submit the request at @uaddr, one of batch @b's. */
+/*
+ * Submit the request at @uaddr, one of batch @b's.  Every failure before a
+ * bio is on its way goes through dio_kreq_unsubmit().
+ */
 static int dio_submit_one(struct dio_file *df, struct dio_batch *b, u64 uaddr)
 {
 	struct dio_user *user = b->user;
@@ -827,15 +816,14 @@ static int dio_submit_one(struct dio_file *df, struct dio_batch *b, u64 uaddr)
 	/* Straight into the request: ureq is in the cache's whitelist. */
 	ret = dio_copy_request(&kreq->ureq, uaddr);
 	if (ret)
-		goto out_free_kreq;
+		goto out_unsubmit;
 	ret = dio_req_check(&kreq->ureq);
 	if (ret)
-		goto out_free_kreq;
+		goto out_unsubmit;
 	kreq->h = dio_batch_handle(b, df, kreq->ureq.handle);
-	if (!kreq->h) {
-		ret = -EBADF;
-		goto out_free_kreq;
-	}
+	ret = -EBADF;
+	if (!kreq->h)
+		goto out_unsubmit;
 	kreq->uaddr = uaddr;
 	kreq->opcode = kreq->ureq.opcode;
 	atomic_set(&kreq->remaining, 1);	/* submission bias */
@@ -846,58 +834,45 @@ static int dio_submit_one(struct dio_file *df, struct dio_batch *b, u64 uaddr)
 		kreq->file = dio_batch_file(b, kreq->opcode == DIO_OP_WRITE);
 		ret = -EBADF;
 		if (!kreq->file)
-			goto out_put_handle;
+			goto out_unsubmit;
 		if ((kreq->ureq.flags & DIO_REQ_FIXED) && !b->fixed)
 			b->fixed = dio_fixed_get(df);
+		/* Takes the iovecs (*@iov), or a registered set (@fixed). */
 		ret = dio_kreq_import(kreq, b->fixed, fast, &iov, &iter);
 		if (ret)
-			goto out_put_file;
+			goto out_unsubmit;
 		ret = dio_kreq_permitted(kreq);
 		if (ret)
-			goto out_free_iov;
+			goto out_unsubmit;
 	}
 	ret = dio_pi_check_request(kreq);
 	if (ret)
-		goto out_free_iov;
+		goto out_unsubmit;
 	ret = dio_user_charge(user, kreq->pinned);
 	if (ret)
-		goto out_free_iov;
+		goto out_unsubmit;
 	if (user && kreq->pinned) {
 		refcount_inc(&user->ref);
 		kreq->user = user;
 	}
 	ret = dio_kreq_insert(df, kreq);
 	if (ret)
-		goto out_uncharge;
+		goto out_unsubmit;
+	/* May allocate the PI buffer before it fails. */
 	ret = dio_pi_prepare(kreq);
 	if (ret)
-		goto out_free_pi;
+		goto out_unsubmit;
 	ret = dio_kreq_submit_bios(kreq, &iter);
 	if (ret)
-		goto out_free_pi;
+		goto out_unsubmit;
 	kfree(iov);
 	/* From here on @kreq may complete and be reported at any time. */
 	dio_kreq_put(kreq);
 	return 0;
 
-out_free_pi:
-	/* dio_pi_prepare() may have allocated before it failed. */
-	dio_pi_free(kreq);
-	dio_kreq_uninsert(df, kreq);
-out_uncharge:
-	dio_user_uncharge(user, kreq->pinned);
-	dio_user_put(kreq->user);
-out_free_iov:
-	/* What dio_kreq_import() took: the iovecs, or the registered set. */
+out_unsubmit:
 	kfree(iov);
-	dio_fixed_put(kreq->fixed);
-out_put_file:
-	if (kreq->file)
-		fput(kreq->file);
-out_put_handle:
-	dio_handle_put(kreq->h);
-out_free_kreq:
-	dio_kreq_recycle(kreq);
+	dio_kreq_unsubmit(kreq);
 	return ret;
 }
 
@@ -925,8 +900,10 @@ static void dio_get_uaddrs(u64 *out, const u64 __user *uptr, unsigned int nr)
 
 /**
  * dio_submit_ioctl - DIO_IOC_SUBMIT
- * @df: the calling descriptor
- * @arg: user pointer to struct dio_submit
+ * @df: the calling descriptor, created by the caller's process
+ *	(DIO_CMD_MINE: dio_cmd_run() answers -EXDEV to another)
+ * @arg: struct dio_submit, copied in
+ * @uarg: the user's struct (unused)
  *
  * Return: the number of requests queued; if the first one fails, -errno:
  * -EINVAL (bad request fields, alignment or length), -ENXIO (beyond the
@@ -937,38 +914,33 @@ static void dio_get_uaddrs(u64 *out, const u64 __user *uptr, unsigned int nr)
  * flight), -EOPNOTSUPP (PI the device cannot honour), -EILSEQ (the
  * caller's PI refused before submission), -EPERM (a write to a read-only
  * device), -ETXTBSY (a write to an active swap device), the LSM's error,
- * -EXDEV (the descriptor belongs to another process), -EFAULT, -ENOMEM
- * (also: a request that alone passes the ceiling).
+ * -EFAULT, -ENOMEM (also: a request that alone passes the ceiling).
  */
-long dio_submit_ioctl(struct dio_file *df, void __user *arg)
+long dio_submit_ioctl(struct dio_file *df, void *arg, void __user *uarg)
 {
+	const struct dio_submit *s = arg;
 	u64 uaddrs[DIO_SUBMIT_CHUNK];
 	struct dio_batch b = {};
-	struct dio_submit s;
 	struct blk_plug plug;
 	u64 __user *ureqs;
 	unsigned int i, n;
 	int ret = 0;
 
-	if (!dio_file_is_mine(df))
-		return -EXDEV;
-	ret = dio_copy_arg(&s, sizeof(s), DIO_SUBMIT_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	if (!s.nr || s.nr > DIO_MAX_BATCH || s.reserved[0] || s.reserved[1])
+	if (!s->nr || s->nr > DIO_MAX_BATCH || s->reserved[0] ||
+	    s->reserved[1])
 		return -EINVAL;
-	ureqs = u64_to_user_ptr(s.reqs);
+	ureqs = u64_to_user_ptr(s->reqs);
 	b.user = dio_user_get();
 	if (IS_ERR(b.user))
 		return PTR_ERR(b.user);
 
 	blk_start_plug(&plug);
-	for (i = 0; i < s.nr && !ret; i++) {
+	for (i = 0; i < s->nr && !ret; i++) {
 		/* The pointers a chunk at a time; a fault: the good ones. */
 		n = i % DIO_SUBMIT_CHUNK;
 		if (!n)
 			dio_get_uaddrs(uaddrs, &ureqs[i],
-				       min(s.nr - i, DIO_SUBMIT_CHUNK));
+				       min(s->nr - i, DIO_SUBMIT_CHUNK));
 		if (uaddrs[n] == DIO_UADDR_FAULT)
 			ret = -EFAULT;
 		else
@@ -1104,39 +1076,35 @@ static int dio_wait_result(unsigned int n, int err)
 
 /**
  * dio_wait_ioctl - DIO_IOC_WAIT
- * @df: the calling descriptor
- * @arg: user pointer to struct dio_wait
+ * @df: the calling descriptor, created by the caller's process
+ *	(DIO_CMD_MINE: dio_cmd_run() answers -EXDEV to another)
+ * @arg: struct dio_wait, copied in
+ * @uarg: the user's struct (unused)
  *
  * Waits for the listed requests in order and reports each as it is done.
  *
  * Return: how many were reported: all of them, or fewer when the timeout
  * expired (possibly 0) or a signal came (-EINTR when none).  A listed
  * address with no request submitted on this descriptor stops the call:
- * -ENOENT if it is the first.  -EINVAL for bad fields, -EFAULT, -EXDEV
- * (the descriptor belongs to another process).
+ * -ENOENT if it is the first.  -EINVAL for bad fields, -EFAULT.
  */
-long dio_wait_ioctl(struct dio_file *df, void __user *arg)
+long dio_wait_ioctl(struct dio_file *df, void *arg, void __user *uarg)
 {
+	const struct dio_wait *w = arg;
 	struct dio_kreq *kreq;
 	u64 __user *ureqs;
-	struct dio_wait w;
 	struct dio_timeout tmo = { };
 	unsigned int i;
 	u64 uaddr;
 	int ret;
 
-	if (!dio_file_is_mine(df))
-		return -EXDEV;
-	ret = dio_copy_arg(&w, sizeof(w), DIO_WAIT_SIZE_VER0, arg);
+	ret = dio_wait_check(w, false);
 	if (ret)
 		return ret;
-	ret = dio_wait_check(&w, false);
-	if (ret)
-		return ret;
-	ureqs = u64_to_user_ptr(w.reqs);
-	tmo.ns = w.timeout_ns;
+	ureqs = u64_to_user_ptr(w->reqs);
+	tmo.ns = w->timeout_ns;
 
-	for (i = 0; i < w.nr; i++) {
+	for (i = 0; i < w->nr; i++) {
 		if (get_user(uaddr, &ureqs[i])) {
 			ret = -EFAULT;
 			break;
@@ -1214,33 +1182,29 @@ static int dio_collect_list(struct dio_file *df, struct list_head *claimed,
 
 /**
  * dio_collect_ioctl - DIO_IOC_COLLECT
- * @df: the calling descriptor
- * @arg: user pointer to struct dio_wait
+ * @df: the calling descriptor, created by the caller's process
+ *	(DIO_CMD_MINE: dio_cmd_run() answers -EXDEV to another)
+ * @arg: struct dio_wait, copied in
+ * @uarg: the user's struct (unused)
  *
  * Return: how many completions were reported into @arg->reqs (at least
  * @arg->min_nr unless the timeout expired or a signal came: then fewer,
- * possibly 0, or -EINTR when none).  -EINVAL for bad fields, -EFAULT,
- * -EXDEV (the descriptor belongs to another process).
+ * possibly 0, or -EINTR when none).  -EINVAL for bad fields, -EFAULT.
  */
-long dio_collect_ioctl(struct dio_file *df, void __user *arg)
+long dio_collect_ioctl(struct dio_file *df, void *arg, void __user *uarg)
 {
+	const struct dio_wait *w = arg;
 	LIST_HEAD(claimed);
 	u64 __user *out;
-	struct dio_wait w;
 	unsigned int n = 0;
 	struct dio_timeout tmo = { };
 	int ret, err;
 
-	if (!dio_file_is_mine(df))
-		return -EXDEV;
-	ret = dio_copy_arg(&w, sizeof(w), DIO_WAIT_SIZE_VER0, arg);
+	ret = dio_wait_check(w, true);
 	if (ret)
 		return ret;
-	ret = dio_wait_check(&w, true);
-	if (ret)
-		return ret;
-	out = u64_to_user_ptr(w.reqs);
-	tmo.ns = w.timeout_ns;
+	out = u64_to_user_ptr(w->reqs);
+	tmo.ns = w->timeout_ns;
 
 	/*
 	 * Another caller on the same descriptor may claim what woke us:
@@ -1249,17 +1213,17 @@ long dio_collect_ioctl(struct dio_file *df, void __user *arg)
 	 */
 	do {
 		ret = wait_event_interruptible_hrtimeout(df->wait,
-							 READ_ONCE(df->nr_done) >= w.min_nr - n,
+							 READ_ONCE(df->nr_done) >= w->min_nr - n,
 							 dio_remaining(&tmo));
-		while (n < w.nr &&
+		while (n < w->nr &&
 		       dio_kreq_claim_list(df, &claimed,
-					   min(w.nr - n, DIO_COLLECT_CHUNK))) {
+					   min(w->nr - n, DIO_COLLECT_CHUNK))) {
 			err = dio_collect_list(df, &claimed, out, &n);
 			if (err)
 				return dio_wait_result(n, err);
 			ret = 0;
 		}
-	} while (!ret && n < w.min_nr);
+	} while (!ret && n < w->min_nr);
 	return dio_wait_result(n, ret);
 }
 

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dio_batch: the control device /dev/dio_batch, ioctl dispatch for the
- * context descriptors, and module init/exit.  The commands' argument
- * structs are copied in by dio_copy_arg() (uarg.c).
+ * dio_batch: the module's parameters, the control device /dev/dio_batch
+ * and its commands, the one function that runs the commands of both
+ * devices (dio_cmd_run(): the same-process check, the argument struct
+ * copied in by dio_copy_arg() (uarg.c) and written back; the descriptor's
+ * table is file.c's), debugfs, and module init/exit.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/compat.h>
+#include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -25,14 +28,18 @@ MODULE_PARM_DESC(max_user_pinned_mb,
 		 "MiB of user memory one user may have pinned by I/O in flight, whole pages per pin; 0: no ceiling; CAP_IPC_LOCK is exempt (default 256)");
 
 /*
- * DIO_IOC_FEATURES reads only the size: struct dio_features is the
- * output-only exception of the header's rules (no tail, no reserved field
- * is read), so the probe answers a program of any age.
+ * DIO_IOC_FEATURES reads only the size (DIO_CMD_OUT_ONLY): struct
+ * dio_features is the output-only exception of the header's rules (no
+ * tail, no reserved field is read), so the probe answers a program of any
+ * age.
  */
-static long dio_features_ioctl(void __user *arg)
+static long dio_features_ioctl(struct dio_file *df, void *arg,
+			       void __user *uarg)
 {
-	struct dio_features f = {
-		.size		= sizeof(f),
+	struct dio_features *f = arg;
+
+	*f = (struct dio_features){
+		.size		= sizeof(*f),
 		.abi_version	= DIO_BATCH_ABI_VERSION,
 		.features	= DIO_FEAT_ALL,
 		.init_flags	= DIO_INIT_F_ALL,
@@ -48,16 +55,6 @@ static long dio_features_ioctl(void __user *arg)
 		.max_fixed_bufs	= DIO_MAX_FIXED_BUFS,
 		.max_fixed_buf_bytes = DIO_MAX_FIXED_BUF_BYTES,
 	};
-	u32 usize;
-
-	if (get_user(usize, (u32 __user *)arg))
-		return -EFAULT;
-	if (usize < DIO_FEATURES_SIZE_VER0)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	if (copy_to_user(arg, &f, min_t(size_t, usize, sizeof(f))))
-		return -EFAULT;
 	return 0;
 }
 
@@ -74,51 +71,86 @@ static bool dio_ioc_is(unsigned int cmd, unsigned int want)
 	       _IOC_DIR(cmd) == _IOC_DIR(want);
 }
 
-static long dio_ctl_ioctl(struct file *file, unsigned int cmd,
-			  unsigned long arg)
+/*
+ * Read only the size of an output-only struct into @karg, which is
+ * otherwise left to the command: below @min_size -EINVAL, above a page
+ * -E2BIG (as dio_copy_arg()), -EFAULT.
+ */
+static int dio_copy_size(void *karg, size_t min_size, const void __user *uarg)
 {
-	void __user *uarg = (void __user *)arg;
+	u32 usize;
 
-	if (dio_ioc_is(cmd, DIO_IOC_FEATURES))
-		return dio_features_ioctl(uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_INIT))
-		return dio_ctx_init_ioctl(uarg);
-	return -ENOTTY;
+	if (get_user(usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < min_size)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	*(u32 *)karg = usize;
+	return 0;
 }
 
 /**
- * dio_ctx_ioctl - ioctl entry of a context descriptor
- * @file: the descriptor
- * @cmd: DIO_IOC_*
- * @arg: user pointer to the command's struct
+ * dio_cmd_run - run the command @cmd names in a table of commands
+ * @cmds: the table
+ * @nr: its length
+ * @df: the calling descriptor, or NULL on the control device
+ * @cmd: the ioctl number
+ * @uarg: the user's argument struct
  *
- * Return: the command's result, or -ENOTTY for a command this descriptor
- * does not know.
+ * The one place every command goes through: matched by dio_ioc_is(); a
+ * DIO_CMD_MINE command refused to any process but @df's creator; its
+ * struct copied in by dio_copy_arg() (only its size for DIO_CMD_OUT_ONLY);
+ * and for DIO_CMD_OUT, written back after the command succeeds, as much of
+ * it as the caller's size covers.
+ *
+ * Return: the command's result; -ENOTTY for a command not in @cmds,
+ * -EXDEV for a DIO_CMD_MINE one from another process, or the copies'
+ * -EFAULT, -EINVAL, -E2BIG.
  */
-long dio_ctx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+long dio_cmd_run(const struct dio_cmd *cmds, size_t nr, struct dio_file *df,
+		 unsigned int cmd, void __user *uarg)
 {
-	struct dio_file *df = file->private_data;
-	void __user *uarg = (void __user *)arg;
+	const struct dio_cmd *c;
+	union dio_cmd_arg karg;
+	u32 usize;
+	long ret;
 
-	if (dio_ioc_is(cmd, DIO_IOC_SUBMIT))
-		return dio_submit_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_WAIT))
-		return dio_wait_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_COLLECT))
-		return dio_collect_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_OPEN))
-		return dio_handle_open_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_CLOSE))
-		return dio_handle_close_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_QUERY))
-		return dio_handle_query_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_STAT))
-		return dio_ctx_stat_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_REGISTER))
-		return dio_fixed_register_ioctl(df, uarg);
-	if (dio_ioc_is(cmd, DIO_IOC_UNREGISTER))
-		return dio_fixed_unregister_ioctl(df, uarg);
-	return -ENOTTY;
+	for (c = cmds; c < cmds + nr; c++)
+		if (dio_ioc_is(cmd, c->cmd))
+			break;
+	if (c == cmds + nr)
+		return -ENOTTY;
+	if ((c->flags & DIO_CMD_MINE) && !dio_file_is_mine(df))
+		return -EXDEV;
+	if (c->flags & DIO_CMD_OUT_ONLY)
+		ret = dio_copy_size(&karg, c->min_size, uarg);
+	else
+		ret = dio_copy_arg(&karg, c->size, c->min_size, uarg);
+	if (ret)
+		return ret;
+	usize = *(u32 *)&karg;
+	ret = c->fn(df, &karg, uarg);
+	if (ret < 0 || !(c->flags & DIO_CMD_OUT))
+		return ret;
+	if (copy_to_user(uarg, &karg, min_t(size_t, usize, c->size)))
+		return -EFAULT;
+	return ret;
+}
+
+/* The control device's commands. */
+static const struct dio_cmd dio_ctl_cmds[] = {
+	DIO_CMD(DIO_IOC_FEATURES, features, DIO_FEATURES_SIZE_VER0,
+		DIO_CMD_OUT_ONLY | DIO_CMD_OUT, dio_features_ioctl),
+	DIO_CMD(DIO_IOC_INIT, init, DIO_INIT_SIZE_VER0, 0,
+		dio_ctx_init_ioctl),
+};
+
+static long dio_ctl_ioctl(struct file *file, unsigned int cmd,
+			  unsigned long arg)
+{
+	return dio_cmd_run(dio_ctl_cmds, ARRAY_SIZE(dio_ctl_cmds), NULL, cmd,
+			   (void __user *)arg);
 }
 
 static const struct file_operations dio_ctl_fops = {
@@ -135,6 +167,33 @@ static struct miscdevice dio_miscdev = {
 	.mode		= 0660,
 };
 
+static struct dentry *dio_debugfs;
+
+static int dio_locate_reads_get(void *data, u64 *val)
+{
+	*val = atomic64_read(&dio_locate_reads);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(dio_locate_reads_fops, dio_locate_reads_get, NULL,
+			 "%llu\n");
+
+/*
+ * debugfs, for the tests: dio_batch/locate_reads, the re-reads made so far
+ * to find refused intervals (integrity.c), and dio_batch/kept_kreqs, the
+ * request structs descriptors keep for reuse (io.c; the tests count live
+ * requests as the dio_kreq slab's objects less these).  Optional: the
+ * module works without it, so its failures are not ours.
+ */
+static void dio_debugfs_init(void)
+{
+	dio_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file_unsafe("locate_reads", 0444, dio_debugfs, NULL,
+				   &dio_locate_reads_fops);
+	debugfs_create_atomic_t("kept_kreqs", 0444, dio_debugfs,
+				&dio_kreqs_kept);
+}
+
+/* The module's parts, set up in this order and torn down in the reverse. */
 static int __init dio_batch_init(void)
 {
 	int ret;
@@ -143,22 +202,28 @@ static int __init dio_batch_init(void)
 	ret = dio_io_module_init();
 	if (ret)
 		return ret;
-	ret = dio_pi_module_init();
-	if (ret)
-		goto out_io_exit;
 	ret = dio_ctx_module_init();
 	if (ret)
-		goto out_pi_exit;
-	ret = misc_register(&dio_miscdev);
+		goto out_io_exit;
+	ret = dio_file_module_init();
 	if (ret)
 		goto out_ctx_exit;
+	ret = dio_handle_module_init();
+	if (ret)
+		goto out_file_exit;
+	ret = misc_register(&dio_miscdev);
+	if (ret)
+		goto out_handle_exit;
+	dio_debugfs_init();
 	pr_info("ABI %u loaded\n", DIO_BATCH_ABI_VERSION);
 	return 0;
 
+out_handle_exit:
+	dio_handle_module_exit();
+out_file_exit:
+	dio_file_module_exit();
 out_ctx_exit:
 	dio_ctx_module_exit();
-out_pi_exit:
-	dio_pi_module_exit();
 out_io_exit:
 	dio_io_module_exit();
 	return ret;
@@ -166,9 +231,11 @@ out_io_exit:
 
 static void __exit dio_batch_exit(void)
 {
+	debugfs_remove_recursive(dio_debugfs);
 	misc_deregister(&dio_miscdev);
+	dio_handle_module_exit();
+	dio_file_module_exit();
 	dio_ctx_module_exit();
-	dio_pi_module_exit();
 	dio_io_module_exit();
 }
 
