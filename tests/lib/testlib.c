@@ -118,7 +118,7 @@ int tl_kmod_probe(const char *name, const char *opts)
 	return ret < 0 ? ret : 0;
 }
 
-int tl_kmod_remove(const char *name)
+static int tl_kmod_remove_now(const char *name)
 {
 	struct kmod_ctx *ctx = tl_kmod();
 	struct kmod_module *mod;
@@ -144,6 +144,14 @@ int tl_kmod_remove(const char *name)
 		fprintf(stderr, "testlib: remove %s: %s\n", name, strerror(-ret));
 	kmod_module_unref(mod);
 	return ret;
+}
+
+/* scsi_debug goes as tl_scsi_debug_unload() takes it out (kmodctl remove too). */
+int tl_kmod_remove(const char *name)
+{
+	if (!strcmp(name, "scsi_debug") && tl_module_loaded(name))
+		return tl_scsi_debug_unload();
+	return tl_kmod_remove_now(name);
 }
 
 int tl_module_loaded(const char *name)
@@ -373,11 +381,199 @@ int tl_partition_remove(const char *dev, const char *part)
 	return -ETIMEDOUT;
 }
 
+#define SD_DRV "/sys/bus/pseudo/drivers/scsi_debug/"
+/* Since 6.8 scsi_debug gives each target a debugfs directory there. */
+#define SD_DEBUGFS "/sys/kernel/debug/scsi_debug"
+
+/*
+ * The names of scsi_debug's per-target debugfs directories ("targetH:C:T"),
+ * each followed by a space, after a leading space (" target0:0:0 "), or NULL
+ * when there is no such directory; with @hidden only those of targets that
+ * sysfs does not show: a host's pseudo target (7.3, below) and targets on
+ * their way out.
+ */
+static char *tl_sd_target_dirs(bool hidden)
+{
+	struct dirent *de;
+	char path[320];
+	struct stat st;
+	size_t len;
+	char *s;
+	FILE *f;
+	DIR *d;
+
+	d = opendir(SD_DEBUGFS);
+	if (!d)
+		return NULL;
+	f = open_memstream(&s, &len);
+	if (!f) {
+		closedir(d);
+		return NULL;
+	}
+	fputc(' ', f);
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "target", 6))
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/scsi/devices/%s", de->d_name);
+		if (hidden && stat(path, &st) == 0)
+			continue;
+		fprintf(f, "%s ", de->d_name);
+	}
+	closedir(d);
+	fclose(f);
+	return s;
+}
+
+/* Is @name one of tl_sd_target_dirs()' @dirs? */
+static bool tl_sd_listed(const char *dirs, const char *name)
+{
+	char key[72];
+
+	snprintf(key, sizeof(key), " %.63s ", name);
+	return dirs && strstr(dirs, key);
+}
+
+/* The number of scsi_debug's only host, or -1. */
+static int tl_sd_only_host(void)
+{
+	struct dirent *de;
+	char path[320];
+	int host = -1;
+	DIR *d, *a;
+
+	d = opendir(SD_DRV);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "adapter", 7))
+			continue;
+		snprintf(path, sizeof(path), SD_DRV "%s", de->d_name);
+		a = opendir(path);
+		while (a && (de = readdir(a)))
+			if (sscanf(de->d_name, "host%d", &host) == 1)
+				break;
+		if (a)
+			closedir(a);
+		break;
+	}
+	closedir(d);
+	return host;
+}
+
+/*
+ * Makes scsi_debug's module exit safe to run (nothing to do on 6.1, whose
+ * scsi_debug has no per-target debugfs directories).
+ *
+ * Since 6.8 each target has a debugfs directory under SD_DEBUGFS, and
+ * sdebug_target_destroy(), called under the host lock, leaves removing it
+ * to an async work item in scsi_debug's own exclusive domain:
+ * sdebug_tartget_cleanup_async() does debugfs_remove() and kfree().  The
+ * only wait for that domain is in sdebug_target_alloc(), before it creates
+ * a target's directory (upstream's "scsi: scsi_debug: Fix create target
+ * debugfs failure", 6.10).  The module exit (7.3's and 6.12's, read from
+ * their disassembly) removes its hosts, which destroys their targets and
+ * queues that work, and then removes the root directory without waiting
+ * for it: work that runs after that calls debugfs_remove() on a directory
+ * already gone (a NULL dereference in a kworker, seen on 7.3 under load),
+ * or runs after the module's code was freed.  No upstream fix of the exit
+ * was found (searched: the patch above and an upstream scsi_debug.c with
+ * atomic writes, 6.11 or later; 7.3's exit still has none).
+ *
+ * So the hosts go first, here (add_host=-N destroys their targets and
+ * queues the work before the write returns), and then the module exit,
+ * with no host left, queues no work and removes the root; in between, this
+ * waits until no work is left:
+ *  - 7.3 (and any kernel whose hosts have a pseudo device, for internal
+ *    commands): scsi_add_host() allocates the pseudo device on a target of
+ *    its own, so sdebug_target_alloc() runs, and waits for the domain,
+ *    before the write that adds a host returns.  That pseudo target is
+ *    never destroyed (7.3's scsi_get_pseudo_sdev() keeps the reap count it
+ *    starts with, so it stays at one when scsi_forget_host() removes the
+ *    pseudo device): its directory stays until the module exit removes the
+ *    root, and it queues no work.  It is also why waiting for every target
+ *    directory to go never ended on 7.3 (it is the one directory that
+ *    sysfs does not show, as targetH:0:T, T the host's max_id).  So a
+ *    host with no targets (num_tgts=0) is added and removed: once its
+ *    pseudo target's directory, new, is there, the domain was empty, and
+ *    nothing was queued after.  That costs a host's addition and removal,
+ *    without disks.
+ *  - otherwise (6.12, or no new directory appeared): every target directory
+ *    must go, for at most 2 s (x tl_slow_factor()); the work takes
+ *    milliseconds, or a few hundred on a loaded 2-vCPU guest whose busy
+ *    CPUs starve it.  What is left is the work's last instructions after
+ *    its directory went, if the unload (milliseconds more) overtakes them.
+ */
+static void tl_scsi_debug_quiesce(void)
+{
+	char *hidden, *before, *now, *v, arg[16], name[32];
+	bool synced = false;
+	int hosts, host, i;
+
+	hidden = tl_sd_target_dirs(true);
+	if (!hidden)
+		return;
+	v = tl_sysfs_read(SD_DRV "add_host");
+	hosts = v ? atoi(v) : 0;
+	free(v);
+	snprintf(arg, sizeof(arg), "-%d", hosts);
+	if (hosts > 0 && tl_write_file(SD_DRV "add_host", arg))
+		fprintf(stderr, "testlib: scsi_debug: add_host=%s failed\n", arg);
+	/* A pseudo target (7.3), or a target on its way out (6.12). */
+	if (strcmp(hidden, " ")) {
+		before = tl_sd_target_dirs(false);
+		if (!tl_write_file(SD_DRV "num_tgts", "0") &&
+		    !tl_write_file(SD_DRV "add_host", "1")) {
+			host = tl_sd_only_host();
+			snprintf(name, sizeof(name), "target%d:0:0", host);
+			now = tl_sd_target_dirs(false);
+			synced = host >= 0 && !tl_sd_listed(before, name) &&
+				 tl_sd_listed(now, name);
+			free(now);
+			tl_write_file(SD_DRV "add_host", "-1");
+		}
+		free(before);
+	}
+	for (i = 0; !synced && i < 200 * tl_slow_factor(); i++) {
+		now = tl_sd_target_dirs(false);
+		synced = !now || !strcmp(now, " ");
+		free(now);
+		if (!synced)
+			usleep(10000);
+	}
+	if (!synced)
+		fprintf(stderr, "testlib: scsi_debug: target directories still there\n");
+	free(hidden);
+}
+
+/*
+ * Up to 5 s (x tl_slow_factor()) for the module's last references (a disk
+ * just closed) to go: its hosts may go only when nothing uses them.
+ */
+static bool tl_scsi_debug_unused(void)
+{
+	char *v;
+	int i, n;
+
+	for (i = 0; i < 50 * tl_slow_factor(); i++) {
+		v = tl_sysfs_read("/sys/module/scsi_debug/refcnt");
+		n = v ? atoi(v) : -1;
+		free(v);
+		if (n == 0)
+			return true;
+		if (n < 0)
+			return false;
+		usleep(100000);
+	}
+	return false;
+}
+
 int tl_scsi_debug_unload(void)
 {
 	if (!tl_module_loaded("scsi_debug"))
 		return 0;
-	return tl_kmod_remove("scsi_debug");
+	if (tl_scsi_debug_unused())
+		tl_scsi_debug_quiesce();
+	return tl_kmod_remove_now("scsi_debug");
 }
 
 /* Namespace names are not stable across kernels: match them by nsid. */
@@ -560,8 +756,6 @@ int tl_write_file(const char *path, const char *val)
 	close(fd);
 	return ret;
 }
-
-#define SD_DRV "/sys/bus/pseudo/drivers/scsi_debug/"
 
 /*
  * Write @val to scsi_debug's parameter @param, which it refuses (EBUSY)
