@@ -277,7 +277,8 @@ check:
 	ahead=; case " $(KERNELS) " in *" debug "*) \
 		{ s=$$(date +%s); tests/vm/kernel.sh prepare debug >$(B)/results/kernel-debug-ahead.log 2>&1; \
 		printf 'kernel debug, prepared ahead (kernel-debug-ahead.log)\t%s\n' $$(($$(date +%s) - s)) \
-			>>$(B)/results/phases; } & ahead=$$!; echo $$ahead >$(B)/results/.ahead-pid;; \
+			>>$(B)/results/phases; rm -f $(B)/results/.ahead-pid; } & \
+		ahead=$$!; echo $$ahead >$(B)/results/.ahead-pid;; \
 	esac; \
 	t0=$$(date +%s); if $(MAKE) --no-print-directory userspace; then \
 		printf 'make userspace\t%s\n' $$(($$(date +%s) - t0)) >>$(B)/results/phases; \
