@@ -9,7 +9,7 @@
 # output goes to build/results/lane-*.log and, line by line with the
 # flavour in front, to stdout.  Counts land in build/results/*.counts as
 # check.sh and dkms-check.sh write them; tests/summary.sh adds them up.
-# A run has a budget: CHECK_BUDGET seconds (default 4800, 80 minutes: CI
+# A run has a budget: CHECK_BUDGET seconds (default 5100, 85 minutes: CI
 # stops a run at 90 and then prints nothing of it) counted from
 # DIO_CHECK_START (.ci/run's start, else make check's).  At the budget the
 # jobs still running are stopped and counted as failed, with their names,
@@ -118,7 +118,7 @@ lane() {
 # budget: at DIO_CHECK_START + CHECK_BUDGET, empty the queue, stop the
 # running jobs (and the debug kernel's build ahead, whose PID make check
 # leaves in .ahead-pid) and say so where tests/summary.sh finds it.
-: "${CHECK_BUDGET:=4800}" "${DIO_CHECK_START:=$(date +%s)}"
+: "${CHECK_BUDGET:=5100}" "${DIO_CHECK_START:=$(date +%s)}"
 budget() {
 	local left r pid k
 	left=$((DIO_CHECK_START + CHECK_BUDGET - $(date +%s)))
