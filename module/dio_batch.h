@@ -330,6 +330,7 @@ long dio_cmd_run(const struct dio_cmd *cmds, size_t nr, struct dio_file *df,
 void dio_abi_check(void);
 
 /* uarg.c */
+int dio_get_usize(const void __user *uarg, size_t min_size, u32 *usize);
 int dio_copy_arg(void *karg, size_t ksize, size_t min_size,
 		 const void __user *uarg);
 int dio_copy_request(struct dio_request *r, u64 uaddr);

@@ -73,19 +73,16 @@ static bool dio_ioc_is(unsigned int cmd, unsigned int want)
 
 /*
  * Read only the size of an output-only struct into @karg, which is
- * otherwise left to the command: below @min_size -EINVAL, above a page
- * -E2BIG (as dio_copy_arg()), -EFAULT.
+ * otherwise left to the command (dio_get_usize()'s checks and errors).
  */
 static int dio_copy_size(void *karg, size_t min_size, const void __user *uarg)
 {
 	u32 usize;
+	int ret;
 
-	if (get_user(usize, (const u32 __user *)uarg))
-		return -EFAULT;
-	if (usize < min_size)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
+	ret = dio_get_usize(uarg, min_size, &usize);
+	if (ret)
+		return ret;
 	*(u32 *)karg = usize;
 	return 0;
 }

@@ -8,6 +8,28 @@
 #include "dio_batch.h"
 
 /**
+ * dio_get_usize - read and check the size an argument struct starts with
+ * @uarg: the user's struct
+ * @min_size: the smallest size the command accepts (its VER0)
+ * @usize: the size read
+ *
+ * Context: process context; may fault in user memory and sleep.
+ *
+ * Return: 0, -EFAULT, -EINVAL (below @min_size) or -E2BIG (above a page).
+ */
+int dio_get_usize(const void __user *uarg, size_t min_size, u32 *usize)
+{
+	if (get_user(*usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (*usize < min_size)
+		return -EINVAL;
+	/* As clone3() and openat2(): no struct will ever be this large. */
+	if (*usize > PAGE_SIZE)
+		return -E2BIG;
+	return 0;
+}
+
+/**
  * dio_copy_arg - copy an extensible argument struct from user space
  * @karg: the kernel's struct; its first member is __u32 size
  * @ksize: sizeof the kernel's struct
@@ -36,13 +58,9 @@ int dio_copy_arg(void *karg, size_t ksize, size_t min_size,
 	 */
 	if (!copy_from_user(karg, uarg, ksize) && *(u32 *)karg == ksize)
 		return 0;
-	if (get_user(usize, (const u32 __user *)uarg))
-		return -EFAULT;
-	if (usize < min_size)
-		return -EINVAL;
-	/* As clone3() and openat2(): no struct will ever be this large. */
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
+	ret = dio_get_usize(uarg, min_size, &usize);
+	if (ret)
+		return ret;
 	ret = copy_struct_from_user(karg, ksize, uarg, usize);
 	if (ret)
 		return ret;
