@@ -1138,12 +1138,31 @@ static int cmd_tag(const char *path, bool set, const struct opts *o)
 			die_errno(e, "reading blocks %" PRIu64 "..%" PRIu64 " of %s%s", lba,
 				  lba + n - 1, path, set ? " (no tag was changed there)" : "");
 		}
-		for (k = 0; k < n; k++) {
+		for (k = 0; k < n && set; k++) {
 			t = md + k * q->pi_md_size + q->pi_offset;
-			if (set) {
-				t[gs] = o->app_tag >> 8;
-				t[gs + 1] = o->app_tag & 0xff;
-			}
+			t[gs] = o->app_tag >> 8;
+			t[gs + 1] = o->app_tag & 0xff;
+		}
+		if (set) {
+			/* Data, guard and ref tag as read: the device checks them again. */
+			dio_req_prep_write(&r, d.h, data, n * unit, lba * unit);
+			dio_req_set_pi(&r, md, mdlen, 0, 0, 0);
+			if (sys_dio_submit(d.ctx, &rp, 1) != 1)
+				die_errno(errno, "sys_dio_submit (write) on %s", path);
+			if (sys_dio_wait(d.ctx, &rp, 1, NULL) != 1)
+				die(EXIT_IO, errno, "sys_dio_wait");
+		}
+		if (set && r.result != (int64_t)(n * unit)) {
+			int e = r.result < 0 ? (int)-r.result : EIO;
+
+			if (e == EILSEQ)
+				print_pi_report(stderr, &d, lba * unit, &r);
+			die_errno(e, "rewriting blocks %" PRIu64 "..%" PRIu64 " of %s", lba,
+				  lba + n - 1, path);
+		}
+		/* The tuples as read, or as written: listed once they are. */
+		for (k = 0; k < n && (o->json || !set); k++) {
+			t = md + k * q->pi_md_size + q->pi_offset;
 			if (o->json) {
 				j_begin(NULL);
 				j_u64("lba", lba + k);
@@ -1152,31 +1171,14 @@ static int cmd_tag(const char *path, bool set, const struct opts *o)
 				j_hex("app", be_get(t + gs, 2));
 				j_hex("ref", be_get(t + gs + 2, q->pi_ref_tag_size));
 				j_end();
-			} else if (!set) {
-				printf("lba %" PRIu64 "  interval %" PRIu64 "  guard %#0*" PRIx64
-				       "  app %#06" PRIx64 "  ref %#0*" PRIx64 "\n", lba + k,
-				       seed_of(&d, (lba + k) * unit), (int)(gs * 2 + 2),
-				       be_get(t, gs), be_get(t + gs, 2),
-				       (int)(q->pi_ref_tag_size * 2 + 2),
-				       be_get(t + gs + 2, q->pi_ref_tag_size));
+				continue;
 			}
-		}
-		if (!set)
-			continue;
-		/* Data, guard and ref tag as read: the device checks them again. */
-		dio_req_prep_write(&r, d.h, data, n * unit, lba * unit);
-		dio_req_set_pi(&r, md, mdlen, 0, 0, 0);
-		if (sys_dio_submit(d.ctx, &rp, 1) != 1)
-			die_errno(errno, "sys_dio_submit (write) on %s", path);
-		if (sys_dio_wait(d.ctx, &rp, 1, NULL) != 1)
-			die(EXIT_IO, errno, "sys_dio_wait");
-		if (r.result != (int64_t)(n * unit)) {
-			int e = r.result < 0 ? (int)-r.result : EIO;
-
-			if (e == EILSEQ)
-				print_pi_report(stderr, &d, lba * unit, &r);
-			die_errno(e, "rewriting blocks %" PRIu64 "..%" PRIu64 " of %s", lba,
-				  lba + n - 1, path);
+			printf("lba %" PRIu64 "  interval %" PRIu64 "  guard %#0*" PRIx64
+			       "  app %#06" PRIx64 "  ref %#0*" PRIx64 "\n", lba + k,
+			       seed_of(&d, (lba + k) * unit), (int)(gs * 2 + 2),
+			       be_get(t, gs), be_get(t + gs, 2),
+			       (int)(q->pi_ref_tag_size * 2 + 2),
+			       be_get(t + gs + 2, q->pi_ref_tag_size));
 		}
 	}
 	if (o->json) {
