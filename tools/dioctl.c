@@ -344,6 +344,8 @@ static int cmd_features(const struct opts *o)
 		j_u64("max_user_pinned", f.max_user_pinned);
 		j_u64("max_fixed_bufs", f.max_fixed_bufs);
 		j_u64("max_fixed_buf_bytes", f.max_fixed_buf_bytes);
+		j_str("status", "ok");
+		j_u64("exit_code", EXIT_OK);
 		j_end();
 		j_done();
 		return EXIT_OK;
@@ -440,6 +442,8 @@ static int cmd_query(const char *path, const struct opts *o)
 		j_u64("pi_opaque_size", q->pi_opaque_size);
 		j_u64("pi_opaque_offset", q->pi_opaque_offset);
 		j_u64("partition_start", d.start);
+		j_str("status", "ok");
+		j_u64("exit_code", EXIT_OK);
 		j_end();
 		j_done();
 		dev_close(&d);
