@@ -48,6 +48,8 @@ INCLUDEDIR	?= $(PREFIX)/include
 BINDIR		?= $(PREFIX)/bin
 MANDIR		?= $(PREFIX)/share/man
 BASHCOMPDIR	?= $(PREFIX)/share/bash-completion/completions
+# dioctl's data: the JSON Schema of its --json documents.
+DIOCTLDATADIR	?= $(PREFIX)/share/dioctl
 
 CC		?= cc
 OBJCOPY		?= objcopy
@@ -402,12 +404,13 @@ demo:
 # installs libdioctl (shared, static, .pc), its headers and the uapi
 # header, dioctl (build/tools/install/dioctl, which needs the libdioctl.so.1
 # installed with it; with DIOCTL_STATIC=1 the one static build), its bash
-# completion (BASHCOMPDIR) and the man pages.  Installed straight into the
+# completion (BASHCOMPDIR), the JSON Schema of its --json documents
+# (DIOCTLDATADIR/dioctl.schema.json) and the man pages.  Installed straight into the
 # running system (no DESTDIR), it runs ldconfig so the new library is found.
 install: lib tools man
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7 \
-		$(DESTDIR)$(BASHCOMPDIR)
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DIOCTLDATADIR)
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 644 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libdioctl.so.$(SOVERSION).0.0 $(DESTDIR)$(LIBDIR)/libdioctl.so.$(SOVERSION)
@@ -417,6 +420,7 @@ install: lib tools man
 	install -m 644 uapi/linux/dio_batch.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 755 $(INSTALL_TOOLS) $(DESTDIR)$(BINDIR)/
 	install -m 644 tools/dioctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/dioctl
+	install -m 644 tools/dioctl.schema.json $(DESTDIR)$(DIOCTLDATADIR)/
 	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man3/
 	$(if $(filter %.7,$(MAN_PAGES)),install -m 644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man7/)
@@ -429,8 +433,9 @@ uninstall:
 		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(wildcard libdioctl/include/*.h))) \
 		$(DESTDIR)$(INCLUDEDIR)/linux/dio_batch.h \
 		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_TOOLS))) \
-		$(DESTDIR)$(BASHCOMPDIR)/dioctl \
+		$(DESTDIR)$(BASHCOMPDIR)/dioctl $(DESTDIR)$(DIOCTLDATADIR)/dioctl.schema.json \
 		$(foreach m,$(notdir $(MAN_PAGES)),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m))
+	[ ! -d $(DESTDIR)$(DIOCTLDATADIR) ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DIOCTLDATADIR)
 	$(if $(DESTDIR),,-ldconfig)
 
 clean:

@@ -17,6 +17,7 @@ PKGS=(
 	sparse shellcheck	# tests/static-check.sh (checkpatch.pl: linux-source-6.1)
 	dpkg-dev debhelper dh-dkms fakeroot lintian	# make deb, tests/vm/deb-check.sh
 	jq python3		# JSON output checks in the guest
+	python3-jsonschema	# tests/vm/json-check.py: dioctl's JSON against its schema
 	lcov			# tests/vm/coverage.py: the HTML report (gcov itself comes with gcc)
 	fio			# fio/ engine, t_fio, make bench-fio (scripts/fio-src.sh: its source)
 	qemu-user		# tests/cross.sh runs the arm64 build under qemu-aarch64

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -56,19 +57,90 @@ int exit_code_of(int e)
 	return EXIT_IO;
 }
 
+/* Exit @code with @msg on stderr, and with --json the error document. */
+static void __attribute__((noreturn)) die_msg(int code, int e, const char *msg)
+{
+	/* --json: one document on stdout whatever happens (dioctl(1)). */
+	j_fail(code, e, msg);
+	fflush(stdout);
+	fprintf(stderr, "dioctl: %s\n", msg);
+	exit(code);
+}
+
 void die(int code, int e, const char *fmt, ...)
 {
+	char msg[2048];
+	size_t n;
 	va_list ap;
 
-	fflush(stdout);
-	fputs("dioctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	n = strlen(msg);
 	if (e)
-		fprintf(stderr, ": %s (%s)", err_text(e), err_name(e));
-	fputc('\n', stderr);
-	exit(code);
+		snprintf(msg + n, sizeof(msg) - n, ": %s (%s)", err_text(e), err_name(e));
+	die_msg(code, e, msg);
+}
+
+/* Whether the process has group @gid (effective or supplementary). */
+static bool in_group(gid_t gid)
+{
+	gid_t groups[256];
+	int n = getgroups(256, groups);
+
+	if (getegid() == gid)
+		return true;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/*
+ * @path refused this process (EACCES, EPERM): exit 2 saying who may open
+ * it (its group and mode) and what to do, not blaming a missing module.
+ * @what: what failed ("open /dev/sdb").
+ */
+static void __attribute__((noreturn)) die_access(int e, const char *path, const char *what)
+{
+	char msg[2048], grp[64], mode[11];
+	const struct group *g;
+	struct stat st;
+	int n;
+
+	n = snprintf(msg, sizeof(msg), "%s: %s (%s)", what, err_text(e), err_name(e));
+	if (stat(path, &st))
+		die_msg(EXIT_OPEN, e, msg);
+	g = getgrgid(st.st_gid);
+	if (g)
+		snprintf(grp, sizeof(grp), "%s", g->gr_name);
+	else
+		snprintf(grp, sizeof(grp), "%u", (unsigned int)st.st_gid);
+	snprintf(mode, sizeof(mode), "%c%c%c%c%c%c%c%c%c%c",
+		 S_ISCHR(st.st_mode) ? 'c' : S_ISBLK(st.st_mode) ? 'b' : '-',
+		 st.st_mode & S_IRUSR ? 'r' : '-', st.st_mode & S_IWUSR ? 'w' : '-',
+		 st.st_mode & S_IXUSR ? 'x' : '-', st.st_mode & S_IRGRP ? 'r' : '-',
+		 st.st_mode & S_IWGRP ? 'w' : '-', st.st_mode & S_IXGRP ? 'x' : '-',
+		 st.st_mode & S_IROTH ? 'r' : '-', st.st_mode & S_IWOTH ? 'w' : '-',
+		 st.st_mode & S_IXOTH ? 'x' : '-');
+	n += snprintf(msg + n, sizeof(msg) - n, "; %s is group %s%s, mode %04o (%s)", path,
+		      grp, g ? "" : " (a group with no name)",
+		      (unsigned int)(st.st_mode & 07777), mode);
+	if ((st.st_mode & (S_IRGRP | S_IWGRP)) != (S_IRGRP | S_IWGRP))
+		snprintf(msg + n, sizeof(msg) - n, ", which lets no group member open it%s",
+			 strcmp(path, "/dev/" DIO_BATCH_DEVNAME) ? "" :
+			 " (the dio-batch-dkms package's udev rule makes it group "
+			 DIO_BATCH_DEVNAME ", mode 0660); run dioctl as root or give "
+			 "the device that group and mode");
+	else if (!in_group(st.st_gid))
+		snprintf(msg + n, sizeof(msg) - n, ": this user (uid %u) is not in group %s; "
+			 "add it to that group (usermod -aG %s USER, then log in again) "
+			 "or run dioctl as root", (unsigned int)geteuid(), grp, grp);
+	else
+		snprintf(msg + n, sizeof(msg) - n, ": this user is in group %s, yet the open "
+			 "was refused (a security module, or a group added after this "
+			 "login?)", grp);
+	die_msg(EXIT_OPEN, e, msg);
 }
 
 
@@ -205,11 +277,22 @@ static const char *guard_name(unsigned int g)
 	return "unknown";
 }
 
+/*
+ * The control device refused this process (EACCES, EPERM: exit 2 naming
+ * its group and mode), or is not there (exit 2, the module not loaded?):
+ * errno @e of @what.
+ */
+static void __attribute__((noreturn)) die_ctl(int e, const char *what)
+{
+	if (e == EACCES || e == EPERM)
+		die_access(e, "/dev/" DIO_BATCH_DEVNAME, "cannot open /dev/" DIO_BATCH_DEVNAME);
+	die(EXIT_OPEN, e, "%s (is the dio_batch module loaded?)", what);
+}
+
 void get_features(struct dio_features *f)
 {
 	if (sys_dio_features(f) < 0)
-		die(EXIT_OPEN, errno, "cannot reach /dev/" DIO_BATCH_DEVNAME
-		    " (is the dio_batch module loaded?)");
+		die_ctl(errno, "cannot reach /dev/" DIO_BATCH_DEVNAME);
 }
 
 static int cmd_features(const struct opts *o)
@@ -245,6 +328,7 @@ static int cmd_features(const struct opts *o)
 	get_features(&f);
 	if (o->json) {
 		j_begin(NULL);
+		j_str("command", "features");
 		j_str("dioctl_version", DIO_BATCH_VERSION);
 		j_u64("abi_version", f.abi_version);
 		j_u64("tool_abi_version", DIO_BATCH_ABI_VERSION);
@@ -260,6 +344,8 @@ static int cmd_features(const struct opts *o)
 		j_u64("max_user_pinned", f.max_user_pinned);
 		j_u64("max_fixed_bufs", f.max_fixed_bufs);
 		j_u64("max_fixed_buf_bytes", f.max_fixed_buf_bytes);
+		j_str("status", "ok");
+		j_u64("exit_code", EXIT_OK);
 		j_end();
 		j_done();
 		return EXIT_OK;
@@ -289,11 +375,17 @@ void dev_open(struct dev *d, const char *path, bool writable)
 	memset(d, 0, sizeof(*d));
 	d->path = path;
 	d->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (d->fd < 0 && (errno == EACCES || errno == EPERM)) {
+		char what[512];
+
+		snprintf(what, sizeof(what), "open %s", path);
+		die_access(errno, path, what);
+	}
 	if (d->fd < 0)
 		die(EXIT_OPEN, errno, "open %s", path);
 	d->ctx = sys_dio_init(0, DIO_PRIVATE);
 	if (d->ctx < 0)
-		die(EXIT_OPEN, errno, "sys_dio_init (is the dio_batch module loaded?)");
+		die_ctl(errno, "sys_dio_init");
 	d->h = sys_dio_open(d->ctx, d->fd, 0);
 	if (d->h < 0)
 		die(EXIT_OPEN, errno, "sys_dio_open %s%s", path, errno == EBUSY ?
@@ -321,6 +413,7 @@ static int cmd_query(const char *path, const struct opts *o)
 	dev_open(&d, path, false);
 	if (o->json) {
 		j_begin(NULL);
+		j_str("command", "query");
 		j_str("device", path);
 		j_u64("handle", d.h);
 		j_u64("capacity", q->capacity);
@@ -349,6 +442,8 @@ static int cmd_query(const char *path, const struct opts *o)
 		j_u64("pi_opaque_size", q->pi_opaque_size);
 		j_u64("pi_opaque_offset", q->pi_opaque_offset);
 		j_u64("partition_start", d.start);
+		j_str("status", "ok");
+		j_u64("exit_code", EXIT_OK);
 		j_end();
 		j_done();
 		dev_close(&d);
@@ -919,10 +1014,13 @@ static int cmd_io(const char *path, const struct opts *o)
 		j_bool("pi", o->pi);
 		j_bool("raw", o->raw);
 		j_bool("verified", o->verify);
-		if (o->app_tag >= 0)
+		if (o->app_tag >= 0) {
 			j_u64("app_tag", o->app_tag);
-		else
+			j_hex("app_tag_hex", o->app_tag);
+		} else {
 			j_null("app_tag");
+			j_null("app_tag_hex");
+		}
 		if (o->pi && io.done_bytes) {
 			j_u64("first_interval", seed_of(&d, o->offset));
 			j_u64("last_interval", seed_of(&d, o->offset + io.done_bytes) - 1);
@@ -931,8 +1029,7 @@ static int cmd_io(const char *path, const struct opts *o)
 			j_null("last_interval");
 		}
 		j_dbl("seconds", now_s() - t0);
-		j_str("status", code == EXIT_OK ? "ok" : code == EXIT_PI ? "pi-failure" :
-				code == EXIT_NOTSUP ? "not-supported" : "io-error");
+		j_str("status", status_name(code));
 		j_u64("exit_code", code);
 		j_abegin("failures");
 		for (k = 0; k < io_nfails; k++)
@@ -1018,9 +1115,13 @@ static int cmd_tag(const char *path, bool set, const struct opts *o)
 		j_str("device", path);
 		j_u64("lba", o->lba);
 		j_u64("count", o->count);
+		/* "interval": the size, as in 0.3.0 (deprecated: interval_size). */
 		j_u64("interval", unit);
-		if (set)
+		j_u64("interval_size", unit);
+		if (set) {
 			j_u64("app_tag", o->app_tag);
+			j_hex("app_tag_hex", o->app_tag);
+		}
 		j_abegin("tags");
 	}
 	for (lba = o->lba; lba < o->lba + o->count; lba += n) {
@@ -1035,22 +1136,37 @@ static int cmd_tag(const char *path, bool set, const struct opts *o)
 		if (r.result != (int64_t)(n * unit)) {
 			int e = r.result < 0 ? (int)-r.result : EIO;
 
-			if (o->json) {
-				j_aend();
-				j_end();
-				j_done();
-			}
+			/* With --json, die() ends the document with the error. */
 			if (e == EILSEQ)
 				print_pi_report(stderr, &d, lba * unit, &r);
 			die_errno(e, "reading blocks %" PRIu64 "..%" PRIu64 " of %s%s", lba,
 				  lba + n - 1, path, set ? " (no tag was changed there)" : "");
 		}
-		for (k = 0; k < n; k++) {
+		for (k = 0; k < n && set; k++) {
 			t = md + k * q->pi_md_size + q->pi_offset;
-			if (set) {
-				t[gs] = o->app_tag >> 8;
-				t[gs + 1] = o->app_tag & 0xff;
-			}
+			t[gs] = o->app_tag >> 8;
+			t[gs + 1] = o->app_tag & 0xff;
+		}
+		if (set) {
+			/* Data, guard and ref tag as read: the device checks them again. */
+			dio_req_prep_write(&r, d.h, data, n * unit, lba * unit);
+			dio_req_set_pi(&r, md, mdlen, 0, 0, 0);
+			if (sys_dio_submit(d.ctx, &rp, 1) != 1)
+				die_errno(errno, "sys_dio_submit (write) on %s", path);
+			if (sys_dio_wait(d.ctx, &rp, 1, NULL) != 1)
+				die(EXIT_IO, errno, "sys_dio_wait");
+		}
+		if (set && r.result != (int64_t)(n * unit)) {
+			int e = r.result < 0 ? (int)-r.result : EIO;
+
+			if (e == EILSEQ)
+				print_pi_report(stderr, &d, lba * unit, &r);
+			die_errno(e, "rewriting blocks %" PRIu64 "..%" PRIu64 " of %s", lba,
+				  lba + n - 1, path);
+		}
+		/* The tuples as read, or as written: listed once they are. */
+		for (k = 0; k < n && (o->json || !set); k++) {
+			t = md + k * q->pi_md_size + q->pi_offset;
 			if (o->json) {
 				j_begin(NULL);
 				j_u64("lba", lba + k);
@@ -1059,36 +1175,23 @@ static int cmd_tag(const char *path, bool set, const struct opts *o)
 				j_hex("app", be_get(t + gs, 2));
 				j_hex("ref", be_get(t + gs + 2, q->pi_ref_tag_size));
 				j_end();
-			} else if (!set) {
-				printf("lba %" PRIu64 "  interval %" PRIu64 "  guard %#0*" PRIx64
-				       "  app %#06" PRIx64 "  ref %#0*" PRIx64 "\n", lba + k,
-				       seed_of(&d, (lba + k) * unit), (int)(gs * 2 + 2),
-				       be_get(t, gs), be_get(t + gs, 2),
-				       (int)(q->pi_ref_tag_size * 2 + 2),
-				       be_get(t + gs + 2, q->pi_ref_tag_size));
+				continue;
 			}
-		}
-		if (!set)
-			continue;
-		/* Data, guard and ref tag as read: the device checks them again. */
-		dio_req_prep_write(&r, d.h, data, n * unit, lba * unit);
-		dio_req_set_pi(&r, md, mdlen, 0, 0, 0);
-		if (sys_dio_submit(d.ctx, &rp, 1) != 1)
-			die_errno(errno, "sys_dio_submit (write) on %s", path);
-		if (sys_dio_wait(d.ctx, &rp, 1, NULL) != 1)
-			die(EXIT_IO, errno, "sys_dio_wait");
-		if (r.result != (int64_t)(n * unit)) {
-			int e = r.result < 0 ? (int)-r.result : EIO;
-
-			if (e == EILSEQ)
-				print_pi_report(stderr, &d, lba * unit, &r);
-			die_errno(e, "rewriting blocks %" PRIu64 "..%" PRIu64 " of %s", lba,
-				  lba + n - 1, path);
+			printf("lba %" PRIu64 "  interval %" PRIu64 "  guard %#0*" PRIx64
+			       "  app %#06" PRIx64 "  ref %#0*" PRIx64 "\n", lba + k,
+			       seed_of(&d, (lba + k) * unit), (int)(gs * 2 + 2),
+			       be_get(t, gs), be_get(t + gs, 2),
+			       (int)(q->pi_ref_tag_size * 2 + 2),
+			       be_get(t + gs + 2, q->pi_ref_tag_size));
 		}
 	}
 	if (o->json) {
 		j_aend();
 		j_dbl("seconds", now_s() - t0);
+		j_str("status", status_name(EXIT_OK));
+		j_u64("exit_code", EXIT_OK);
+		j_null("error");
+		j_null("message");
 		j_end();
 		j_done();
 	} else if (set) {
@@ -1357,6 +1460,37 @@ static void parse_opt(struct opts *o, int c)
 	}
 }
 
+#define OPTSTRING "s:l:i:O:pa:m:d:b:vr:L:n:jo:h"
+
+/*
+ * Whether the command line asks for JSON (-j, --json, -o json): looked
+ * for before anything is checked, so that every failure, a bad command
+ * line's too, prints its error document.  The last of -j and -o wins, as
+ * in parse_opt().
+ */
+static bool wants_json(int argc, char **argv)
+{
+	char **copy = calloc(argc + 1, sizeof(*copy));
+	bool json = false;
+	int c;
+
+	if (!copy)
+		return false;
+	/* A copy: getopt_long() permutes what it parses. */
+	memcpy(copy, argv, argc * sizeof(*copy));
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, copy, OPTSTRING, longopts, NULL)) != -1) {
+		if (c == 'j')
+			json = true;
+		else if (c == 'o' && optarg)
+			json = !strcmp(optarg, "json");
+	}
+	optind = 0;
+	free(copy);
+	return json;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .app_tag = -1, .app_mask = 0xffff, .depth = 8, .random = true,
@@ -1379,10 +1513,14 @@ int main(int argc, char **argv)
 		       DIO_BATCH_ABI_VERSION);
 		return EXIT_OK;
 	}
+	j_set_mode(wants_json(argc, argv));
+	if (!strcmp(cmd, "tag") && argc > 2 && (!strcmp(argv[2], "get") || !strcmp(argv[2], "set")))
+		skip = 2;
 	if (!takes(cmd, 'h'))
 		usage_error("unknown command '%s' (try dioctl -h)", cmd);
 	o.cmd = cmd;
 	o.write = !strcmp(cmd, "write");
+	j_set_command(skip == 2 ? (!strcmp(argv[2], "get") ? "tag get" : "tag set") : cmd);
 	if (!strcmp(cmd, "tag")) {
 		sub = argc > 2 ? argv[2] : "";
 		if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
@@ -1391,13 +1529,11 @@ int main(int argc, char **argv)
 		}
 		if (strcmp(sub, "get") && strcmp(sub, "set"))
 			usage_error("tag takes 'get' or 'set' (try dioctl tag --help)");
-		skip = 2;
 	}
 	/* The command's own arguments, argv[skip] acting as argv[0]; GNU
 	 * getopt lets options follow the device too. */
 	opterr = 0;
-	while ((c = getopt_long(argc - skip, argv + skip, "s:l:i:O:pa:m:d:b:vr:L:n:jo:h",
-				longopts, &li)) != -1) {
+	while ((c = getopt_long(argc - skip, argv + skip, OPTSTRING, longopts, &li)) != -1) {
 		if (c == 'h') {
 			cmd_help(cmd);
 			return EXIT_OK;
@@ -1424,6 +1560,7 @@ int main(int argc, char **argv)
 	}
 	if (argc != 1)
 		usage_error("%s needs exactly one DEVICE (try dioctl %s --help)", cmd, cmd);
+	j_set_device(argv[0]);
 	if (!strcmp(cmd, "query"))
 		return cmd_query(argv[0], &o);
 	if (!strcmp(cmd, "scrub"))

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * dioctl's JSON output: a small writer of one document on stdout, pretty
- * printed two spaces an indent level, members in the order they are added.
+ * printed two spaces an indent level, members in the order they are added;
+ * and the error document die() prints in its place when the command fails
+ * before its document is done (dioctl(1), JSON OUTPUT; the schema:
+ * tools/dioctl.schema.json).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +15,19 @@
 
 static int depth;
 static bool has_members[MAX_DEPTH];
+static char closer[MAX_DEPTH];		/* '}' or ']' of each open level */
+static bool doc_done;			/* a whole document is on stdout */
+
+/* What die() puts in the error document. */
+static struct {
+	bool		on;
+	const char	*command, *device;
+} ctx;
+
+void j_set_mode(bool on) { ctx.on = on; }
+bool j_mode(void) { return ctx.on; }
+void j_set_command(const char *command) { ctx.command = command; }
+void j_set_device(const char *device) { ctx.device = device; }
 
 static void indent(void)
 {
@@ -62,6 +78,7 @@ static void open_(const char *key, char c)
 	if (depth + 1 < MAX_DEPTH)
 		depth++;
 	has_members[depth] = false;
+	closer[depth] = c == '{' ? '}' : ']';
 }
 
 static void close_(char c)
@@ -128,4 +145,62 @@ void j_done(void)
 {
 	putchar('\n');
 	fflush(stdout);
+	doc_done = true;
+}
+
+const char *status_name(int code)
+{
+	switch (code) {
+	case EXIT_OK:		return "ok";
+	case EXIT_USAGE:	return "usage-error";
+	case EXIT_OPEN:		return "unreachable";
+	case EXIT_IO:		return "io-error";
+	case EXIT_PI:		return "pi-failure";
+	case EXIT_NOTSUP:	return "not-supported";
+	case EXIT_INTR:		return "interrupted";
+	}
+	return "error";
+}
+
+static void error_members(int e, const char *msg)
+{
+	if (e)
+		j_str("error", err_name(e));
+	else
+		j_null("error");
+	j_str("message", msg);
+}
+
+void j_fail(int code, int e, const char *msg)
+{
+	if (!ctx.on || doc_done)
+		return;
+	if (depth > 0) {
+		/*
+		 * A document under way (tag get's list of tuples): close what
+		 * is open, and end it with how the command ended.
+		 */
+		while (depth > 1)
+			close_(closer[depth]);
+		j_str("status", status_name(code));
+		j_u64("exit_code", code);
+		error_members(e, msg);
+		j_end();
+		j_done();
+		return;
+	}
+	j_begin(NULL);
+	if (ctx.command)
+		j_str("command", ctx.command);
+	else
+		j_null("command");
+	if (ctx.device)
+		j_str("device", ctx.device);
+	else
+		j_null("device");
+	j_str("status", "error");
+	j_u64("exit_code", code);
+	error_members(e, msg);
+	j_end();
+	j_done();
 }

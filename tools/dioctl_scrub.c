@@ -460,18 +460,24 @@ static void report(struct scrub *s, int code)
 		else
 			j_null("pi_profile");
 		j_bool("pi", s->pi);
+		/* "interval": the size, as in 0.3.0 (deprecated: interval_size). */
 		j_u64("interval", s->unit);
+		j_u64("interval_size", s->unit);
 		j_u64("start", s->start);
 		j_u64("end", s->end);
 		j_u64("bytes_total", s->end - s->start);
 		j_u64("bytes_scrubbed", s->done);
 		j_u64("request_size", s->req);
 		j_u64("depth", s->depth);
-		if (o->app_tag >= 0)
+		if (o->app_tag >= 0) {
 			j_u64("app_tag", o->app_tag);
-		else
+			j_hex("app_tag_hex", o->app_tag);
+		} else {
 			j_null("app_tag");
+			j_null("app_tag_hex");
+		}
 		j_u64("app_mask", o->app_mask);
+		j_hex("app_mask_hex", o->app_mask);
 		j_dbl("seconds", el);
 		j_dbl("mb_per_s", el > 0 ? s->done / el / 1e6 : 0);
 		j_bool("interrupted", interrupted != 0);

@@ -120,7 +120,18 @@ void failure_json(const struct failure *f);
 
 int cmd_scrub(const char *path, const struct opts *o);
 
-/* JSON on stdout: one document, members added in order. */
+/*
+ * JSON on stdout: one document, members added in order.  With --json,
+ * die() prints the error document (j_fail()) unless a whole document is
+ * out already: it ends a document under way with status, exit_code,
+ * error and message, or prints one of its own, "status": "error".
+ */
+void j_set_mode(bool on);		/* --json given */
+bool j_mode(void);
+void j_set_command(const char *command);	/* NULL: not known */
+void j_set_device(const char *device);
+void j_fail(int code, int e, const char *msg);
+const char *status_name(int code);	/* "ok", "io-error", ... of an exit status */
 void j_begin(const char *key);		/* object; key NULL in arrays/top */
 void j_end(void);
 void j_abegin(const char *key);		/* array */

@@ -23,13 +23,20 @@
  * - scrub, write and read of a 32 MiB device under a 24 MiB address-space
  *   cap (ulimit -v), and the cap exceeded by a large --depth;
  * - read --output and write --input through files and pipes, tag get
- *   and tag set, --version, per-command --help.
+ *   and tag set, --version, per-command --help;
+ * - with --json, one document whatever happens: the error document of
+ *   every failure path (its message the line on stderr), tag get ending
+ *   its document at a bad block; every document kept for the host's
+ *   validation against tools/dioctl.schema.json (keep_doc());
+ * - /dev/dio_batch as group dio_batch, mode 0660: a user not in the group
+ *   (uid 1000, setpriv) is told so, with the group and the mode.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,6 +72,21 @@ static int __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/*
+ * Every JSON document dioctl prints here is kept for the host: in
+ * $RESULTS/dioctl-json (build/vm/TAG/dioctl-json on the host), NNN.json,
+ * with index.tsv ("NNN.json<TAB>EXIT<TAB>ARGS" a line).  After the guest,
+ * tests/vm/check.sh validates them against tools/dioctl.schema.json
+ * (tests/vm/json-check.py), each a test case of the suite's counts.
+ */
+static char json_dir[256];	/* "": not kept (no $RESULTS) */
+static int json_kept;
+static char *kept_last;		/* the last document kept */
+static int last_exit = -1;	/* the exit status of the last dioctl run */
+
+static void keep_doc(int st, const char *args);
+static bool json_args(const char *args);
+
 /* dioctl ARGS, stdout in OUT and stderr in ERR; its exit status. */
 #define run(...) run_(__VA_ARGS__)
 static int __attribute__((format(printf, 1, 2))) run_(const char *fmt, ...)
@@ -80,6 +102,9 @@ static int __attribute__((format(printf, 1, 2))) run_(const char *fmt, ...)
 	t0 = tl_now_ns();
 	ret = sh("%s %s >" OUT " 2>" ERR, dioctl, args);
 	print_message("# dioctl %s: exit %d, %.1f s\n", args, ret, (tl_now_ns() - t0) / 1e9);
+	last_exit = ret;
+	if (json_args(args))
+		keep_doc(ret, args);
 	free(args);
 	return ret;
 }
@@ -105,9 +130,61 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+/* Keep OUT, which dioctl @args (exit status @st, -1: not known) printed. */
+static void keep_doc(int st, const char *args)
+{
+	char path[512], *doc;
+	FILE *f;
+
+	if (!json_dir[0])
+		return;
+	doc = slurp(OUT);
+	if (kept_last && !strcmp(doc, kept_last)) {
+		free(doc);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%03d.json", json_dir, json_kept);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(doc, f) >= 0 && !fclose(f), 1);
+	snprintf(path, sizeof(path), "%s/index.tsv", json_dir);
+	f = fopen(path, "a");
+	assert_non_null(f);
+	if (st < 0)
+		fprintf(f, "%03d.json\t-\t%s\n", json_kept, args);
+	else
+		fprintf(f, "%03d.json\t%d\t%s\n", json_kept, st, args);
+	assert_int_equal(fclose(f), 0);
+	json_kept++;
+	free(kept_last);
+	kept_last = doc;
+}
+
+/* Whether dioctl @args prints JSON: -j, --json, -o json (the last -j or -o wins). */
+static bool json_args(const char *args)
+{
+	char *copy = strdup(args), *save = NULL, *w, *prev = NULL;
+	bool json = false;
+
+	assert_non_null(copy);
+	for (w = strtok_r(copy, " ", &save); w; prev = w, w = strtok_r(NULL, " ", &save)) {
+		if (!strcmp(w, "-j") || !strcmp(w, "--json"))
+			json = true;
+		else if (!strncmp(w, "-o", 2) && w[2])
+			json = !strcmp(w + 2, "json");
+		else if (!strncmp(w, "--output-format=", 16))
+			json = !strcmp(w + 16, "json");
+		else if (prev && (!strcmp(prev, "-o") || !strcmp(prev, "--output-format")))
+			json = !strcmp(w, "json");
+	}
+	free(copy);
+	return json;
+}
+
 /* Fail, showing both outputs, unless the last run exited with @want. */
 static void expect_exit(int got, int want)
 {
+	last_exit = got;
 	if (got != want) {
 		char *o = slurp(OUT), *e = slurp(ERR);
 
@@ -182,6 +259,8 @@ static char *jq(const char *filter)
 	FILE *f;
 	int st;
 
+	/* A document of a dioctl run through a shell (run() keeps its own). */
+	keep_doc(last_exit, "(through a shell)");
 	if (json_last && !strcmp(doc, json_last)) {
 		free(doc);
 	} else {
@@ -241,6 +320,31 @@ expect_jqf(const char *filter, const char *fmt, ...)
 	va_end(ap);
 	expect_jq(filter, want);
 	free(want);
+}
+
+/*
+ * OUT is the error document of a failure: "status": "error", @code,
+ * errno name @err (NULL: null), @command (NULL: null), and its message is
+ * the last line dioctl printed on stderr, without "dioctl: ".
+ */
+static void expect_error_doc(int code, const char *err, const char *command)
+{
+	char *msg, *e = slurp(ERR), *line;
+	size_t n;
+
+	expect_jqf("[.status, .exit_code, (.error | tostring), (.command | tostring)] | @tsv",
+		   "error\t%d\t%s\t%s", code, err ? err : "null", command ? command : "null");
+	msg = jq(".message");
+	assert_true(asprintf(&line, "dioctl: %s\n", msg) > 0);
+	n = strlen(e);
+	if (n < strlen(line) || strcmp(e + n - strlen(line), line)) {
+		print_message("# stderr does not end with the document's message:\n%s# stderr:\n%s",
+			      line, e);
+		fail();
+	}
+	free(line);
+	free(msg);
+	free(e);
 }
 
 /* Add @line to the lines of @buf (size @len), newline-separated as jq -r prints them. */
@@ -325,6 +429,44 @@ static void test_usage_errors(void **state)
 	}
 	expect_exit(run("read /dev/null --rate 5"), 1);
 	expect_in(ERR, "'--rate' is not an option of this command");
+
+	/*
+	 * With --json, each prints the error document on stdout (dioctl(1):
+	 * one document per command, whatever happens), the command named
+	 * when dioctl knows it.
+	 */
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *cmd = NULL;
+
+		if (!bad[i][0] || strstr(bad[i], "-o yaml"))
+			continue;	/* no command; -o yaml after -j: no JSON */
+		if (!strncmp(bad[i], "tag ", 4))
+			cmd = "tag";
+		else if (strncmp(bad[i], "frob", 4))
+			cmd = strndup(bad[i], strcspn(bad[i], " "));
+		expect_exit(run("%s -j", bad[i]), 1);
+		expect_error_doc(1, NULL, cmd);
+		if (cmd && strcmp(cmd, "tag"))
+			free((char *)cmd);
+	}
+	expect_exit(run("--json frob"), 1);
+	expect_error_doc(1, NULL, NULL);
+	expect_exit(run("tag get -L 0 -j"), 1);
+	expect_error_doc(1, NULL, "tag get");
+	expect_exit(run("read -o json /dev/null --rate 5"), 1);
+	expect_error_doc(1, NULL, "read");
+	expect_jq(".device", "null");
+	expect_exit(run("scrub /dev/null --output-format=json -r 8:4"), 1);
+	expect_error_doc(1, NULL, "scrub");
+	/* -o normal after --json: text, nothing on stdout. */
+	expect_exit(run("scrub /dev/null --json -o normal -r 8:4"), 1);
+	expect_in(ERR, "END must be above START");
+	{
+		char *o = slurp(OUT);
+
+		assert_string_equal(o, "");
+		free(o);
+	}
 }
 
 /* Exit status 2: no module, no device, not a block device, claimed. */
@@ -337,6 +479,12 @@ static void test_unreachable(void **state)
 	expect_in(ERR, "open /dev/dio-no-such-disk: No such file or directory (ENOENT)");
 	expect_exit(run("query /dev/null"), 2);
 	expect_in(ERR, "ENOTBLK");
+	/* Open failures: the error document, with the device. */
+	expect_exit(run("query /dev/dio-no-such-disk -j"), 2);
+	expect_error_doc(2, "ENOENT", "query");
+	expect_jq(".device", "/dev/dio-no-such-disk");
+	expect_exit(run("read /dev/null -j -l 4K"), 2);
+	expect_error_doc(2, "ENOTBLK", "read");
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=4 dif=1 dix=1", dev, sizeof(dev)), 0);
 	ctx = sys_dio_init(0, DIO_PRIVATE);
@@ -346,6 +494,8 @@ static void test_unreachable(void **state)
 	assert_true(sys_dio_open(ctx, fd, 0) >= 1);
 	expect_exit(run("scrub %s", dev), 2);
 	expect_in(ERR, "EBUSY");
+	expect_exit(run("tag get %s -L 0 -n 1 -j", dev), 2);
+	expect_error_doc(2, "EBUSY", "tag get");
 	close(ctx);
 	close(fd);
 	expect_exit(run("scrub %s -b 64K", dev), 0);
@@ -356,6 +506,10 @@ static void test_unreachable(void **state)
 	expect_exit(run("features"), 2);
 	expect_in(ERR, "cannot reach /dev/dio_batch (is the dio_batch module loaded?)");
 	expect_exit(run("features --json"), 2);
+	expect_error_doc(2, "ENOENT", "features");
+	expect_in(OUT, "is the dio_batch module loaded?");
+	expect_exit(run("scrub /dev/null -j"), 2);
+	expect_error_doc(2, "ENOENT", "scrub");
 	assert_int_equal(tl_dio_load(), 0);
 	expect_exit(run("features"), 0);
 }
@@ -370,10 +524,14 @@ static void test_not_supported(void **state)
 	expect_in(ERR, "EOPNOTSUPP");
 	expect_exit(run("scrub %s --app-tag 1", dev), 5);
 	expect_exit(run("tag get %s -L 0 -n 1", dev), 5);
+	expect_exit(run("read %s -l 4096 --pi -j", dev), 5);
+	expect_error_doc(5, "EOPNOTSUPP", "read");
+	expect_exit(run("tag set %s -L 0 -n 1 -a 1 -j", dev), 5);
+	expect_error_doc(5, "EOPNOTSUPP", "tag set");
 	/* Without PI a scrub still reads every block. */
 	expect_exit(run("scrub %s -j", dev), 0);
-	expect_jq("[.pi, .bytes_scrubbed, (.pi_profile | tostring), .status] | @tsv",
-		  "false\t4194304\tnull\tok");
+	expect_jq("[.pi, .bytes_scrubbed, (.pi_profile | tostring), .status, .interval_size] | @tsv",
+		  "false\t4194304\tnull\tok\t512");
 }
 
 /* ---- JSON of features and query ---- */
@@ -385,6 +543,7 @@ static void test_json_features_query(void **state)
 
 	assert_int_equal(sys_dio_features(&f), 0);
 	expect_exit(run("features --json"), 0);
+	expect_jq(".command", "features");
 	expect_jqf("[.dioctl_version, .abi_version, .tool_abi_version, .features.value, "
 		   ".pi_flags.value, .opcodes.value, .max_batch, .max_inflight, "
 		   ".max_pi_bytes, .max_user_pinned, .max_fixed_bufs, .max_fixed_buf_bytes] | @tsv",
@@ -401,6 +560,7 @@ static void test_json_features_query(void **state)
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=64 dif=1 dix=1", dev, sizeof(dev)), 0);
 	expect_exit(run("query %s -j", dev), 0);
+	expect_jq(".command", "query");
 	expect_jqf("[.device, .capacity, .blocks, .logical_block_size, .pi_profile, "
 		   ".pi_guard_type, .pi_guard, .pi_type, .pi_interval, .pi_tuple_size, "
 		   ".pi_md_size, .pi_offset, .pi_app_tag_size, .pi_ref_tag_size, "
@@ -471,9 +631,9 @@ static void test_scrub_scsi_corruption(void **state)
 		char want_tsv[512];
 
 		snprintf(want_tsv, sizeof(want_tsv),
-			 "scrub\t%s\ttrue\t512\t0\t16777216\t16777216\t16777216\tfalse\ttrue\t3"
+			 "scrub\t%s\ttrue\t512\t512\t0\t16777216\t16777216\t16777216\tfalse\ttrue\t3"
 			 "\t0\t0\tpi-failure\t4\t3", dev);
-		expect_jq("[.command, .device, .pi, .interval, .start, .end, .bytes_total, "
+		expect_jq("[.command, .device, .pi, .interval, .interval_size, .start, .end, .bytes_total, "
 			  ".bytes_scrubbed, .interrupted, .complete, .pi_failures, .io_errors, "
 			  ".unlisted_failures, .status, .exit_code, (.failures | length)] | @tsv",
 			  want_tsv);
@@ -512,6 +672,19 @@ static void test_scrub_scsi_corruption(void **state)
 	snprintf(want, sizeof(want), "PI error: block 8 of this I/O (interval %llu",
 		 (unsigned long long)bad_blocks[0]);
 	expect_in(OUT, want);
+	expect_in(ERR, "protection information check failed (EILSEQ)");
+	/*
+	 * tag get over a bad block with --json: the document ends there with
+	 * the failure (the tuples before it listed; here none: one request).
+	 */
+	expect_exit(run("tag get %s -L %llu -n 4 -j", dev, (unsigned long long)bad_blocks[1] - 2), 4);
+	expect_jq("[.command, .status, .exit_code, .error, (.tags | length), .interval_size] | @tsv",
+		  "tag get\tpi-failure\t4\tEILSEQ\t0\t512");
+	expect_exit(run("tag get %s -L %llu -n 4 -j -b 1K", dev,
+			(unsigned long long)bad_blocks[1] - 2), 4);
+	expect_jqf("[.status, .exit_code, (.tags | length), .tags[0].lba, .tags[1].interval] | @tsv",
+		   "pi-failure\t4\t2\t%llu\t%llu", (unsigned long long)bad_blocks[1] - 2,
+		   (unsigned long long)bad_blocks[1] - 1);
 	expect_in(ERR, "protection information check failed (EILSEQ)");
 	/* Repaired from the same data (--random depends on the offset only): clean. */
 	for (i = 0; i < 3; i++) {
@@ -859,12 +1032,18 @@ static void test_streams(void **state)
 	/* Input shorter than --length: an I/O error; not whole blocks: usage. */
 	expect_exit(run("write %s -l 4M -i /tmp/dioctl.in", dev), 3);
 	expect_in(ERR, "ended after");
+	/* An input that cannot be opened, --json: the error document. */
+	expect_exit(run("write %s -l 4K -i /tmp/dioctl.no-such-file -j", dev), 3);
+	expect_error_doc(3, "ENOENT", "write");
+	expect_jq(".device", dev);
 	expect_exit(sh("head -c 1000 /dev/zero | %s write %s -i - >" OUT " 2>" ERR,
 		       dioctl, dev), 1);
 	/* Old style: --batch splits the length into requests in flight together. */
 	expect_exit(run("write %s -s 0 -l 64K --random 42 --pi --app-tag 0xd1 --batch 4 --fua", dev), 0);
 	expect_in(OUT, "in 4 requests; PI generated for intervals 0..127, app tag 0x00d1\n");
-	expect_exit(run("read %s -s 0 -l 64K --verify --app-tag 0xd1", dev), 0);
+	expect_exit(run("read %s -s 0 -l 64K --verify --app-tag 0xd1 -j", dev), 0);
+	expect_jq("[.command, .verified, .app_tag, .app_tag_hex, .status] | @tsv",
+		  "read\ttrue\t209\t0xd1\tok");
 	expect_exit(run("read %s -s 0 -l 64K --verify --app-tag 0xd2", dev), 4);
 	expect_in(OUT, "verify FAILED: block 0 of this I/O (interval 0 of the disk): app tag "
 		  "expected 0xd2, actual 0xd1\n");
@@ -881,14 +1060,21 @@ static void test_tags(void **state)
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
 	expect_exit(run("write %s -l 1M --random 9 --pi --app-tag 0x1111", dev), 0);
 	expect_exit(run("tag get %s -L 99 -n 12 -j", dev), 0);
-	expect_jq("[.command, .lba, .count, .interval, (.tags | length)] | @tsv",
-		  "tag get\t99\t12\t512\t12");
+	expect_jq("[.command, .lba, .count, .interval, .interval_size, (.tags | length), .status, "
+		  ".exit_code, .error, .message] | @tsv",
+		  "tag get\t99\t12\t512\t512\t12\tok\t0\t\t");
+	expect_jq("[.tags[].interval] | map(tostring) | join(\",\")",
+		  "99,100,101,102,103,104,105,106,107,108,109,110");
 	before = jq("[.tags[].guard] | join(\",\")");
 	expect_jq("[.tags[].ref] | join(\",\")",
 		  "0x63,0x64,0x65,0x66,0x67,0x68,0x69,0x6a,0x6b,0x6c,0x6d,0x6e");
 
 	expect_exit(run("tag set %s --lba 100 --count 10 --app-tag 0xbeef", dev), 0);
 	expect_in(OUT, "set app tag 0xbeef on 10 blocks of");
+	/* Set again, --json: the tuples as written; app_tag_hex as tag values are. */
+	expect_exit(run("tag set %s --lba 100 --count 2 --app-tag 0xbeef -j", dev), 0);
+	expect_jq("[.command, .app_tag, .app_tag_hex, (. as $d | .tags "
+		  "| map(.app == $d.app_tag_hex) | all), .status] | @tsv" , "tag set\t48879\t0xbeef\ttrue\tok");
 	expect_exit(run("tag get %s -L 99 -n 12 --json", dev), 0);
 	for (i = 0; i < 12; i++) {
 		snprintf(line, sizeof(line), "%s%s", i ? "," : "",
@@ -913,12 +1099,132 @@ static void test_tags(void **state)
 	expect_jq(".failures[] | \"\\(.offset) \\(.interval) \\(.tag) \\(.expected) \\(.actual) "
 		  "\\(.found_by)\"",
 		  "50688 99 app 0xbeef 0x1111 dioctl\n56320 110 app 0xbeef 0x1111 dioctl");
+	/* The app tag asked, in the form of the values it is compared with. */
+	expect_jq("[.app_tag, .app_tag_hex, .app_mask_hex, (. as $d | .failures "
+		  "| map(.expected == $d.app_tag_hex) | all)] | @tsv", "48879\t0xbeef\t0xffff\ttrue");
 	/* Under a mask that ignores the differing bits. */
 	expect_exit(run("scrub %s -r 51200:56320 -a 0xb0e1 -m 0xf0f0 -j", dev), 0);
-	expect_jq("[.pi_failures, .app_tag, .app_mask] | @tsv", "0\t45281\t61680");
+	expect_jq("[.pi_failures, .app_tag, .app_mask, .app_tag_hex, .app_mask_hex] | @tsv",
+		  "0\t45281\t61680\t0xb0e1\t0xf0f0");
 	/* Past the end, and set without a tag: usage errors. */
 	expect_exit(run("tag get %s -L 32760 -n 9", dev), 1);
 	expect_exit(run("tag set %s -L 0 -n 1", dev), 1);
+}
+
+/* ---- a user not in the dio_batch group ---- */
+
+/*
+ * /dev/dio_batch as the dio-batch-dkms package's udev rule sets it: group
+ * dio_batch, mode 0660.  The guest's /etc/group, the host's (read-only),
+ * may have no such group: run_as() binds a copy that names gid CTL_GID
+ * dio_batch over it, in a mount namespace of its own.
+ */
+#define CTL_PATH	"/dev/dio_batch"
+#define CTL_GID		3000
+#define NOT_MEMBER	"--clear-groups"
+#define MEMBER		"--groups=3000"
+
+static unsigned int ctl_mode_saved;
+static gid_t ctl_gid_saved;
+static bool ctl_saved;
+
+static int ctl_teardown(void **state)
+{
+	int ret = 0;
+
+	if (ctl_saved && (chown(CTL_PATH, 0, ctl_gid_saved) || chmod(CTL_PATH, ctl_mode_saved))) {
+		print_message("# restoring %s: %s\n", CTL_PATH, strerror(errno));
+		ret = -1;
+	}
+	ctl_saved = false;
+	return teardown(state) || ret;
+}
+
+/* dioctl ARGS as uid 1000, gid 1000 and the groups @groups (setpriv's); its exit status. */
+static int __attribute__((format(printf, 2, 3))) run_as(const char *groups, const char *fmt, ...)
+{
+	char *args;
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	assert_true(vasprintf(&args, fmt, ap) >= 0);
+	va_end(ap);
+	ret = sh("unshare -m sh -c 'mount --bind /tmp/dioctl.group /etc/group && exec setpriv "
+		 "--reuid=1000 --regid=1000 %s %s %s' >" OUT " 2>" ERR, groups, dioctl, args);
+	print_message("# as uid 1000 (%s): dioctl %s: exit %d\n", groups, args, ret);
+	last_exit = ret;
+	if (json_args(args))
+		keep_doc(ret, args);
+	free(args);
+	return ret;
+}
+
+static void expect_not_in(const char *path, const char *needle)
+{
+	char *s = slurp(path);
+
+	if (strstr(s, needle))
+		print_message("# '%s' in %s:\n%s\n", needle, path, s);
+	assert_null(strstr(s, needle));
+	free(s);
+}
+
+static void test_group_access(void **state)
+{
+	char dev[64], want[512];
+	struct stat st;
+
+	assert_int_equal(stat(CTL_PATH, &st), 0);
+	ctl_mode_saved = st.st_mode & 07777;
+	ctl_gid_saved = st.st_gid;
+	ctl_saved = true;
+	assert_int_equal(sh("cp /etc/group /tmp/dioctl.group && "
+			    "echo dio_batch:x:%d: >>/tmp/dioctl.group", CTL_GID), 0);
+	assert_int_equal(chown(CTL_PATH, 0, CTL_GID), 0);
+	assert_int_equal(chmod(CTL_PATH, 0660), 0);
+
+	/* Not a member: refused, and told why and what to do. */
+	expect_exit(run_as(NOT_MEMBER, "features"), 2);
+	expect_in(ERR, "dioctl: cannot open /dev/dio_batch: Permission denied (EACCES); "
+		  "/dev/dio_batch is group dio_batch, mode 0660 (crw-rw----): this user "
+		  "(uid 1000) is not in group dio_batch; add it to that group (usermod -aG "
+		  "dio_batch USER, then log in again) or run dioctl as root\n");
+	expect_not_in(ERR, "module loaded");
+	expect_exit(run_as(NOT_MEMBER, "features -j"), 2);
+	expect_error_doc(2, "EACCES", "features");
+	expect_in(OUT, "not in group dio_batch");
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=4 dif=1 dix=1", dev, sizeof(dev)), 0);
+	assert_int_equal(chmod(dev, 0644), 0);
+	expect_exit(run_as(NOT_MEMBER, "query %s -j", dev), 2);
+	expect_error_doc(2, "EACCES", "query");
+	expect_exit(run_as(NOT_MEMBER, "scrub %s", dev), 2);
+	expect_in(ERR, "not in group dio_batch");
+
+	/* A member: in. */
+	expect_exit(run_as(MEMBER, "features -j"), 0);
+	expect_jq(".command", "features");
+	expect_exit(run_as(MEMBER, "query %s -j", dev), 0);
+	expect_jq("[.command, .pi_profile] | @tsv", "query\tT10-DIF-TYPE1-CRC");
+
+	/* The disk refuses the member: its own group and mode. */
+	assert_int_equal(chmod(dev, 0600), 0);
+	assert_int_equal(stat(dev, &st), 0);
+	expect_exit(run_as(MEMBER, "query %s", dev), 2);
+	snprintf(want, sizeof(want), "dioctl: open %s: Permission denied (EACCES); %s is group ",
+		 dev, dev);
+	expect_in(ERR, want);
+	expect_in(ERR, ", mode 0600 (brw-------), which lets no group member open it\n");
+
+	/* /dev/dio_batch for root alone: no group gets in. */
+	assert_int_equal(chmod(CTL_PATH, 0600), 0);
+	expect_exit(run_as(MEMBER, "features -j"), 2);
+	expect_error_doc(2, "EACCES", "features");
+	expect_in(ERR, "/dev/dio_batch is group dio_batch, mode 0600 (crw-------), which lets "
+		  "no group member open it (the dio-batch-dkms package's udev rule makes it "
+		  "group dio_batch, mode 0660); run dioctl as root or give the device that "
+		  "group and mode\n");
 }
 
 int main(void)
@@ -938,9 +1244,17 @@ int main(void)
 		cmocka_unit_test_teardown(test_sigint, teardown),
 		cmocka_unit_test_teardown(test_streams, teardown),
 		cmocka_unit_test_teardown(test_tags, teardown),
+		cmocka_unit_test_teardown(test_group_access, ctl_teardown),
 	};
 
 	snprintf(dioctl, sizeof(dioctl), "%s/tools/dioctl", b ? b : "build");
+	if (getenv("RESULTS")) {
+		snprintf(json_dir, sizeof(json_dir), "%s/dioctl-json", getenv("RESULTS"));
+		if (mkdir(json_dir, 0755) && errno != EEXIST) {
+			perror(json_dir);
+			return 1;
+		}
+	}
 	if (access(dioctl, X_OK)) {
 		fprintf(stderr, "no dioctl at %s\n", dioctl);
 		return 1;

@@ -143,4 +143,108 @@ completion_options() {
 	[ "$bad" = 0 ]
 }
 
+# The JSON documents of dioctl(1)'s JSON OUTPUT (its .nf blocks that
+# are objects), one file each in DIR, "\-" and "\e" unescaped.
+man_json() { # DIR
+	awk -v dir="$1" '
+		/^\.nf$/ { nf = 1; next }
+		/^\.fi$/ { if (out) close(out); nf = 0; out = ""; next }
+		nf && !out && /^\{$/ { out = sprintf("%s/man-%d.json", dir, ++n) }
+		out { gsub(/\\-/, "-"); gsub(/\\e/, "\\"); print > out }
+	' tools/dioctl.1
+}
+
+# dioctl's JSON Schema (tools/dioctl.schema.json) is a valid draft 2020-12
+# schema, and tests/vm/json-check.py finds valid the documents dioctl(1)
+# shows and every document the host's dioctl prints without a device: the
+# error document of each command's bad command line, of a device that is
+# not there, of a module that is not loaded (or, where it is, features).
+json_valid() {
+	dioctl=${DIO_DIOCTL:-build/tools/dioctl}
+	d=$tmp/docs
+	mkdir "$d"
+	man_json "$d"
+	[ "$(find "$d" -name 'man-*.json' | wc -l)" -ge 2 ] || { echo "dioctl.1: no JSON example found"; return 1; }
+	i=0
+	while IFS= read -r args; do
+		i=$((i + 1))
+		st=0
+		# shellcheck disable=SC2086  # ARGS: words
+		"$dioctl" $args >"$d/$i.json" 2>/dev/null || st=$?
+		printf '%s.json\t%s\t%s\n' "$i" "$st" "$args" >>"$d/index.tsv"
+	done <<-EOF
+		features -j
+		features extra --json
+		query -j
+		query /dev/dio-no-such-disk -j
+		read /dev/dio-no-such-disk -o json -l 4K
+		write /dev/dio-no-such-disk -l 1Q -j
+		read /dev/null -O - --json
+		scrub /dev/dio-no-such-disk -r 8:4 -j
+		scrub /dev/dio-no-such-disk --output-format=json
+		tag get /dev/dio-no-such-disk -L 0 -n 1 -j
+		tag set -j
+		tag frob -j
+		frob -j
+		--json
+	EOF
+	tests/vm/json-check.py --require scrub,error "$d" >"$tmp/counts"
+	read -r p f <"$tmp/counts"
+	echo "$p valid, $f not"
+	[ "$f" = 0 ] && [ "$p" -ge 17 ]
+}
+
+# The schema rejects what it must: each of these documents, broken from
+# dioctl(1)'s scrub example or error document, fails json-check.py.
+json_rejects() {
+	man_json "$tmp"
+	scrub=$tmp/man-$(grep -l '"command": "scrub"' "$tmp"/man-*.json | sed 's/.*man-\([0-9]*\)\.json/\1/')
+	error=$(grep -l '"status": "error"' "$tmp"/man-*.json)
+	if [ ! -f "$scrub.json" ] || [ ! -f "$error" ]; then
+		echo "dioctl.1: no scrub or error example"
+		return 1
+	fi
+	n=0
+	bad() { # NAME JQ-FILTER [FILE]: the document FILE (scrub's) changed by FILTER
+		n=$((n + 1))
+		jq "$2" "${3:-$scrub.json}" >"$tmp/bad-$n-$1.json"
+	}
+	bad app-tag-as-tag-value '.app_tag = "0xbeef"'
+	bad tag-value-as-number '.failures[0].expected = 27675'
+	bad tag-value-upper-case '.failures[0].actual = "0x8F2E"'
+	bad tag-value-leading-zero '.failures[0].actual = "0x08f2e"'
+	bad interval-number-as-string '.failures[0].interval = "1000"'
+	bad no-interval-size 'del(.interval_size)'
+	bad status-not-exit-code '.status = "ok"'
+	bad unknown-key '.intervalsize = 512'
+	bad no-command 'del(.command)'
+	bad unknown-command '.command = "verify"'
+	bad failure-without-error 'del(.failures[1].error)'
+	bad error-without-message 'del(.message)' "$error"
+	bad error-exit-0 '.exit_code = 0' "$error"
+	bad error-errno-text '.error = "No such file or directory"' "$error"
+	bad error-with-result '.capacity = 0' "$error"
+	n=$((n + 1))
+	cat "$scrub.json" "$scrub.json" >"$tmp/bad-$n-two-documents.json"
+	n=$((n + 1))
+	sed '0,/"pi": true,/s//"pi": true,\n  "pi": false,/' "$scrub.json" >"$tmp/bad-$n-duplicate-key.json"
+	n=$((n + 1))
+	: >"$tmp/bad-$n-nothing.json"
+	missed=0
+	for b in "$tmp"/bad-*.json; do
+		out=$(tests/vm/json-check.py "$b" 2>"$tmp/why") || true
+		if [ "$out" != "1 1" ]; then
+			echo "${b##*/}: not rejected ($out)"
+			missed=$((missed + 1))
+		else
+			echo "${b##*/}: rejected: $(sed -n 's/^#   //p' "$tmp/why" | head -n 1)"
+		fi
+	done
+	# The same documents unbroken pass.
+	[ "$(tests/vm/json-check.py "$scrub.json" "$error" 2>&1 >/dev/null | grep -c '^ok ')" = 3 ] ||
+		{ echo "the unbroken examples do not validate"; missed=$((missed + 1)); }
+	echo "$n broken documents, $missed not rejected"
+	[ "$missed" = 0 ]
+}
+
 "$1"

@@ -145,9 +145,12 @@ uninstall_all() {
 	[ -n "$(find "$tmp/d" -type f)" ]
 	[ -f "$tmp/d/usr/share/bash-completion/completions/dioctl" ] ||
 		{ echo "no bash completion installed"; return 1; }
+	cmp "$top/tools/dioctl.schema.json" "$tmp/d/usr/share/dioctl/dioctl.schema.json" ||
+		{ echo "no JSON Schema installed in /usr/share/dioctl"; return 1; }
 	mk uninstall DESTDIR="$tmp/d" PREFIX=/usr >/dev/null
 	left=$(find "$tmp/d" -type f -o -type l)
 	[ -z "$left" ] || { echo "left after uninstall:"; echo "$left"; return 1; }
+	[ ! -d "$tmp/d/usr/share/dioctl" ] || { echo "usr/share/dioctl left after uninstall"; return 1; }
 }
 
 # Installed into the running system (no DESTDIR), the library is found at

@@ -51,6 +51,21 @@ static void test_completion_options(void **state)
 	run_case("completion_options");
 }
 
+/*
+ * dioctl's JSON Schema is valid, and the man page's examples and the
+ * host's error documents validate against it.
+ */
+static void test_json_valid(void **state)
+{
+	run_case("json_valid");
+}
+
+/* Documents broken on purpose fail the validation. */
+static void test_json_rejects(void **state)
+{
+	run_case("json_rejects");
+}
+
 int main(int argc, char **argv)
 {
 	char dioctl[4096], *slash;
@@ -61,6 +76,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_completion_syntax),
 		cmocka_unit_test(test_completion_replies),
 		cmocka_unit_test(test_completion_options),
+		cmocka_unit_test(test_json_valid),
+		cmocka_unit_test(test_json_rejects),
 	};
 
 	/* BUILD/tests/unit/test_docs: BUILD/tools/dioctl, of the same build. */
