@@ -133,7 +133,7 @@ module:
 		echo "make module: $(KDIR) holds no kernel build tree (no Makefile):" \
 			"install the kernel's headers, or set KDIR" >&2; exit 1; \
 	fi
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/module modules
+	scripts/build-module.sh '$(KDIR)'
 
 lib: $(LIB_A) $(LIB_SO) $(B)/libdioctl.pc
 tools: $(TOOL_BINS)

@@ -3,9 +3,9 @@
 # ignored) files are copied to a path under /var/tmp with spaces in it,
 # whose parent directory is read only (a read-only bind mount, in a private
 # mount namespace: root would write through a mode of 0555), and there
-# `make userspace` and `make demo` run as a user would run them (the demo
-# boots the 6.1 guest).  The checks the rest of make check runs from the
-# checkout wherever it is (CI clones into /tmp).
+# `make userspace`, `make demo` and `make module` (for 6.1) run as a user
+# would run them (the demo boots the 6.1 guest).  The checks the rest of
+# make check runs from the checkout wherever it is (CI clones into /tmp).
 # Records build/results/anywhere.counts ("passed failed").
 #   anywhere-check.sh
 # The check functions below run through check(): shellcheck cannot see it.
@@ -59,6 +59,16 @@ sources=$(apt_sources)
 check "make demo in '$co'" make -C "$co" --no-print-directory demo
 check "make demo built only the demo's programs, and left apt's sources alone" demo_built_only_its_own
 check "make userspace in '$co'" make -C "$co" --no-print-directory userspace
+# make module, whose Kbuild cannot take this path itself (scripts/build-module.sh).
+module_built() {
+	local env
+	env=$("$here/kernel.sh" env 6.1) || return 1
+	eval "$env"
+	make -C "$co" --no-print-directory module KDIR="$KDIR" || return 1
+	modinfo -F vermagic "$co/module/dio_batch.ko" | grep -q "^$KVER " ||
+		{ echo "module/dio_batch.ko is not a module for $KVER"; return 1; }
+}
+check "make module in '$co'" module_built
 echo "$pass $fail" >"$counts"
 echo "anywhere-check: $pass passed, $fail failed (${SECONDS}s)"
 [ "$fail" = 0 ]
