@@ -28,6 +28,16 @@ flavour=$1 res=$(cd "$2" && pwd)
 # so it has room for five times a make check's time: 3,600 s for a stock
 # guest, 7,200 s for a debug or kcsan guest running the whole suite.
 case "$flavour" in debug | kcsan) : "${VM_TIMEOUT:=7200}" ;; *) : "${VM_TIMEOUT:=3600}" ;; esac
+# The boot guard: the guest's kernel and init must reach "init: guest user
+# space up" within VM_BOOT_TIMEOUT seconds.  A debug guest gets there in
+# about 45 s beside another guest (a stock one in 10 to 20 s); at the four
+# times slower of a loaded flake hunt, 180 s.  Once (a fresh make check,
+# 2026-12-06) a debug guest stopped before that with both its vCPUs idle,
+# the second never having run, and nothing on the console: it would have
+# sat until VM_TIMEOUT and CI's time limit.  A boot past the guard is
+# stopped and tried once more (below); no test has run by then, and the
+# module is not loaded.
+: "${VM_BOOT_TIMEOUT:=600}"
 : "${VM_MEM:=2048}" "${VM_SMP:=2}"
 
 eval "$("$here/kernel.sh" env "$flavour")"
@@ -80,8 +90,10 @@ printf '%s\n' "$top" >"$res/.top"
 # would hide a module that hands an uninitialised kernel buffer to a device
 # or to user space (t_security's stale-byte tests leave a pattern behind in
 # freed buffers of the same size first).
-# loglevel=4, not ignore_loglevel: the console gets only messages of level
-# err and above.  A 6.1 run logs about 1800 lines (130 KB) at all levels
+# loglevel=7 for the boot, so that a boot that stops shows where on the
+# console (a few hundred lines, once); tests/vm/init then lowers the
+# console's level to 4 before any test: from there the console gets only
+# messages of level err and above.  A 6.1 run logs about 1800 lines (130 KB) at all levels
 # (I/O and PI errors the tests cause, scsi_debug and NVMe attach and detach
 # messages; more with fault injection on the debug kernel), and every byte
 # on the emulated UART is written synchronously by whoever printk()s, often
@@ -111,17 +123,32 @@ boot() {
 		-M q35 -cpu max,la57=off -smp "$VM_SMP" -m "$VM_MEM" -accel tcg,thread=multi \
 		-nographic -no-reboot -nodefaults -serial stdio \
 		-kernel "$VMLINUZ" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge init_on_alloc=0 nvme_core.multipath=N ${KCMDLINE_EXTRA:-} ${VM_CMDLINE:-}" \
+		-append "console=ttyS0 panic=-1 loglevel=7 slab_nomerge init_on_alloc=0 nvme_core.multipath=N ${KCMDLINE_EXTRA:-} ${VM_CMDLINE:-}" \
 		-virtfs local,path="${VM_ROOT:-/}",mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="${top//,/,,}",mount_tag=srctree,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$qres",mount_tag=results,security_model=none,multidevs=remap \
 		"${nvme[@]}" "${qemu_args[@]}" </dev/null >"$res/console.log" 2>&1 &
 	qpid=$!
+	# The boot guard: stop a guest whose user space is not up in time.
+	rm -f "$res/.boot-hung"
+	(
+		for ((i = 0; i < VM_BOOT_TIMEOUT; i++)); do
+			sleep 1
+			grep -qs 'init: guest user space up' "$res/console.log" && exit 0
+			kill -0 "$qpid" 2>/dev/null || exit 0
+		done
+		: >"$res/.boot-hung"
+		kill "$qpid" 2>/dev/null
+	) &
+	local wpid=$! rc
 	wait "$qpid"
-	local rc=$?
+	rc=$?
+	kill "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
 	qpid=
 	return $rc
 }
+boot_hung() { [ -e "$res/.boot-hung" ]; }
 # QEMU itself has crashed (SIGSEGV, once in a make check) while the guest
 # was still in its firmware: a fault of the host's emulator, not of the
 # guest.  Such a boot, dead of a signal other than timeout's before the
@@ -131,6 +158,12 @@ set +e
 for attempt in 1 2; do
 	boot
 	qrc=$?
+	if [ $attempt = 1 ] && boot_hung; then
+		echo "vm: BOOT HUNG: the guest's user space was not up after ${VM_BOOT_TIMEOUT}s" \
+			"(console kept as console-boot-hung.log); booting again" >&2
+		mv "$res/console.log" "$res/console-boot-hung.log"
+		continue
+	fi
 	if [ $attempt = 1 ] && [ "$qrc" -gt 128 ] && [ "$qrc" != 137 ] &&
 		! grep -qs 'init: guest user space up' "$res/console.log"; then
 		echo "vm: qemu died (exit $qrc) before the guest's user space was up; booting again" >&2
@@ -155,6 +188,11 @@ awk 'NR == 2 {
 }' "$res/qemu-cpu.times" >"$res/qemu-cpu"
 rm -f "$res/qemu-cpu.times"
 rm -f "$res"/nvme?.img
+if boot_hung; then
+	echo "vm: the guest's user space was not up after ${VM_BOOT_TIMEOUT}s, twice" >&2
+	rm -f "$res/.boot-hung"
+	exit 124
+fi
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 	echo "vm: guest timed out after ${VM_TIMEOUT}s" >&2
 	exit 124
