@@ -269,6 +269,8 @@ struct dio_kreq {
 	unsigned int		pi_len;		/* bytes of PI for the data */
 	unsigned int		pi_off;		/* bytes given to bios so far */
 	struct dio_bi		bi;		/* the device's PI format */
+	/* ktime_get_ns() at submission while dio_batch_complete is traced */
+	u64			start_ns;
 	/* To write back: the owner's (see above), none other touches it. */
 	struct dio_result	out;
 	/*

@@ -52,6 +52,7 @@
 #include <linux/uio.h>
 
 #include "dio_batch.h"
+#include "trace.h"
 
 /* A re-read that locates a refused interval covers at most this much. */
 #define DIO_LOCATE_PAGES	(SZ_1M / PAGE_SIZE)
@@ -553,6 +554,8 @@ static int dio_pi_refuse(struct dio_kreq *kreq, int err)
 {
 	kreq->out.result = err;
 	kreq->out.pi_err_source = DIO_PI_SRC_USER;
+	if (err == -EILSEQ)
+		trace_dio_batch_pi_error(kreq);
 	if (dio_put_result(kreq->uaddr, &kreq->out))
 		return -EFAULT;
 	return err;

@@ -58,6 +58,7 @@
 #include <linux/uio.h>
 
 #include "dio_batch.h"
+#include "trace.h"
 
 #define DIO_REQ_KEY_SHIFT	ilog2(DIO_REQUEST_SIZE_VER0)
 /* Freed request structs a descriptor keeps for its next submissions. */
@@ -179,6 +180,10 @@ static void dio_kreq_finish(struct dio_kreq *kreq, bool may_sleep, bool wake)
 {
 	kreq->out.result = kreq->error ? kreq->error : (s64)kreq->bytes;
 	dio_pi_complete(kreq);
+	if (kreq->out.result == -EILSEQ && kreq->out.pi_err_source)
+		trace_dio_batch_pi_error(kreq);
+	trace_dio_batch_complete(kreq, kreq->start_ns ?
+				 ktime_get_ns() - kreq->start_ns : 0);
 	dio_kreq_release_pages(kreq, may_sleep);
 	dio_kreq_complete(kreq, wake);
 }
@@ -862,9 +867,13 @@ static int dio_submit_one(struct dio_file *df, struct dio_batch *b, u64 uaddr)
 	ret = dio_pi_prepare(kreq);
 	if (ret)
 		goto out_unsubmit;
+	if (trace_dio_batch_complete_enabled())
+		kreq->start_ns = ktime_get_ns();
 	ret = dio_kreq_submit_bios(kreq, &iter);
 	if (ret)
 		goto out_unsubmit;
+	/* The submission's bias still holds @kreq: it cannot complete yet. */
+	trace_dio_batch_submit(kreq);
 	kfree(iov);
 	/* From here on @kreq may complete and be reported at any time. */
 	dio_kreq_put(kreq);
