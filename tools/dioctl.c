@@ -1077,12 +1077,26 @@ static uint64_t be_get(const unsigned char *p, int n)
 }
 
 /* One request at a time: read with PI; for set, rewrite app tags and write. */
+/*
+ * Submit @r on @d and wait for it (tag get and set, one request at a
+ * time); exits on a SUBMIT or WAIT that fails, naming @what.
+ */
+static void tag_run(struct dev *d, struct dio_request *r, const char *what)
+{
+	struct dio_request *rp = r;
+
+	if (sys_dio_submit(d->ctx, &rp, 1) != 1)
+		die_errno(errno, "sys_dio_submit (%s) on %s", what, d->path);
+	if (sys_dio_wait(d->ctx, &rp, 1, NULL) != 1)
+		die(EXIT_IO, errno, "sys_dio_wait");
+}
+
 static int cmd_tag(const char *path, bool set, const struct opts *o)
 {
 	struct dio_features f;
 	struct dev d;
 	const struct dio_query *q;
-	struct dio_request r, *rp = &r;
+	struct dio_request r;
 	unsigned char *data, *md, *t;
 	uint64_t unit, req, lba, n, k, gs;
 	size_t mdlen;
@@ -1129,10 +1143,7 @@ static int cmd_tag(const char *path, bool set, const struct opts *o)
 		mdlen = n * q->pi_md_size;
 		dio_req_prep_read(&r, d.h, data, n * unit, lba * unit);
 		dio_req_set_pi(&r, md, mdlen, 0, 0, 0);
-		if (sys_dio_submit(d.ctx, &rp, 1) != 1)
-			die_errno(errno, "sys_dio_submit (read) on %s", path);
-		if (sys_dio_wait(d.ctx, &rp, 1, NULL) != 1)
-			die(EXIT_IO, errno, "sys_dio_wait");
+		tag_run(&d, &r, "read");
 		if (r.result != (int64_t)(n * unit)) {
 			int e = r.result < 0 ? (int)-r.result : EIO;
 
@@ -1151,10 +1162,7 @@ static int cmd_tag(const char *path, bool set, const struct opts *o)
 			/* Data, guard and ref tag as read: the device checks them again. */
 			dio_req_prep_write(&r, d.h, data, n * unit, lba * unit);
 			dio_req_set_pi(&r, md, mdlen, 0, 0, 0);
-			if (sys_dio_submit(d.ctx, &rp, 1) != 1)
-				die_errno(errno, "sys_dio_submit (write) on %s", path);
-			if (sys_dio_wait(d.ctx, &rp, 1, NULL) != 1)
-				die(EXIT_IO, errno, "sys_dio_wait");
+			tag_run(&d, &r, "write");
 		}
 		if (set && r.result != (int64_t)(n * unit)) {
 			int e = r.result < 0 ? (int)-r.result : EIO;
