@@ -554,8 +554,7 @@ static int dio_pi_refuse(struct dio_kreq *kreq, int err)
 {
 	kreq->out.result = err;
 	kreq->out.pi_err_source = DIO_PI_SRC_USER;
-	if (err == -EILSEQ)
-		trace_dio_batch_pi_error(kreq);
+	trace_dio_batch_pi_error(kreq);
 	if (dio_put_result(kreq->uaddr, &kreq->out))
 		return -EFAULT;
 	return err;

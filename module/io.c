@@ -180,8 +180,7 @@ static void dio_kreq_finish(struct dio_kreq *kreq, bool may_sleep, bool wake)
 {
 	kreq->out.result = kreq->error ? kreq->error : (s64)kreq->bytes;
 	dio_pi_complete(kreq);
-	if (kreq->out.result == -EILSEQ && kreq->out.pi_err_source)
-		trace_dio_batch_pi_error(kreq);
+	trace_dio_batch_pi_error(kreq);
 	trace_dio_batch_complete(kreq, kreq->start_ns ?
 				 ktime_get_ns() - kreq->start_ns : 0);
 	dio_kreq_release_pages(kreq, may_sleep);

@@ -92,9 +92,11 @@ TRACE_EVENT(dio_batch_complete,
 		  __entry->latency_ns, __entry->cookie)
 );
 
-TRACE_EVENT(dio_batch_pi_error,
+/* Only a PI failure: the condition is evaluated only while enabled. */
+TRACE_EVENT_CONDITION(dio_batch_pi_error,
 	TP_PROTO(const struct dio_kreq *kreq),
 	TP_ARGS(kreq),
+	TP_CONDITION(kreq->out.result == -EILSEQ && kreq->out.pi_err_source),
 	TP_STRUCT__entry(
 		__field(dev_t,	dev)
 		__field(u8,	op)
