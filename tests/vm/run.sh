@@ -151,8 +151,9 @@ boot() {
 boot_hung() { [ -e "$res/.boot-hung" ]; }
 # A kernel that fails in its boot, before user space: the stock 6.12 kernel
 # once took "Oops: int3" in sched_clock_cpu() 2.6 s into its boot (not
-# tainted, no module of ours loaded: the breakpoint x86 puts in code it
-# patches, met by the other vCPU under QEMU's multi-threaded TCG).  Such a
+# tainted, no module of ours loaded; most likely the breakpoint x86 puts
+# in code it patches, met by the other vCPU under QEMU's multi-threaded
+# TCG, not analysed further).  Such a
 # boot is tried once more, as a hung one is; a second failure fails the
 # guest, and a report once user space is up always does.
 boot_fault='Kernel panic|Oops|BUG:|general protection fault'
