@@ -33,7 +33,7 @@
 		      { DIO_REQ_IOVEC, "IOVEC" }, { DIO_REQ_PI, "PI" },	\
 		      { DIO_REQ_FIXED, "FIXED" })
 
-DECLARE_EVENT_CLASS(dio_batch_req,
+TRACE_EVENT(dio_batch_submit,
 	TP_PROTO(const struct dio_kreq *kreq),
 	TP_ARGS(kreq),
 	TP_STRUCT__entry(
@@ -57,11 +57,6 @@ DECLARE_EVENT_CLASS(dio_batch_req,
 		  dio_trace_op(__entry->op), __entry->sector,
 		  __entry->bytes >> SECTOR_SHIFT,
 		  dio_trace_flags(__entry->flags), __entry->cookie)
-);
-
-DEFINE_EVENT(dio_batch_req, dio_batch_submit,
-	TP_PROTO(const struct dio_kreq *kreq),
-	TP_ARGS(kreq)
 );
 
 TRACE_EVENT(dio_batch_complete,
