@@ -161,32 +161,30 @@ boot_fault='Kernel panic|Oops|BUG:|general protection fault'
 # was still in its firmware: a fault of the host's emulator, not of the
 # guest.  Such a boot, dead of a signal other than timeout's before the
 # guest's user space said it was up, is tried once more; its console is
-# kept as console-qemu-crash.log.
+# kept as console-boot-qemu-crash.log.
 set +e
+# boot_retry: why the boot that just ended should be tried again (its
+# console kept under a name that says why), or nothing; only a boot that
+# never reached the guest's user space qualifies.
+boot_retry() {
+	grep -qs 'init: guest user space up' "$res/console.log" && return 0
+	if boot_hung; then
+		echo "hung BOOT HUNG: the guest's user space was not up after ${VM_BOOT_TIMEOUT}s"
+	elif grep -qsE "$boot_fault" "$res/console.log"; then
+		echo "failed KERNEL FAILED IN BOOT, before user space and before any test:" \
+			"$(grep -m1 -oE "($boot_fault).*" "$res/console.log")"
+	elif [ "$qrc" -gt 128 ] && [ "$qrc" != 137 ]; then
+		echo "qemu-crash qemu died (exit $qrc) before the guest's user space was up"
+	fi
+}
 for attempt in 1 2; do
 	boot
 	qrc=$?
-	if [ $attempt = 1 ] && boot_hung; then
-		echo "vm: BOOT HUNG: the guest's user space was not up after ${VM_BOOT_TIMEOUT}s" \
-			"(console kept as console-boot-hung.log); booting again" >&2
-		mv "$res/console.log" "$res/console-boot-hung.log"
-		continue
-	fi
-	if [ $attempt = 1 ] && ! grep -qs 'init: guest user space up' "$res/console.log" &&
-		grep -qsE "$boot_fault" "$res/console.log"; then
-		echo "vm: KERNEL FAILED IN BOOT, before user space and before any test" \
-			"(console kept as console-boot-failed.log): $(grep -m1 -oE "($boot_fault).*" "$res/console.log");" \
-			"booting again" >&2
-		mv "$res/console.log" "$res/console-boot-failed.log"
-		continue
-	fi
-	if [ $attempt = 1 ] && [ "$qrc" -gt 128 ] && [ "$qrc" != 137 ] &&
-		! grep -qs 'init: guest user space up' "$res/console.log"; then
-		echo "vm: qemu died (exit $qrc) before the guest's user space was up; booting again" >&2
-		mv "$res/console.log" "$res/console-qemu-crash.log"
-		continue
-	fi
-	break
+	[ $attempt = 1 ] || break
+	why=$(boot_retry)
+	[ -n "$why" ] || break
+	echo "vm: ${why#* } (console kept as console-boot-${why%% *}.log); booting again" >&2
+	mv "$res/console.log" "$res/console-boot-${why%% *}.log"
 done
 set -e
 # The CPU time QEMU used (user + system, in seconds; its children are this
