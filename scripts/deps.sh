@@ -9,6 +9,7 @@ PKGS=(
 	build-essential gcc-multilib make pkg-config
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	bc bison flex libelf-dev libssl-dev dwarves xz-utils zstd rsync
+	patch			# tests/vm/linux-6.1-patches: fixes for the debug kernels
 	qemu-system-x86 busybox-static cpio kmod libkmod-dev dkms debootstrap
 	e2fsprogs dmsetup libc6-dev-i386
 	mdadm			# t_stacks: md RAID1 and RAID5 in the guest

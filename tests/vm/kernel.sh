@@ -226,32 +226,41 @@ prepare_73() {
 }
 
 # --- debug, kcsan: Debian's 6.1 source with tests/vm/guest.config + FLAVOUR.config
-debug_src() { # unpack linux-source-6.1 under $cache/src if missing or stale
-	local srcver=$1 dir=$cache/src/linux-source-6.1 stamp=$cache/src/linux-source-6.1.pkgver have upstream tmp
-	upstream=${srcver%-*}
-	if [ -f "$stamp" ]; then have=$(cat "$stamp")
-	elif [ -f "$dir/Makefile" ]; then
-		# Unpacked by someone else: trust it if its version matches.
-		have=$(awk -F' *= *' '$1 == "VERSION" { v = $2 } $1 == "PATCHLEVEL" { p = $2 }
-			$1 == "SUBLEVEL" { print v "." p "." $2; exit }' "$dir/Makefile")
-		[ "$have" = "$upstream" ] && have=$srcver
-	fi
-	if [ ! -f "$dir/Makefile" ] || [ "${have:-}" != "$srcver" ]; then
-		log "debug: unpacking linux-source-6.1 $srcver into $dir"
-		tmp=$(mktemp -d "$cache/src/.unpack.XXXXXX")
-		tar -C "$tmp" -xaf /usr/src/linux-source-6.1.tar.*
-		rm -rf "$dir"
-		mv "$tmp/linux-source-6.1" "$dir"
-		rmdir "$tmp"
-	fi
-	echo "$srcver" >"$stamp"
+# and the fixes in tests/vm/linux-6.1-patches/*.patch (upstream fixes after
+# 6.1 that the guests need; each patch says which and why).
+patches=$here/linux-6.1-patches
+patches_sum() { # sha256 of the patches, in the order they are applied
+	cat "$patches"/*.patch | sha256sum | cut -c1-12
 }
-built_key() { # FLAVOUR SRCVER: cache key = source version + sha256 of the fragments' options
+debug_src() { # unpack linux-source-6.1 under $cache/src, patched, if missing or stale
+	local srcver=$1 dir=$cache/src/linux-source-6.1 stamp=$cache/src/linux-source-6.1.pkgver want tmp p
+	# The stamp names the package version and the patches applied; a tree
+	# without it (or with other patches) is unpacked again, never patched
+	# twice.
+	want="$srcver patches $(patches_sum)"
+	if [ -f "$dir/Makefile" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+		return 0
+	fi
+	log "debug: unpacking linux-source-6.1 $srcver into $dir"
+	rm -f "$stamp"
+	tmp=$(mktemp -d "$cache/src/.unpack.XXXXXX")
+	tar -C "$tmp" -xaf /usr/src/linux-source-6.1.tar.*
+	for p in "$patches"/*.patch; do
+		log "debug: applying $(basename "$p")"
+		patch -s -p1 -d "$tmp/linux-source-6.1" <"$p" ||
+			die "$(basename "$p") does not apply to linux-source-6.1 $srcver"
+	done
+	rm -rf "$dir"
+	mv "$tmp/linux-source-6.1" "$dir"
+	rmdir "$tmp"
+	echo "$want" >"$stamp"
+}
+built_key() { # FLAVOUR SRCVER: cache key = source version + sha256 of the fragments' options and of the patches
 	local f
 	# The options only, in order: a comment edited does not rebuild a kernel.
 	f=$(grep -hE '^(CONFIG_|# CONFIG_[A-Za-z0-9_]+ is not set)' "$here/guest.config" "$here/$1.config" |
 		sha256sum | cut -d' ' -f1)
-	printf '%s\n%s\n%s\n' "$1" "$2" "$f" | sha256sum | cut -c1-12
+	printf '%s\n%s\n%s\n%s\n' "$1" "$2" "$f" "$(patches_sum)" | sha256sum | cut -c1-12
 }
 verify_config() { # CONFIG FRAGMENT...: every line of the fragments took?
 	local cfg=$1 l s bad=0
@@ -277,7 +286,7 @@ verify_config() { # CONFIG FRAGMENT...: every line of the fragments took?
 prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
 	local fl=$1 srcver key src d b t0 kver resumed=
 	d=$(srcdir_of "$fl") b=$(srcdir_of "$fl")/build
-	need_pkgs linux-source-6.1 make gcc bc bison flex libelf-dev libssl-dev cpio kmod xz-utils
+	need_pkgs linux-source-6.1 make gcc bc bison flex libelf-dev libssl-dev cpio kmod xz-utils patch
 	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
 	key=$(built_key "$fl" "$srcver")
 	if [ -f "$d/stamp" ] && [ "$(cut -d' ' -f1 "$d/stamp")" = "$key" ] &&
@@ -369,7 +378,7 @@ env_of() {
 		installed linux-source-6.1 || need_prepare "$1" "linux-source-6.1 not installed"
 		key=$(built_key "$1" "$(dpkg-query -W -f='${Version}' linux-source-6.1)")
 		read -r _ kver _ 2>/dev/null <"$d/stamp" || need_prepare "$1" "not built"
-		[ "$(cut -d' ' -f1 "$d/stamp")" = "$key" ] || need_prepare "$1" "stale: source package or $1.config/guest.config changed"
+		[ "$(cut -d' ' -f1 "$d/stamp")" = "$key" ] || need_prepare "$1" "stale: source package, $1.config/guest.config or linux-6.1-patches changed"
 		KVER=$kver VMLINUZ=$d/vmlinuz MODDIR=$d/mods/lib/modules/$kver KDIR=$d/build
 		# debug.config keeps kmemleak on from boot: nothing to add here.
 		KCMDLINE_EXTRA=

@@ -31,12 +31,12 @@ case "$flavour" in debug | kcsan) : "${VM_TIMEOUT:=7200}" ;; *) : "${VM_TIMEOUT:
 # The boot guard: the guest's kernel and init must reach "init: guest user
 # space up" within VM_BOOT_TIMEOUT seconds.  A debug guest gets there in
 # about 45 s beside another guest (a stock one in 10 to 20 s); at the four
-# times slower of a loaded flake hunt, 180 s.  Once (a fresh make check,
-# 2026-12-06) a debug guest stopped before that with both its vCPUs idle,
-# the second never having run, and nothing on the console: it would have
-# sat until VM_TIMEOUT and CI's time limit.  A boot past the guard is
-# stopped and tried once more (below); no test has run by then, and the
-# module is not loaded.
+# times slower of a loaded flake hunt, 180 s.  Debug guests used to stop
+# in about one boot in 23 with both vCPUs idle (6.1's RCU-tasks self-test
+# deadlock, now patched: tests/vm/linux-6.1-patches/), and would have sat
+# until VM_TIMEOUT and CI's time limit.  A boot past the guard is stopped
+# and tried once more (below); no test has run by then, and the module is
+# not loaded.
 : "${VM_BOOT_TIMEOUT:=600}"
 : "${VM_MEM:=2048}" "${VM_SMP:=2}"
 
