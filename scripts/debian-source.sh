@@ -1,16 +1,28 @@
 # shellcheck shell=bash
 # Sourced by tests/vm/kernel.sh, scripts/fio-src.sh and bench/icount.sh:
-# where this Debian 12 host gets its packages.  The caller defines die().
-#
-# The host's bookworm main-archive source: prints its URIs, then its Signed-By
-# (a file name, or an empty line).
+# where this Debian host gets its packages.  The caller defines die().
+
+# host_suite: the running system's Debian release (bookworm, trixie, ...),
+# from /etc/os-release; bookworm when it does not say.
+host_suite() {
+	(
+		# shellcheck disable=SC1091 # the system's, not ours
+		. /etc/os-release 2>/dev/null || true
+		echo "${VERSION_CODENAME:-bookworm}"
+	)
+}
+
+# host_debian_source [SUITE]: the main-archive source of SUITE (default:
+# the running system's, host_suite) in apt's sources, in the deb822
+# .sources or the one-line .list format: prints its URIs, then its
+# Signed-By (a file name, or an empty line).
 host_debian_source() {
-	local f out line uri opts signed
+	local suite=${1:-$(host_suite)} f out line uri opts signed
 	for f in /etc/apt/sources.list.d/*.sources; do
 		[ -e "$f" ] || continue
-		out=$(awk '
+		out=$(awk -v suite="$suite" '
 		function flush() {
-			if (!found && types ~ /(^|[ \t])deb([ \t]|$)/ && suites ~ /(^|[ \t])bookworm([ \t]|$)/ &&
+			if (!found && types ~ /(^|[ \t])deb([ \t]|$)/ && (" " suites " ") ~ ("[ \t]" suite "[ \t]") &&
 			    enabled != "no" && uris != "") {
 				if (signed !~ /^\//) signed = ""
 				print uris; print signed; found = 1
@@ -29,31 +41,35 @@ host_debian_source() {
 		END { flush() }' "$f")
 		[ -n "$out" ] && { echo "$out"; return 0; }
 	done
-	if [ -r /etc/apt/sources.list ]; then
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -r "$f" ] || continue
 		while read -r line; do
-			[[ $line =~ ^deb[[:space:]]+(\[([^]]*)\][[:space:]]+)?([^[:space:]]+)[[:space:]]+bookworm[[:space:]] ]] || continue
+			[[ $line =~ ^deb[[:space:]]+(\[([^]]*)\][[:space:]]+)?([^[:space:]]+)[[:space:]]+([^[:space:]]+)[[:space:]] ]] || continue
+			[ "${BASH_REMATCH[4]}" = "$suite" ] || continue
 			uri=${BASH_REMATCH[3]} opts=${BASH_REMATCH[2]} signed=
 			[[ $opts =~ signed-by=([^[:space:],]+) ]] && signed=${BASH_REMATCH[1]}
 			printf '%s\n%s\n' "$uri" "$signed"
 			return 0
-		done </etc/apt/sources.list
-	fi
-	die "no bookworm source found in /etc/apt/sources.list{,.d/*.sources}"
+		done <"$f"
+	done
+	die "no $suite source found in /etc/apt/sources.list{,.d/*.sources,.d/*.list}"
 }
 
 # debian_source_enable PACKAGE VERSION: make "apt-get source
-# PACKAGE=VERSION" work (root): the host's bookworm main archive as a
-# deb-src entry in /etc/apt/sources.list.d/dio_batch-src.sources, written
-# and apt-get updated when the entry is not that one or the version is
-# not known.  Status 1 when the host's source cannot be found.
+# PACKAGE=VERSION" work (root): the running system's main archive (its
+# suite and SUITE-updates) as a deb-src entry in
+# /etc/apt/sources.list.d/dio_batch-src.sources, written and apt-get
+# updated when the entry is not that one or the version is not known.
+# Status 1 when the host's source cannot be found.
 debian_source_enable() {
-	local pkg=$1 ver=$2 src uris signed want
+	local pkg=$1 ver=$2 suite src uris signed want
 	local list=/etc/apt/sources.list.d/dio_batch-src.sources
 
-	src=$(host_debian_source) || return 1
+	suite=$(host_suite)
+	src=$(host_debian_source "$suite") || return 1
 	uris=$(sed -n 1p <<<"$src") signed=$(sed -n 2p <<<"$src")
-	want=$(printf 'Types: deb-src\nURIs: %s\nSuites: bookworm bookworm-updates\nComponents: main\n%s' \
-		"$uris" "${signed:+Signed-By: $signed
+	want=$(printf 'Types: deb-src\nURIs: %s\nSuites: %s %s-updates\nComponents: main\n%s' \
+		"$uris" "$suite" "$suite" "${signed:+Signed-By: $signed
 }")
 	if [ "$(cat "$list" 2>/dev/null)" != "$want" ] ||
 		! apt-cache showsrc "$pkg" 2>/dev/null | grep -q "^Version: $ver\$"; then
