@@ -13,6 +13,7 @@
 #   make check-kcsan   the stress and fuzz programs on the KCSAN+UBSAN kernel
 #   make fuzz DURATION=3600  the coverage-guided ioctl fuzzer, corpus kept between runs
 #   make flakes LANES="debug 6.1" RUNS=3 LOAD=2  lanes run again and again: a table of failures
+#   make boot-loop FLAVOUR=debug RUNS=100  boot a kernel again and again: hangs and faults in its boot
 #   make demo       boot a guest and show the project at work
 # See README.md.
 
@@ -116,7 +117,7 @@ UNIT_LIBS	?= $(TEST_LIBS)
 BENCH_LIBS	?= -luring -laio -lpthread
 
 .PHONY: all module userspace lib tools tests bench examples man bench-guest bench-counts bench-icount deps check check-debug \
-	check-unit check-static check-arm64 check-cross bench-arm64 check-dkms check-deb check-kcsan fuzz flakes dkms-install deb demo \
+	check-unit check-static check-arm64 check-cross bench-arm64 check-dkms check-deb check-kcsan fuzz flakes boot-loop dkms-install deb demo \
 	install uninstall clean FORCE
 .DELETE_ON_ERROR:
 # The test helpers are kept between builds (make would delete them as
@@ -307,6 +308,14 @@ check-debug:
 # once (tests/vm/flakes.sh).
 flakes: userspace
 	@LANES="$(LANES)" RUNS="$(RUNS)" LOAD="$(LOAD)" PARALLEL="$(PARALLEL)" tests/vm/flakes.sh
+
+# Hunt boot flakes: FLAVOUR's kernel (default debug) booted RUNS times (100),
+# PARALLEL at a time (2), with no initramfs, each to the end of the
+# kernel's own start-up; hangs and kernel reports counted, their consoles
+# kept (tests/vm/boot-loop.sh).
+boot-loop:
+	@tests/vm/kernel.sh prepare $(or $(FLAVOUR),debug)
+	@RUNS="$(RUNS)" PARALLEL="$(PARALLEL)" LOAD="$(LOAD)" tests/vm/boot-loop.sh $(or $(FLAVOUR),debug)
 
 # The stress and fuzz programs on the KCSAN+UBSAN kernel.  Not in make
 # check's KERNELS yet: a second kernel built from source would push a fresh
