@@ -62,6 +62,7 @@ struct dbf_options {
 	unsigned int apptag;
 	unsigned int apptag_mask;
 	unsigned int fixedbufs;
+	unsigned int writefua;
 };
 
 /* One per io_u: its request, and its PI buffer. */
@@ -220,10 +221,20 @@ static struct fio_option options[] = {
 	{
 		.name	= "fixedbufs",
 		.lname	= "registered buffers",
-		.type	= FIO_OPT_BOOL,
+		/* As io_uring's: "fixedbufs" alone, or =0 / =1. */
+		.type	= FIO_OPT_STR_SET,
 		.off1	= offsetof(struct dbf_options, fixedbufs),
-		.def	= "0",
 		.help	= "Register the job's I/O memory once (DIO_IOC_REGISTER) and do reads and writes in it with DIO_REQ_FIXED",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "writefua",
+		.lname	= "forced unit access on writes",
+		.type	= FIO_OPT_BOOL,
+		.off1	= offsetof(struct dbf_options, writefua),
+		.def	= "0",
+		.help	= "Write with forced unit access (DIO_REQ_FUA), as io_uring_cmd's writefua",
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
@@ -833,6 +844,8 @@ static int dbf_prep(struct thread_data *td, struct dbf_data *d, struct dbf_io *i
 						 io_u->offset, bi);
 		else
 			dio_req_prep_write(r, h, io_u->xfer_buf, io_u->xfer_buflen, io_u->offset);
+		if (io_u->ddir == DDIR_WRITE && o->writefua)
+			r->flags |= DIO_REQ_FUA;
 		break;
 	case DDIR_SYNC:
 	case DDIR_DATASYNC:

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -176,7 +177,7 @@ static const char *const defaults[] = {
 	"KEY=0", "CLAIM=1", "PI=0", "MD=0", "PI_ACT=1", "PI_CHK=NONE",
 	"APPTAG=0x1234", "NOCHECK=0", "BS=4k", "SIZE=4m", "OFFSET=0",
 	"NJOBS=1", "FIXEDBUFS=1", "IOMEM=malloc", "SUBMIT_MODE=inline", "THREAD=0",
-	NULL,
+	"WRITEFUA=0", NULL,
 };
 
 /* @job: a file in fio/jobs/, or an absolute path. */
@@ -1055,6 +1056,67 @@ static void test_examples(void **state)
 	res_free(&r);
 }
 
+#define RQ_ISSUE	"/sys/kernel/tracing/events/block/block_rq_issue/enable"
+
+/*
+ * Writes of the disk (MAJ,MIN as block_rq_issue prints it) that
+ * block_rq_issue recorded since it was enabled, and how many of them
+ * carried forced unit access (blk_fill_rwbs(): "W" then "F").
+ */
+static void issued_writes(const char *majmin, long *writes, long *fua)
+{
+	char line[512], want[64], rwbs[16], *p;
+	FILE *f;
+
+	assert_int_equal(tl_write_file(RQ_ISSUE, "0"), 0);
+	f = fopen("/sys/kernel/tracing/trace", "r");
+	assert_non_null(f);
+	snprintf(want, sizeof(want), " block_rq_issue: %s ", majmin);
+	*writes = *fua = 0;
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, want);
+		if (!p || sscanf(p + strlen(want), "%15s", rwbs) != 1 || rwbs[0] != 'W')
+			continue;
+		(*writes)++;
+		*fua += rwbs[1] == 'F';
+	}
+	fclose(f);
+}
+
+/*
+ * writefua=1 (io_uring_cmd's name): every write of the job reaches the
+ * disk with forced unit access; writefua=0: none does.  64 writes of
+ * 16 KiB each way, counted in the block layer's block_rq_issue events.
+ */
+static void test_writefua_sd(void **state)
+{
+	char majmin[32], env[2][16] = { "WRITEFUA=0", "WRITEFUA=1" };
+	struct fio_res r;
+	struct stat st;
+	long writes, fua;
+
+	sd_load("dev_size_mb=16 dif=1 dix=1");
+	assert_int_equal(stat(dev, &st), 0);
+	snprintf(majmin, sizeof(majmin), "%u,%u", major(st.st_rdev), minor(st.st_rdev));
+	assert_int_equal(tl_sh("mountpoint -q /sys/kernel/tracing || "
+			       "mount -t tracefs tracefs /sys/kernel/tracing"), 0);
+	for (int on = 0; on <= 1; on++) {
+		int fd = open("/sys/kernel/tracing/trace", O_WRONLY | O_TRUNC);
+
+		assert_true(fd >= 0);
+		close(fd);
+		assert_int_equal(tl_write_file(RQ_ISSUE, "1"), 0);
+		run_fio(&r, "writefua.fio", (const char *[]){ dev_env(), env[on], NULL });
+		issued_writes(majmin, &writes, &fua);
+		print_message("# %s: %ld writes at %s, %ld with FUA\n", env[on], writes, majmin, fua);
+		assert_clean(&r, 1);
+		assert_int_equal(r.w_ios, 64);
+		assert_int_equal(writes, 64);
+		assert_int_equal(fua, on ? 64 : 0);
+		res_free(&r);
+	}
+}
+
 /*
  * Registered buffers (fixedbufs=1): the verify job at iodepth 16, its
  * 16 io_u buffers of 4 KiB registered once (VmPin of the job's process:
@@ -1316,6 +1378,7 @@ int main(void)
 		T(test_corrupt_nvme),
 		T(test_corrupt_sd),
 		T(test_nocheck_nvme),
+		T(test_writefua_sd),
 		T(test_fixedbufs_sd),
 		T(test_fixedbufs_memlock),
 		T(test_examples),
