@@ -8,6 +8,7 @@
 # the guest died without one.  VM_ROOT (default /) is the directory the
 # guest takes as its root filesystem (deb-check.sh: a throwaway root).
 # VM_CMDLINE: more kernel parameters (bench/run-guest.sh: the clocksource).
+# VM_MEM, VM_SMP: the guest's memory in MiB (2048) and vCPUs (2): machine.sh.
 # VM_QEMU_ARGS: more QEMU options, split at spaces (bench/icount.sh: a TCG
 # plugin).
 set -euo pipefail
@@ -38,7 +39,6 @@ case "$flavour" in debug | kcsan) : "${VM_TIMEOUT:=7200}" ;; *) : "${VM_TIMEOUT:
 # and tried once more (below); no test has run by then, and the module is
 # not loaded.
 : "${VM_BOOT_TIMEOUT:=600}"
-: "${VM_MEM:=2048}" "${VM_SMP:=2}"
 
 eval "$("$here/kernel.sh" env "$flavour")"
 cache=${DIO_CACHE:-/var/cache/dio_batch}/initramfs
@@ -81,29 +81,9 @@ rm -f "$res/guest.rc" "$res/guest.log" "$res/dmesg.txt"
 # Where the checkout is, for the guest's init (in the results share, not on
 # the kernel command line: the path may hold spaces).
 printf '%s\n' "$top" >"$res/.top"
-# -cpu max without la57: with 5-level paging the debug kernel's KASAN once
-# reported a wild-memory-access in handle_edge_irq() during early boot
-# (start_kernel, long before any test; the direct map at 0xff11...), an
-# intermittent report in the kernel itself that the boot-log check turns
-# into a failure.  Nothing here needs 5-level paging.
-# init_on_alloc=0: Debian's kernels zero every allocation by default, which
-# would hide a module that hands an uninitialised kernel buffer to a device
-# or to user space (t_security's stale-byte tests leave a pattern behind in
-# freed buffers of the same size first).
-# loglevel=7 for the boot, so that a boot that stops shows where on the
-# console (a few hundred lines, once); tests/vm/init then lowers the
-# console's level to 4 before any test: from there the console gets only
-# messages of level err and above.  A 6.1 run logs about 1800 lines (130 KB) at all levels
-# (I/O and PI errors the tests cause, scsi_debug and NVMe attach and detach
-# messages; more with fault injection on the debug kernel), and every byte
-# on the emulated UART is written synchronously by whoever printk()s, often
-# in completion or atomic context: at 115200 baud that is seconds of stalls
-# in the middle of timed tests, and a risk of false hung-task and RCU stall
-# reports.  The reports that matter are not lost: the guest saves its whole
-# kernel log (every level) after boot and after each program
-# (dmesg-*.txt) and checks it there; check.sh greps the console (err and
-# above: BUG, Oops, KASAN, panics, stalls, hung tasks) for a guest that died
-# before it could save its log, and the log guest-init.sh saves last.
+# The machine and the kernel's command line: machine.sh.
+# shellcheck source=tests/vm/machine.sh
+. "$here/machine.sh"
 # VM_QEMU_ARGS, one option or value a word.
 read -r -a qemu_args <<<"${VM_QEMU_ARGS:-}"
 # QEMU runs in the background and is waited for, so that a run killed
@@ -119,11 +99,9 @@ trap stop_guest EXIT
 trap 'stop_guest; exit 130' INT
 trap 'stop_guest; exit 143' TERM
 boot() {
-	timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
-		-M q35 -cpu max,la57=off -smp "$VM_SMP" -m "$VM_MEM" -accel tcg,thread=multi \
-		-nographic -no-reboot -nodefaults -serial stdio \
+	timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 "${vm_machine[@]}" \
 		-kernel "$VMLINUZ" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 loglevel=7 slab_nomerge init_on_alloc=0 nvme_core.multipath=N ${KCMDLINE_EXTRA:-} ${VM_CMDLINE:-}" \
+		-append "$vm_cmdline nvme_core.multipath=N ${KCMDLINE_EXTRA:-} ${VM_CMDLINE:-}" \
 		-virtfs local,path="${VM_ROOT:-/}",mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="${top//,/,,}",mount_tag=srctree,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$qres",mount_tag=results,security_model=none,multidevs=remap \

@@ -1,0 +1,33 @@
+# shellcheck shell=bash
+# The guests' machine and kernel command line, sourced by run.sh (every
+# guest) and boot-loop.sh (boot flakes), so that both boot the same
+# machine.  VM_MEM (2048) and VM_SMP (2) size it.
+#
+# -cpu max without la57: with 5-level paging the debug kernel's KASAN once
+# reported a wild-memory-access in handle_edge_irq() during early boot
+# (start_kernel, long before any test; the direct map at 0xff11...), an
+# intermittent report in the kernel itself that the boot-log check turns
+# into a failure.  Nothing here needs 5-level paging.
+# init_on_alloc=0: Debian's kernels zero every allocation by default, which
+# would hide a module that hands an uninitialised kernel buffer to a device
+# or to user space (t_security's stale-byte tests leave a pattern behind in
+# freed buffers of the same size first).
+# loglevel=7 for the boot, so that a boot that stops shows where on the
+# console (a few hundred lines, once); tests/vm/init then lowers the
+# console's level to 4 before any test: from there the console gets only
+# messages of level err and above.  A 6.1 run logs about 1800 lines (130 KB) at all levels
+# (I/O and PI errors the tests cause, scsi_debug and NVMe attach and detach
+# messages; more with fault injection on the debug kernel), and every byte
+# on the emulated UART is written synchronously by whoever printk()s, often
+# in completion or atomic context: at 115200 baud that is seconds of stalls
+# in the middle of timed tests, and a risk of false hung-task and RCU stall
+# reports.  The reports that matter are not lost: the guest saves its whole
+# kernel log (every level) after boot and after each program
+# (dmesg-*.txt) and checks it there; check.sh greps the console (err and
+# above: BUG, Oops, KASAN, panics, stalls, hung tasks) for a guest that died
+# before it could save its log, and the log guest-init.sh saves last.
+# shellcheck disable=SC2034,SC2054 # used by the scripts that source this; QEMU's options hold commas
+vm_machine=(-M q35 -cpu max,la57=off -smp "${VM_SMP:-2}" -m "${VM_MEM:-2048}" -accel tcg,thread=multi
+	-nographic -no-reboot -nodefaults -serial stdio)
+# shellcheck disable=SC2034 # used by the scripts that source this
+vm_cmdline="console=ttyS0 panic=-1 loglevel=7 slab_nomerge init_on_alloc=0"
