@@ -7,8 +7,8 @@
 #                                  LOAD=0|N busy loops beside the guests)
 # A boot has ended well when the kernel, done with every initcall, finds no
 # root to mount ("VFS: Unable to mount root fs": there is no initramfs).
-# A boot with a kernel report before that (Oops, BUG, panic, KASAN,
-# WARNING) failed; one that printed nothing more for BOOT_LIMIT seconds
+# A boot with a kernel report before that (a line of report-patterns, as
+# the suite's) failed; one that printed nothing more for BOOT_LIMIT seconds
 # hung, and is left running for PEEK seconds (default 0) with its QEMU
 # monitor and gdb stub (the port printed) so that it can be looked at.
 # Consoles of failed and hung boots are kept in build/boot-loop/FLAVOUR/.
@@ -27,7 +27,9 @@ out=$top/build/boot-loop/$flavour
 rm -rf "$out"
 mkdir -p "$out"
 done_mark='VFS: Unable to mount root fs'
-fault='Oops|BUG:|Kernel panic|KASAN|WARNING:|general protection fault'
+# A kernel report: the suite's own list (report-patterns), as check.sh reads it.
+fault=$(sed -e '/^#/d' -e '/^[[:space:]]*$/d' "$here/report-patterns" | paste -s -d '|' -)
+[ -n "$fault" ] || { echo "boot-loop: no report patterns in $here/report-patterns" >&2; exit 1; }
 
 pids=()
 # shellcheck disable=SC2317 # called by the traps
@@ -43,7 +45,7 @@ done
 
 # boot_one N: one boot; prints "N ok SECONDS", "N failed LINE" or "N hung".
 boot_one() {
-	local n=$1 d=$out/$1 q t0 port=$((4400 + $1 % 1000)) verdict con
+	local n=$1 d=$out/$1 q t0 port=$((4400 + $1 % 1000)) verdict con report
 	mkdir -p "$d"
 	qemu-system-x86_64 "${vm_machine[@]}" -kernel "$VMLINUZ" \
 		-append "$vm_cmdline ${KCMDLINE_EXTRA:-}" \
@@ -56,8 +58,9 @@ boot_one() {
 		# One look at the console for both checks: the end of the boot
 		# is itself a panic line ("Kernel panic - not syncing: VFS: ...").
 		con=$(cat "$d/console.log")
-		if grep -E "$fault" <<<"$con" | grep -vq "$done_mark"; then
-			verdict="failed $(grep -E "$fault" <<<"$con" | grep -v "$done_mark" | grep -m1 -oE "($fault).*")"
+		report=$(grep -E "$fault" <<<"$con" | grep -v "$done_mark" | grep -m1 -oE "($fault).*")
+		if [ -n "$report" ]; then
+			verdict="failed $report"
 			break
 		fi
 		if grep -q "$done_mark" <<<"$con"; then
