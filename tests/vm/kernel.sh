@@ -380,8 +380,15 @@ env_of() {
 		read -r _ kver _ 2>/dev/null <"$d/stamp" || need_prepare "$1" "not built"
 		[ "$(cut -d' ' -f1 "$d/stamp")" = "$key" ] || need_prepare "$1" "stale: source package, $1.config/guest.config or linux-6.1-patches changed"
 		KVER=$kver VMLINUZ=$d/vmlinuz MODDIR=$d/mods/lib/modules/$kver KDIR=$d/build
-		# debug.config keeps kmemleak on from boot: nothing to add here.
+		# debug.config keeps kmemleak on from boot.  slub_debug=: every
+		# slab cache marked failslab but kmemleak's and debugobjects'
+		# metadata caches, for t_faultinj's cache filter (its fail-nth
+		# sweeps then skip the debug kernel's own bookkeeping); the mark
+		# alone turns no slab debugging on.
 		KCMDLINE_EXTRA=
+		if [ "$1" = debug ]; then
+			KCMDLINE_EXTRA='slub_debug=A;-,kmemleak_object,kmemleak_scan_area,debug_objects_cache'
+		fi
 		;;
 	*)
 		echo "kernel: unknown flavour '$1' (6.1, 6.12, 7.3, debug, kcsan)" >&2
