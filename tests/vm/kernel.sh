@@ -308,6 +308,7 @@ prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
 		resumed=1
 	fi
 	echo "key $key, started $(date -u +%FT%TZ)" >"$d/building"
+	thp_always
 	if ! configure_and_build "$fl" "$key" "$srcver" "$src" "$d" "$b"; then
 		[ -n "$resumed" ] || die "$fl: build failed (log: $d/build.log)"
 		log "$fl: the resumed build failed; building from nothing"
@@ -326,6 +327,26 @@ prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
 	echo "$key $kver $srcver" >"$d/stamp"
 	rm -f "$d/building"
 	log "$fl: built $kver in $((SECONDS - t0)) s"
+}
+# Transparent huge pages for every process while a kernel builds, then
+# the setting as it was.  Debian's default, "madvise", leaves the
+# compiler's memory in 4 KiB pages; on this project's 2-core VMs (nested
+# paging, where a TLB miss walks two page tables) the same five large
+# objects (mm/slub.o, kernel/sched/core.o, fs/namei.o, block/blk-mq.o,
+# drivers/scsi/scsi_lib.o) compiled with "always" in 21.3 to 21.4 s of CPU
+# against 24.5 to 28.8 s with "madvise", half the page faults (README.md,
+# "How long a run takes").  QEMU asks for huge pages for guest memory
+# itself, so the guests beside the build are not affected.
+thp=/sys/kernel/mm/transparent_hugepage/enabled
+thp_always() {
+	local was
+	[ -w "$thp" ] || return 0
+	was=$(sed 's/.*\[\(.*\)\].*/\1/' "$thp")
+	[ "$was" != always ] || return 0
+	echo always >"$thp" 2>/dev/null || return 0
+	# shellcheck disable=SC2064 # $was now, not at exit
+	trap "echo $was >$thp 2>/dev/null || true" EXIT
+	log "transparent huge pages: always while building (was $was)"
 }
 # configure_and_build FLAVOUR KEY SRCVER SRC D B: .config from allnoconfig
 # and the fragments, checked, then bzImage and modules in B.
