@@ -1170,20 +1170,25 @@ static void print_pi_ratios(const struct stats *st)
 	unsigned int ei;
 	int e;
 
+	bool title = false;
+
 	if (!ref->ran || !ref->ios || ref->unavailable || ref->errors ||
 	    cpu_proc(ref) <= 0)
 		return;
-	printf("%-37s", "CPU/IO vs io_uring+pi (proc / guest):");
 	for_each_engine(e, ei) {
 		const struct stats *s = &st[e];
 
 		if (e == E_URING_PI || !s->ran || !s->ios || s->unavailable)
 			continue;
+		if (!title)
+			printf("%-37s", "CPU/IO vs io_uring+pi (proc / guest):");
+		title = true;
 		printf("  %s %.2fx", engine_label(e), cpu_proc(s) / cpu_proc(ref));
 		if (cpu_machine(ref) > 0)
 			printf(" / %.2fx", cpu_machine(s) / cpu_machine(ref));
 	}
-	putchar('\n');
+	if (title)
+		putchar('\n');
 }
 
 static int print_table(const char *name, int rwmix, const struct stats *st)
