@@ -69,8 +69,9 @@
 #include "dioctl.h"
 
 /*
- * Upstream's user PI through io_uring (Linux 6.14; the feature bit 6.15,
- * the device's metadata layout FS_IOC_GETLBMD_CAP 6.17), as in 7.3's
+ * Upstream's user PI through io_uring (Linux 6.14; IORING_FEAT_RW_ATTR,
+ * which says a kernel has it, and the device's metadata layout,
+ * FS_IOC_GETLBMD_CAP (6.17), are what io_bench asks for), as in 7.3's
  * <linux/io_uring.h> and <linux/fs.h>: the build host (Debian 12, liburing
  * 2.3) has none of it.  In the SQE, attr_ptr and attr_type_mask are the
  * two words liburing 2.3 calls addr3 and __pad2[0] (checked below).
