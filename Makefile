@@ -382,10 +382,13 @@ check-static:
 	@tests/summary.sh $(B)/results
 
 # io_bench in a 6.1 guest; not part of check (bench/README.md).
+# KERNEL=7.3 (a flavour of tests/vm/kernel.sh) boots another kernel: for
+# bench-guest and bench-icount it is their BENCH_KERNEL.
+BENCH_KERNEL_ENV = $(if $(KERNEL),BENCH_KERNEL='$(KERNEL)' )
 bench-guest:
 	@scripts/deps.sh --check || scripts/deps.sh
 	@$(MAKE) --no-print-directory userspace
-	@bench/run-guest.sh
+	@$(BENCH_KERNEL_ENV)bench/run-guest.sh
 
 # Kernel events per I/O (system calls, user copies, allocations, locks,
 # GUP, wake-ups, work items, PI guards) of io_bench's engines in a 6.1
@@ -400,7 +403,7 @@ bench-counts:
 bench-icount:
 	@scripts/deps.sh --check || scripts/deps.sh
 	@$(MAKE) --no-print-directory userspace
-	@bench/icount.sh
+	@$(BENCH_KERNEL_ENV)bench/icount.sh
 
 # The demo needs dioctl and kmodctl only: no fio engine (which would fetch
 # fio's source), no tests, no benchmarks.

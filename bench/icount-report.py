@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The report of bench/icount.sh: icount-report.py RESULTS_DIR [TOP].
+"""The report of bench/icount.sh: icount-report.py RESULTS_DIR [TOP [REF]].
 
 RESULTS_DIR holds the guest's runs file (DUMP lines), kallsyms and the
 plugin's dumps icount.N ("PC INSNS EXECS" a block).  Each engine and
@@ -9,7 +9,9 @@ workload ran N0 and N0 + N I/Os between two dumps; a figure per I/O is
 out.  Kernel blocks are named by the guest's kallsyms; user space is one
 "[user]".  Spinning on a contended lock (native_queued_spin_lock_slowpath)
 depends on timing, not on the code: it is left out of the totals and
-shown on its own.
+shown on its own.  Ratios are relative to REF, by default io_uring+pi
+if it ran (the peer of the engines with the caller's PI), else io_uring,
+else the last engine.
 """
 import bisect
 import collections
@@ -21,6 +23,7 @@ SPIN = "native_queued_spin_lock_slowpath"
 def main():
     d = sys.argv[1]
     top = int(sys.argv[2]) if len(sys.argv) > 2 else 25
+    want = sys.argv[3] if len(sys.argv) > 3 else None
     syms = []
     for line in open(f"{d}/kallsyms"):
         f = line.split()
@@ -88,7 +91,7 @@ def main():
             groups.append((dev, wl))
     for dev, wl in groups:
         engs = [e for (d2, w2, e) in order if (d2, w2) == (dev, wl)]
-        ref = "io_uring" if "io_uring" in engs else engs[-1]
+        ref = next((r for r in (want, "io_uring+pi", "io_uring") if r in engs), engs[-1])
         tot = {}
         for e in engs:
             b, i = res[(dev, wl, e)]

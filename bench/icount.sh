@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make bench-icount: guest instructions and TCG translation blocks executed
 # per I/O, of the whole guest and by kernel function, for io_bench's
-# engines in one QEMU guest on Debian 12's kernel (6.1), counted by a TCG
-# plugin (bench/icount/icount.c), not sampled or timed.  Blocks executed
+# engines in one QEMU guest on Debian 12's kernel (6.1, or another:
+# BENCH_KERNEL), counted by a TCG plugin (bench/icount/icount.c), not sampled or timed.  Blocks executed
 # follow what a guest's CPU time costs under TCG (what make bench-guest
 # measures); instructions follow what it would cost on hardware.
 #   bench/icount.sh
@@ -15,7 +15,12 @@
 #                   scsi_debug disk without PI)
 #   ICOUNT_WORKLOADS  randread randwrite
 #   ICOUNT_ENGINES  dio_batch dio+fixed io_uring libaio (the last is the
-#                   reference of the ratios; io_uring if it is there)
+#                   reference of the ratios; io_uring+pi or io_uring if
+#                   there); io_uring+pi needs a 6.14+ kernel and nvme
+#   ICOUNT_REF      the engine the ratios are relative to (as above)
+#   ICOUNT_QDS      queue depths, each workload at each (32; e.g. "1 32")
+#   BENCH_KERNEL    kernel flavour of tests/vm/kernel.sh (6.1; make
+#                   bench-icount KERNEL=7.3)
 #   ICOUNT_TOP      functions listed per workload (25)
 #   ICOUNT_OUT      where to save the report (bench/results/icount-DATE.txt)
 #   BENCH_CMDLINE   more guest kernel parameters ("tsc=reliable
@@ -32,6 +37,8 @@ src=$(cd "${ICOUNT_SRC:-$top}" && pwd) || { echo "icount: no such ICOUNT_SRC" >&
 res=$top/build/bench/icount
 : "${ICOUNT_N:=20000}" "${ICOUNT_N0:=2000}" "${ICOUNT_DEVS:=nvme sd}" "${ICOUNT_WORKLOADS:=randread randwrite}"
 : "${ICOUNT_ENGINES:=dio_batch dio+fixed io_uring libaio}" "${ICOUNT_TOP:=25}"
+: "${ICOUNT_QDS:=32}" "${ICOUNT_REF:=}"
+flavour=${BENCH_KERNEL:-6.1}
 : "${BENCH_CMDLINE=tsc=reliable clocksource=tsc}" "${BENCH_SDEBUG:=dev_size_mb=64 dif=0 dix=0 delay=0}"
 export VM_TIMEOUT=${VM_TIMEOUT:-1800} VM_CMDLINE=$BENCH_CMDLINE
 CACHE=${DIO_CACHE:-/var/cache/dio_batch}/qemu
@@ -67,14 +74,14 @@ commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo '?')
 echo "icount: building libdioctl, io_bench and kmodctl in $src" >&2
 make -C "$src" --no-print-directory lib build/bench/io_bench build/tests/kmodctl >&2 ||
 	die "user-space build failed"
-"$top/tests/vm/kernel.sh" prepare 6.1 || die "kernel 6.1 could not be prepared"
-eval "$("$top/tests/vm/kernel.sh" env 6.1)" || die "kernel.sh env 6.1 failed"
+"$top/tests/vm/kernel.sh" prepare "$flavour" || die "kernel $flavour could not be prepared"
+eval "$("$top/tests/vm/kernel.sh" env "$flavour")" || die "kernel.sh env $flavour failed"
 rm -rf "$res" && mkdir -p "$res/bin"
 echo "icount: building the plugin and dio_batch ($src/module, $commit) for $KVER" >&2
 cc -O2 -Wall -shared -fPIC -I"$hdr" -o "$res/libicount.so" "$here/icount/icount.c" -lpthread ||
 	die "the plugin does not build"
 cc -O2 -Wall -o "$res/bin/mark" "$here/icount/mark.c" || die "mark does not build"
-"$src/tests/vm/kernel.sh" build-module 6.1 "$res/ko" >"$res/build.log" 2>&1 ||
+"$src/tests/vm/kernel.sh" build-module "$flavour" "$res/ko" >"$res/build.log" 2>&1 ||
 	{ cat "$res/build.log" >&2; die "dio_batch does not build for $KVER"; }
 cp "$src/build/bench/io_bench" "$src/build/tests/kmodctl" "$res/ko/dio_batch.ko" "$res/bin/" ||
 	die "cannot copy the binaries"
@@ -83,6 +90,7 @@ cp "$here/guest-devices.sh" "$res/"
 {
 	printf "N='%s' N0='%s' DEVS='%s' WORKLOADS='%s' ENGINES='%s' SDEBUG='%s'\n" \
 		"$ICOUNT_N" "$ICOUNT_N0" "$ICOUNT_DEVS" "$ICOUNT_WORKLOADS" "$ICOUNT_ENGINES" "$BENCH_SDEBUG"
+	printf "QDS='%s'\nexport DIO_MODDIR='%s'\n" "$ICOUNT_QDS" "$MODDIR"
 	cat <<'EOS'
 B=/tmp/results
 . $B/guest-devices.sh
@@ -98,10 +106,15 @@ sleep 3
 i=0 rc=0
 for dev in $DEVS; do
 	if [ $dev = sd ]; then path=$sd; else path=$ns1; fi
-	for wl in $WORKLOADS; do
-		if [ $wl = randread ]; then mix=100; else mix=0; fi
+	for qd in $QDS; do
+	for wl0 in $WORKLOADS; do
+		if [ $wl0 = randread ]; then mix=100; else mix=0; fi
+		# The workload's name carries its queue depth unless that is 32 alone.
+		if [ "$QDS" = 32 ]; then wl=$wl0; else wl=$wl0-qd$qd; fi
 		for e in $ENGINES; do
-			io() { /tmp/io_bench -r 1 -C -q 32 -b 4096 -t 3600 -m $mix -e $e -n "$1" $path; }
+			# The caller's PI needs a device with PI: not the scsi_debug disk.
+			case $dev:$e in sd:*+pi) continue ;; esac
+			io() { /tmp/io_bench -r 1 -C -q $qd -b 4096 -t 3600 -m $mix -e $e -n "$1" $path; }
 			io 1000 >/dev/null 2>&1		# warm
 			# Three dumps: the end of the N0 window starts the other.
 			/tmp/mark || exit 1
@@ -118,6 +131,7 @@ for dev in $DEVS; do
 			echo "icount: $dev $wl $e done"
 		done
 	done
+	done
 done
 exit $rc
 EOS
@@ -125,7 +139,7 @@ EOS
 
 echo "icount: booting $KVER (TCG, the plugin loaded); the guest's progress follows" >&2
 start=$(date +%s)
-VM_QEMU_ARGS="-plugin $res/libicount.so,out=$res/icount" "$top/tests/vm/run.sh" 6.1 "$res" &
+VM_QEMU_ARGS="-plugin $res/libicount.so,out=$res/icount" "$top/tests/vm/run.sh" "$flavour" "$res" &
 vm=$!
 tail -n +1 -s 1 -F --pid=$vm "$res/guest.log" 2>/dev/null
 wait $vm
@@ -138,9 +152,9 @@ mkdir -p "$(dirname "$out")"
 {
 	echo "dio_batch guest instructions and TCG blocks per I/O (bench/icount.sh), $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "module, libdioctl and io_bench of commit $commit; guest: QEMU TCG, $KVER, 2 CPUs"
-	echo "io_bench -r 1 -C -q 32 -b 4096 -m 100|0 -e ENGINE -n N0|N0+N, N0 = $ICOUNT_N0, N = $ICOUNT_N"
+	echo "io_bench -r 1 -C -q ${ICOUNT_QDS// /|} -b 4096 -m 100|0 -e ENGINE -n N0|N0+N, N0 = $ICOUNT_N0, N = $ICOUNT_N"
 	echo
-	python3 "$here/icount-report.py" "$res" "$ICOUNT_TOP"
+	python3 "$here/icount-report.py" "$res" "$ICOUNT_TOP" ${ICOUNT_REF:+"$ICOUNT_REF"}
 } >"$out" || rc=1
 cat "$out"
 echo

@@ -14,6 +14,10 @@
  *              (DIO_REQ_FIXED), so requests do not pin their pages one by one
  *   io_uring+fixed  (-F too) its peer: the same buffers registered with
  *              the ring (io_uring_register_buffers), READ_FIXED/WRITE_FIXED
+ *   io_uring+pi  (-U) dio+pi's peer: upstream's own user PI (Linux 6.14+),
+ *              READ/WRITE with a PI attribute (sqe->attr_ptr, a struct
+ *              io_uring_attr_pi): PI made by libdioctl for writes, the
+ *              device's PI returned by reads and checked here as dio+pi's
  *
  * Every engine runs the same loop: fill the queue up to the queue depth,
  * submit what was added in one call, wait for at least one completion,
@@ -49,6 +53,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,11 +61,64 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/fs.h>
 
 #include "dioctl.h"
+
+/*
+ * Upstream's user PI through io_uring (Linux 6.14; IORING_FEAT_RW_ATTR,
+ * which says a kernel has it, and the device's metadata layout,
+ * FS_IOC_GETLBMD_CAP (6.17), are what io_bench asks for), as in 7.3's
+ * <linux/io_uring.h> and <linux/fs.h>: the build host (Debian 12, liburing
+ * 2.3) has none of it.  In the SQE, attr_ptr and attr_type_mask are the
+ * two words liburing 2.3 calls addr3 and __pad2[0] (checked below).
+ */
+#ifndef IORING_RW_ATTR_FLAG_PI
+#define IORING_RW_ATTR_FLAG_PI	(1U << 0)
+struct io_uring_attr_pi {
+	__u16	flags;
+	__u16	app_tag;
+	__u32	len;
+	__u64	addr;
+	__u64	seed;
+	__u64	rsvd;
+};
+#endif
+#ifndef IORING_FEAT_RW_ATTR
+#define IORING_FEAT_RW_ATTR	(1U << 16)
+#endif
+#ifndef IO_INTEGRITY_CHK_GUARD
+#define IO_INTEGRITY_CHK_GUARD	(1U << 0)
+#define IO_INTEGRITY_CHK_REFTAG	(1U << 1)
+#define IO_INTEGRITY_CHK_APPTAG	(1U << 2)
+#endif
+#ifndef FS_IOC_GETLBMD_CAP
+#define LBMD_PI_CAP_INTEGRITY	(1 << 0)
+#define LBMD_PI_CAP_REFTAG	(1 << 1)
+struct logical_block_metadata_cap {
+	__u32	lbmd_flags;
+	__u16	lbmd_interval;
+	__u8	lbmd_size;
+	__u8	lbmd_opaque_size;
+	__u8	lbmd_opaque_offset;
+	__u8	lbmd_pi_size;
+	__u8	lbmd_pi_offset;
+	__u8	lbmd_guard_tag_type;
+	__u8	lbmd_app_tag_size;
+	__u8	lbmd_ref_tag_size;
+	__u8	lbmd_storage_tag_size;
+	__u8	pad;
+};
+#define FS_IOC_GETLBMD_CAP	_IOWR(0x15, 2, struct logical_block_metadata_cap)
+#endif
+_Static_assert(sizeof(struct io_uring_attr_pi) == 32, "io_uring_attr_pi");
+_Static_assert(sizeof(struct logical_block_metadata_cap) == 16, "lbmd_cap");
+_Static_assert(offsetof(struct io_uring_sqe, addr3) == 48 &&
+	       offsetof(struct io_uring_sqe, __pad2) == 56,
+	       "attr_ptr and attr_type_mask are the SQE's words at 48 and 56");
 
 #define MAGIC		UINT64_C(0xd10bb4c4be4c0000)
 #define GEN_UNKNOWN	UINT32_MAX	/* block content unknown: not checked */
@@ -71,12 +129,24 @@
 
 enum engine {
 	E_DIO, E_DIO_PI, E_DIO_FIXED, E_URING, E_URING_FIXED, E_AIO, E_PSYNC,
-	E_PSYNC_N, E_NR
+	E_PSYNC_N, E_URING_PI, E_NR
 };
 static const char *const engine_names[E_NR] = {
 	"dio_batch", "dio+pi", "dio+fixed", "io_uring", "io_uring+fixed",
-	"libaio", "psync", "psync-N",
+	"libaio", "psync", "psync-N", "io_uring+pi",
 };
+/*
+ * The order of the tables and of the engines' turns.  io_uring+pi came
+ * last into the enum, so that the others keep their random seeds (the
+ * seed of a run is derived from the engine's number).
+ */
+static const enum engine engine_order[E_NR] = {
+	E_DIO, E_DIO_PI, E_DIO_FIXED, E_URING, E_URING_FIXED, E_URING_PI,
+	E_AIO, E_PSYNC, E_PSYNC_N,
+};
+/* @e (an int) takes every engine in engine_order; @ei counts. */
+#define for_each_engine(e, ei) \
+	for ((ei) = 0; (ei) < E_NR && ((e) = (int)engine_order[ei], 1); (ei)++)
 
 static struct {
 	const char *dev;
@@ -651,26 +721,99 @@ out_free:
 }
 
 /*
+ * io_uring+pi's device: its PI format from the kernel's own description
+ * (FS_IOC_GETLBMD_CAP), the profile dio+pi gets from the module.  0, or
+ * -1 with the reason in @why.
+ */
+static int uring_pi_profile(struct dio_pi_profile *prof, char *why, size_t len)
+{
+	struct logical_block_metadata_cap cap = { 0 };
+
+	if (ioctl(dev_fd, FS_IOC_GETLBMD_CAP, &cap)) {
+		snprintf(why, len, "FS_IOC_GETLBMD_CAP: %s", strerror(errno));
+		return -1;
+	}
+	if (!(cap.lbmd_flags & LBMD_PI_CAP_INTEGRITY)) {
+		snprintf(why, len, "%s has no PI (FS_IOC_GETLBMD_CAP)", o.dev);
+		return -1;
+	}
+	/* As dio+pi: metadata that is the tuple alone, whole intervals. */
+	if (dio_pi_profile_init(prof, cap.lbmd_guard_tag_type, cap.lbmd_interval,
+				cap.lbmd_flags & LBMD_PI_CAP_REFTAG ? 1 : 3) ||
+	    cap.lbmd_size != cap.lbmd_pi_size || cap.lbmd_pi_size != prof->tuple_size ||
+	    o.bs % prof->interval) {
+		snprintf(why, len, "%s has no PI format this engine handles (guard %u, "
+			 "interval %u, metadata %u, tuple %u)", o.dev,
+			 cap.lbmd_guard_tag_type, cap.lbmd_interval, cap.lbmd_size,
+			 cap.lbmd_pi_size);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * With @fixed (engine io_uring+fixed, dio+fixed's peer) the slots'
  * buffers are registered with the ring before the loop, slot k's as
  * buffer k, and every request is a READ_FIXED or WRITE_FIXED of its own.
+ * With @pi (engine io_uring+pi, dio+pi's peer) every READ and WRITE
+ * carries a PI attribute (Linux 6.14+) pointing at the slot's PI buffer:
+ * writes send tuples libdioctl generated, reads return the device's, and
+ * every Nth read's are verified here as dio+pi's are.  The device checks
+ * guard and ref tag (IO_INTEGRITY_CHK_*: the checks dio_batch asks of it
+ * for dio+pi on 6.14+ kernels); the kernel itself neither generates nor
+ * verifies.
  */
-static int run_uring(struct worker *w, int rwmix, bool fixed)
+static int run_uring(struct worker *w, int rwmix, bool fixed, bool pi)
 {
 	static struct slots sl;
+	static struct io_uring_attr_pi attr[MAX_QD];
+	struct io_uring_params p = { 0 };
 	struct io_uring ring;
 	struct io_uring_cqe *cqe;
-	unsigned int inflight = 0, n, head, seen;
+	struct dio_pi_profile prof;
+	unsigned int inflight = 0, n, head, seen, i;
+	uint16_t chk = 0;
+	uint32_t pi_len = 0;
+	uint64_t npiread = 0;
+	char why[200];
 	double t, ts;
 	int ret;
 
-	ret = io_uring_queue_init(o.qd, &ring, 0);
+	ret = io_uring_queue_init_params(o.qd, &ring, &p);
 	if (ret < 0) {
 		st_error(&w->st, "io_uring_queue_init: %s", strerror(-ret));
 		w->st.unavailable = true;
 		return 0;
 	}
+	if (pi) {
+		/*
+		 * A kernel without PI attributes would ignore them (6.1 and
+		 * 6.12 do not look at those SQE words for a READ): the data
+		 * would go with the kernel's PI and none would come back.
+		 */
+		if (!(p.features & IORING_FEAT_RW_ATTR)) {
+			struct utsname u;
+
+			st_error(&w->st, "io_uring without PI attributes (no "
+				 "IORING_FEAT_RW_ATTR; Linux %s)",
+				 uname(&u) ? "?" : u.release);
+			w->st.unavailable = true;
+		} else if (uring_pi_profile(&prof, why, sizeof(why))) {
+			st_error(&w->st, "%s", why);
+			w->st.unavailable = true;
+		}
+		if (w->st.unavailable) {
+			io_uring_queue_exit(&ring);
+			return 0;
+		}
+		pi_len = (uint32_t)dio_pi_len(&prof, o.bs);
+		chk = IO_INTEGRITY_CHK_GUARD;
+		if (prof.pi_type != 3)
+			chk |= IO_INTEGRITY_CHK_REFTAG;
+	}
 	slots_init(&sl, o.qd);
+	for (i = 0; pi && i < o.qd; i++)
+		sl.s[i].pi = xalloc_aligned(pi_len);
 	if (fixed) {
 		struct iovec *iov = slots_iov(&sl);
 
@@ -705,6 +848,23 @@ static int run_uring(struct worker *w, int rwmix, bool fixed)
 				io_uring_prep_write(sqe, dev_fd, s->buf, o.bs, s->blk * o.bs);
 			else
 				io_uring_prep_read(sqe, dev_fd, s->buf, o.bs, s->blk * o.bs);
+			if (pi) {
+				struct io_uring_attr_pi *a = &attr[k];
+				struct dio_pi_params pa = {
+					.seed = s->blk * o.bs / prof.interval,
+				};
+
+				if (s->write)
+					dio_pi_generate(&prof, s->buf, o.bs, s->pi, &pa);
+				a->flags = chk;
+				a->app_tag = 0;
+				a->len = pi_len;
+				a->addr = (uint64_t)(uintptr_t)s->pi;
+				a->seed = pa.seed;
+				a->rsvd = 0;
+				sqe->addr3 = (uint64_t)(uintptr_t)a;	/* attr_ptr */
+				sqe->__pad2[0] = IORING_RW_ATTR_FLAG_PI; /* attr_type_mask */
+			}
 			io_uring_sqe_set_data64(sqe, k);
 			n++;
 		}
@@ -723,8 +883,25 @@ static int run_uring(struct worker *w, int rwmix, bool fixed)
 		seen = 0;
 		io_uring_for_each_cqe(&ring, head, cqe) {
 			unsigned int k = (unsigned int)cqe->user_data;
+			struct slot *s = &sl.s[k];
 
-			slot_done(w, &sl.s[k], cqe->res, t, NULL);
+			if (pi && !s->write && cqe->res == (int)o.bs && o.verify_every &&
+			    npiread++ % o.verify_every == 0 && s->gen != GEN_UNKNOWN) {
+				struct dio_pi_params pa = {
+					.seed = s->blk * o.bs / prof.interval,
+					.chk_flags = DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG,
+				};
+				struct dio_pi_error pe;
+
+				if (dio_pi_verify(&prof, s->buf, o.bs, s->pi, &pa, &pe))
+					st_error(&w->st, "PI of block %" PRIu64 " read back: "
+						 "interval %" PRIu64 " tag %u expected %#" PRIx64
+						 " actual %#" PRIx64, s->blk, pe.interval, pe.tag,
+						 pe.expected, pe.actual);
+			}
+			slot_done(w, s, cqe->res, t,
+				  pi && cqe->res == -EILSEQ ? " (PI: which block, io_uring "
+				  "does not say)" : NULL);
 			sl.free[sl.nfree++] = k;
 			seen++;
 		}
@@ -734,6 +911,10 @@ static int run_uring(struct worker *w, int rwmix, bool fixed)
 	io_uring_queue_exit(&ring);	/* waits for anything left */
 	if (inflight)
 		w->st.errors++;
+	for (i = 0; pi && i < o.qd; i++) {
+		free(sl.s[i].pi);
+		sl.s[i].pi = NULL;
+	}
 	slots_exit(&sl, o.qd);
 	return 0;
 }
@@ -878,7 +1059,8 @@ static void run_engine(enum engine e, int rwmix, struct stats *out, uint64_t see
 		break;
 	case E_URING:
 	case E_URING_FIXED:
-		run_uring(&args[0].w, rwmix, e == E_URING_FIXED);
+	case E_URING_PI:
+		run_uring(&args[0].w, rwmix, e == E_URING_FIXED, e == E_URING_PI);
 		break;
 	case E_AIO:
 		run_aio(&args[0].w, rwmix);
@@ -955,10 +1137,11 @@ static void print_cpu_line(const char *title, const struct stats *st,
 {
 	const struct stats *ref = &st[E_URING];
 	double rv = ref->ran && ref->ios && !ref->errors ? f(ref) : 0;
+	unsigned int ei;
 	int e;
 
 	printf("%-37s", title);
-	for (e = 0; e < E_NR; e++) {
+	for_each_engine(e, ei) {
 		double v;
 
 		if (!st[e].ran || !st[e].ios || st[e].unavailable)
@@ -976,11 +1159,45 @@ static double cpu_sys(const struct stats *s) { return s->best_sys * 1e6; }
 static double cpu_machine(const struct stats *s) { return s->best_machine * 1e6; }
 static double cpu_mean(const struct stats *s) { return (s->usr + s->sys) / s->ios * 1e6; }
 
+/*
+ * With io_uring+pi in the run, each engine's CPU per I/O over its
+ * (process, best round / whole guest): the ratios of PI against upstream's
+ * own user PI.  Nothing without it, so that the other tables stay as
+ * they were.
+ */
+static void print_pi_ratios(const struct stats *st)
+{
+	const struct stats *ref = &st[E_URING_PI];
+	unsigned int ei;
+	int e;
+
+	bool title = false;
+
+	if (!ref->ran || !ref->ios || ref->unavailable || ref->errors ||
+	    cpu_proc(ref) <= 0)
+		return;
+	for_each_engine(e, ei) {
+		const struct stats *s = &st[e];
+
+		if (e == E_URING_PI || !s->ran || !s->ios || s->unavailable)
+			continue;
+		if (!title)
+			printf("%-37s", "CPU/IO vs io_uring+pi (proc / guest):");
+		title = true;
+		printf("  %s %.2fx", engine_label(e), cpu_proc(s) / cpu_proc(ref));
+		if (cpu_machine(ref) > 0)
+			printf(" / %.2fx", cpu_machine(s) / cpu_machine(ref));
+	}
+	if (title)
+		putchar('\n');
+}
+
 static int print_table(const char *name, int rwmix, const struct stats *st)
 {
 	const struct stats *ref = &st[E_URING];
 	double ref_iops = ref->ran && !ref->errors && ref->elapsed > 0 ?
 			  ref->ios / ref->elapsed : 0;
+	unsigned int ei;
 	int e, bad = 0;
 
 	printf("\n== %s: %d%% reads, bs %u, qd %u, %.1f s per engine in %u round%s%s\n",
@@ -988,7 +1205,7 @@ static int print_table(const char *name, int rwmix, const struct stats *st)
 	       o.max_ios ? " (or the I/O bound)" : "");
 	printf("%-14s %10s %9s %11s %11s %9s %9s %7s\n", "engine", "IOPS", "MB/s",
 	       "avg lat us", "vs io_uring", "rd hdr", "rd full", "wr back");
-	for (e = 0; e < E_NR; e++) {
+	for_each_engine(e, ei) {
 		const struct stats *s = &st[e];
 		double iops;
 
@@ -1019,10 +1236,11 @@ static int print_table(const char *name, int rwmix, const struct stats *st)
 	print_cpu_line("CPU us/IO, whole guest (/proc/stat):", st, cpu_machine);
 	if (o.rounds > 1)
 		print_cpu_line("CPU us/IO, process, mean of rounds:", st, cpu_mean);
+	print_pi_ratios(st);
 	if (!o.time_calls)
 		goto out;
 	printf("%-37s", "wall us/IO in calls (submit/wait):");
-	for (e = 0; e < E_NR; e++) {
+	for_each_engine(e, ei) {
 		const struct stats *s = &st[e];
 
 		if (!s->ran || !s->ios || s->unavailable || !s->timed_calls)
@@ -1175,10 +1393,12 @@ static void usage(FILE *out, int rc)
 	      "                          K, M, G suffixes\n"
 	      "  -j, --threads N         also psync with N threads\n"
 	      "  -e, --engines LIST      comma-separated, of dio_batch,dio+pi,dio+fixed,io_uring,\n"
-	      "                          io_uring+fixed,libaio,psync\n"
+	      "                          io_uring+fixed,io_uring+pi,libaio,psync\n"
 	      "                          (default dio_batch,io_uring,libaio,psync)\n"
 	      "  -P, --pi                also dio+pi: dio_batch with PI buffers (PI devices)\n"
 	      "  -F, --fixed             also dio+fixed and io_uring+fixed: registered buffers\n"
+	      "  -U, --uring-pi          also io_uring+pi: io_uring with PI attributes, dio+pi's\n"
+	      "                          peer (Linux 6.14+ with IORING_FEAT_RW_ATTR, PI devices)\n"
 	      "  -V, --verify-every N    verify every Nth read in full (16; 1: all; 0: headers only)\n"
 	      "  -r, --rounds N          split each engine's runtime in N turns, engines\n"
 	      "                          alternating (3); CPU lines show the best turn\n"
@@ -1215,10 +1435,10 @@ static void parse_engines(char *list)
 
 	o.engines = 0;
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		for (e = 0; e < E_PSYNC_N; e++)
-			if (!strcmp(tok, engine_names[e]))
+		for (e = 0; e < E_NR; e++)
+			if (e != E_PSYNC_N && !strcmp(tok, engine_names[e]))
 				break;
-		if (e == E_PSYNC_N)
+		if (e == E_NR)
 			die("unknown engine '%s'", tok);
 		o.engines |= 1U << e;
 	}
@@ -1238,6 +1458,7 @@ int main(int argc, char **argv)
 		{ "verify-every", required_argument, NULL, 'V' },
 		{ "pi", no_argument, NULL, 'P' },
 		{ "fixed", no_argument, NULL, 'F' },
+		{ "uring-pi", no_argument, NULL, 'U' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "no-calibrate", no_argument, NULL, 'C' },
 		{ "time-calls", no_argument, NULL, 'T' },
@@ -1248,9 +1469,10 @@ int main(int argc, char **argv)
 	struct stats st[E_NR];
 	uint64_t capacity;
 	double t_start = now();
+	unsigned int ei;
 	int c, nwl, i, e, bad = 0;
 
-	while ((c = getopt_long(argc, argv, "b:q:t:m:n:s:j:e:V:PFr:CTh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:q:t:m:n:s:j:e:V:PFUr:CTh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'b': o.bs = (unsigned int)parse_size(optarg); break;
 		case 'q': o.qd = (unsigned int)parse_size(optarg); break;
@@ -1263,6 +1485,7 @@ int main(int argc, char **argv)
 		case 'V': o.verify_every = (unsigned int)parse_size(optarg); break;
 		case 'P': o.engines |= 1U << E_DIO_PI; break;
 		case 'F': o.engines |= 1U << E_DIO_FIXED | 1U << E_URING_FIXED; break;
+		case 'U': o.engines |= 1U << E_URING_PI; break;
 		case 'r': o.rounds = (unsigned int)parse_size(optarg); break;
 		case 'C': o.calibrate = false; break;
 		case 'T': o.time_calls = true; break;
@@ -1315,7 +1538,7 @@ int main(int argc, char **argv)
 
 	describe_device(capacity);
 	printf("io_bench: engines in order:");
-	for (e = 0; e < E_NR; e++)
+	for_each_engine(e, ei)
 		if (o.engines & (1U << e))
 			printf(" %s", engine_label(e));
 	printf("; random offsets, no two I/Os in flight on one block; every read's "
@@ -1343,7 +1566,7 @@ int main(int argc, char **argv)
 
 		memset(st, 0, sizeof(st));
 		for (r = 0; r < o.rounds; r++)
-			for (e = 0; e < E_NR; e++) {
+			for_each_engine(e, ei) {
 				struct stats one;
 
 				if (!(o.engines & (1U << e)) || st[e].unavailable ||
