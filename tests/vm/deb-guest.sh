@@ -95,6 +95,89 @@ check "pi_roundtrip as a user not in the group: /dev/dio_batch: Permission denie
 dioctl_ok() { as dbuser dioctl features; }
 check "dioctl features as dbuser" dioctl_ok
 
+# The scheduled scrub (dioctl's dio-batch-scrub@.service and .timer).  The
+# guest has no systemd as init: systemd-analyze checks the installed units
+# offline, and run_unit starts the service's [Service] as systemd would,
+# from the installed file: ExecStart with %f and %i, Environment=, each
+# EnvironmentFile= in order (later files win), Nice=, IOSchedulingClass=,
+# DynamicUser= (an unused uid) with SupplementaryGroups=, and the
+# ConditionPathExists= of [Unit].  Any directive it does not know fails it,
+# so the unit cannot gain one this check does not honour; the sandboxing
+# ones (ProtectHome=, PrivateNetwork=) and the ordering ones are accepted
+# and not reproduced.
+unitdir=/lib/systemd/system
+units_verify() {
+	i=$(systemd-escape --path "$dev")
+	systemd-analyze verify "$unitdir/dio-batch-scrub@$i.service" \
+		"$unitdir/dio-batch-scrub@$i.timer" || return 1
+	# Nothing printed: every warning counts.
+	[ ! -s "$log" ] || { cat "$log"; return 1; }
+	grep -qx 'OnCalendar=monthly' "$unitdir/dio-batch-scrub@.timer"
+}
+check "systemd-analyze verify: dio-batch-scrub@$(systemd-escape --path "$dev").service and .timer, monthly" units_verify
+run_unit() { # INSTANCE: prints dioctl's output, returns its exit status
+	inst=$1 f=$(systemd-escape --unescape --path "$1")
+	envs='' files='' cmd='' nic=0 io='' dyn='' grps='' cond=''
+
+	while IFS= read -r line; do
+		case $line in '' | '#'* | '['*']') continue ;; esac
+		key=${line%%=*} val=$(printf '%s' "${line#*=}" | sed "s|%f|$f|g; s|%i|$inst|g")
+		case $key in
+		Description | Documentation | After | ProtectHome | PrivateNetwork) ;;
+		Type) [ "$val" = oneshot ] || { echo "run_unit: Type=$val"; return 99; } ;;
+		ConditionPathExists) cond=$val ;;
+		Environment) envs="$envs $val" ;;
+		EnvironmentFile) files="$files $val" ;;
+		ExecStart) cmd=$val ;;
+		Nice) nic=$val ;;
+		IOSchedulingClass)
+			[ "$val" = idle ] || { echo "run_unit: $line"; return 99; }
+			io="ionice -c 3"
+			;;
+		DynamicUser) dyn=$val ;;
+		SupplementaryGroups) grps=$(echo "$val" | tr ' ' ,) ;;
+		*) echo "run_unit: $line: not a directive this check knows"; return 99 ;;
+		esac
+	done <"$unitdir/dio-batch-scrub@.service"
+	[ -e "$cond" ] || { echo "run_unit: ConditionPathExists=$cond: skipped"; return 0; }
+	[ "$dyn" = yes ] || { echo "run_unit: not DynamicUser"; return 99; }
+	(
+		set -a
+		for e in $envs; do eval "$e"; done
+		for fl in $files; do
+			case $fl in -*) fl=${fl#-}; [ -e "$fl" ] || continue ;; esac
+			# shellcheck disable=SC1090 # the unit's files
+			. "$fl"
+		done
+		set +a
+		eval "set -- $cmd"
+		# shellcheck disable=SC2086 # $io: the command and its options
+		exec setpriv --reuid=61999 --regid=61999 --groups="$grps" -- nice -n "$nic" $io "$@"
+	)
+}
+scrub_unit_reports() {
+	i=$(systemd-escape --path "$dev")
+	dioctl write "$dev" -s 0 -l 16M --random 5 -a 0xd1 &&
+		dioctl tag set "$dev" -L 2048 -n 1 -a 0xbeef || return 1
+	# Every device at 8 MB/s; this one's blocks should carry app tag 0xd1.
+	# The guest's root is read only: /etc/default a writable copy.
+	cp -a /etc/default /tmp/etc-default && mount --bind /tmp/etc-default /etc/default ||
+		return 1
+	echo 'DIO_SCRUB_RATE=8' >/etc/default/dio-batch-scrub
+	echo 'DIO_SCRUB_OPTIONS="-a 0xd1"' >"/etc/default/dio-batch-scrub@$i"
+	run_unit "$i"
+	st=$?
+	umount /etc/default
+	echo "exit status $st"
+	[ "$st" = 4 ] || return 1
+	grep -q '^1 PI failure' "$log" && grep -q 1048576 "$log" && grep -q 0xbeef "$log" &&
+		grep -q 0xd1 "$log" || return 1
+	# 16.8 MB at 8 MB/s: at least 2 s.
+	s=$(sed -n 's/.* in \([0-9]*\)\.[0-9] s .*/\1/p' "$log" | head -n 1)
+	[ -n "$s" ] && [ "$s" -ge 2 ]
+}
+check "dio-batch-scrub@ for $dev, as its unit runs (not root, idle I/O, its settings): the bad app tag of block 2048 reported, exit 4, 8 MB/s" scrub_unit_reports
+
 rmmod scsi_debug
 unload() { rmmod dio_batch; }
 check "dio_batch unloads" unload
