@@ -120,6 +120,26 @@ uptime_cs() {
 	echo "${up%.*}${up#*.}" | sed 's/^0*//; s/^$/0/'
 }
 
+# case_times FILE: copies stdin to stdout, and writes each test case's
+# time (from the line before its "ok"/"not ok" line) to FILE as
+# "SECONDS<TAB>NAME", for finding what is slow inside a program.  A shell
+# loop: read takes a pipe a line at a time, where mawk waits for a block.
+case_times() {
+	ct_t0=$(uptime_cs)
+	: >"$1"
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		case $line in
+		"ok "*" - "* | "not ok "*" - "*)
+			ct_now=$(uptime_cs)
+			ct_d=$((ct_now - ct_t0))
+			printf '%d.%02d\t%s\n' $((ct_d / 100)) $((ct_d % 100)) "${line#* - }" >>"$1"
+			ct_t0=$ct_now
+			;;
+		esac
+	done
+}
+
 # The boot's own log: reports there belong to no test, but fail the run.
 log_clean boot
 : >"$RESULTS/times"
@@ -132,8 +152,14 @@ for t in $tests; do
 		continue
 	fi
 	t0=$(uptime_cs)
-	CMOCKA_MESSAGE_OUTPUT=TAP timeout -k 10 "$TEST_TIMEOUT" "$bin" >"$RESULTS/t_$t.out" 2>&1
-	rc=$?
+	# Line-buffered, so that case_times sees each "ok" line as it is
+	# printed; the status through a file, past the pipe.
+	{
+		CMOCKA_MESSAGE_OUTPUT=TAP timeout -k 10 "$TEST_TIMEOUT" stdbuf -oL "$bin" 2>&1
+		echo $? >"$RESULTS/.rc-$t"
+	} | case_times "$RESULTS/t_$t.case-times" >"$RESULTS/t_$t.out"
+	rc=$(cat "$RESULTS/.rc-$t")
+	rm -f "$RESULTS/.rc-$t"
 	took=$(($(uptime_cs) - t0))
 	cat "$RESULTS/t_$t.out"
 	# Each program's wall time in the guest, for finding the slow ones

@@ -91,6 +91,10 @@ echo "check[$flavour]: guest ran $((SECONDS - t0))s, status $rc" >&2
 phase "guest $tag" $t0
 [ -s "$res/qemu-cpu" ] && printf '%s\t%s\n' "guest $tag, QEMU's CPU time" "$(cat "$res/qemu-cpu")" >>"$B/results/phases"
 [ -s "$res/times" ] && cp "$res/times" "$B/results/$tag.times"
+# Each test case's time, program by program (run-suite.sh's case_times).
+for f in "$res"/t_*.case-times; do
+	[ -s "$f" ] && sed "s/^/$(basename "$f" .case-times)\t/" "$f"
+done >"$B/results/$tag.case-times" 2>/dev/null
 if [ -n "${KFUZZ_CORPUS:-}" ] && [ -d "$res/corpus" ]; then
 	cp -r "$res/corpus/." "$KFUZZ_CORPUS/"
 	echo "check[$flavour]: corpus: $(find "$KFUZZ_CORPUS" -type f | wc -l) entries in $KFUZZ_CORPUS" >&2
