@@ -91,6 +91,31 @@ static void get_counts(int ctx, int h, unsigned int flags, struct dio_counters *
 	assert_int_equal(sys_dio_counters(ctx, h, flags, c), 0);
 }
 
+/*
+ * Descriptors a test opened, closed by the teardown when an assertion
+ * stopped the test, so that scsi_debug can be unloaded.
+ */
+static int open_fds[16];
+static int nr_open_fds;
+
+static int track(int fd)
+{
+	assert_true(fd >= 0);
+	assert_true(nr_open_fds < (int)(sizeof(open_fds) / sizeof(open_fds[0])));
+	open_fds[nr_open_fds++] = fd;
+	return fd;
+}
+
+static void close_tracked(int fd)
+{
+	int i;
+
+	for (i = 0; i < nr_open_fds; i++)
+		if (open_fds[i] == fd)
+			open_fds[i] = open_fds[--nr_open_fds];
+	close(fd);
+}
+
 struct dev {
 	int ctx, fd, h;
 	struct dio_query q;
@@ -102,8 +127,7 @@ struct dev {
 static void dev_open(struct dev *d, int ctx, const char *path, unsigned int oflags)
 {
 	d->ctx = ctx;
-	d->fd = open(path, O_RDWR);
-	assert_true(d->fd >= 0);
+	d->fd = track(open(path, O_RDWR));
 	d->h = sys_dio_open(ctx, d->fd, oflags);
 	assert_true(d->h >= 1);
 	assert_int_equal(sys_dio_query(ctx, d->h, &d->q), 0);
@@ -122,7 +146,7 @@ static void dev_close(struct dev *d)
 	free(d->back);
 	free(d->pi);
 	free(d->pi2);
-	close(d->fd);
+	close_tracked(d->fd);
 }
 
 /* One request, submitted and waited for: 0, or SUBMIT's -errno. */
@@ -173,8 +197,41 @@ static void assert_pi_failure(const struct dio_request *r, int src, int tag)
 	assert_int_equal(r->pi_err_tag, tag);
 }
 
+/*
+ * dioctl stat -j of @path: its document valid for tools/dioctl.schema.json
+ * (json-check.py, beside the build directory) and its counts @base plus
+ * @want; the plain form succeeds too.
+ */
+static void dioctl_stat(const char *path, const struct dio_counters *base,
+			const struct dio_counters *want)
+{
+	const char *b = getenv("DIO_BUILD");
+	char dioctl[512], filter[2048];
+	size_t i, n = 0;
+
+	snprintf(dioctl, sizeof(dioctl), "%s/tools/dioctl", b ? b : "build");
+	assert_int_equal(tl_sh("%s stat %s >/dev/null", dioctl, path), 0);
+	assert_int_equal(tl_sh("%s stat %s -j >/tmp/t_counters.json", dioctl, path), 0);
+	/* Its TAP lines, prefixed: they are not this program's cases. */
+	assert_int_equal(tl_sh("%s/../tests/vm/json-check.py --schema %s/../tools/dioctl.schema.json "
+			       "/tmp/t_counters.json >/dev/null 2>/tmp/t_counters.check || "
+			       "{ sed 's/^/# /' /tmp/t_counters.check; exit 1; }",
+			       b ? b : "build", b ? b : "build"), 0);
+	n += snprintf(filter + n, sizeof(filter) - n, ".command == \"stat\" and .exit_code == 0");
+	for (i = 0; i < NFIELDS; i++)
+		n += snprintf(filter + n, sizeof(filter) - n, " and .%s == %llu", fields[i].name,
+			      (unsigned long long)(field(base, i) + field(want, i)));
+	assert_true(n < sizeof(filter));
+	if (tl_sh("jq -e '%s' /tmp/t_counters.json >/dev/null", filter)) {
+		tl_sh("cat /tmp/t_counters.json >&2");
+		fail_msg("dioctl stat: not the counts: %s", filter);
+	}
+}
+
 static int teardown(void **state)
 {
+	while (nr_open_fds)
+		close(open_fds[--nr_open_fds]);
 	return tl_scsi_debug_unload();
 }
 
@@ -195,8 +252,7 @@ static void test_handle_counts(void **state)
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", path, sizeof(path)), 0);
 	assert_int_equal(tl_nvme_dev(1, nvme, sizeof(nvme)), 0);
-	ctx = sys_dio_init(0, DIO_PRIVATE);
-	assert_true(ctx >= 0);
+	ctx = track(sys_dio_init(0, DIO_PRIVATE));
 	dev_open(&d, ctx, path, 0);
 	dev_open(&other, ctx, nvme, 0);
 	assert_int_equal(d.q.pi_interval, 512);
@@ -330,6 +386,12 @@ static void test_handle_counts(void **state)
 	expect_counts("the other handle", ctx, other.h, 0, NULL, &zero);
 	expect_counts("the other device", ctx, other.h, DIO_COUNTERS_DEVICE, &nvme_dev, &zero);
 
+	/*
+	 * dioctl stat: the disk's counts, while this context holds its claim
+	 * (dioctl opens it without one), as the schema says.
+	 */
+	dioctl_stat(path, &disk_dev, &want);
+
 	/* Arguments. */
 	assert_int_equal(tl_errno(sys_dio_counters(ctx, 9999, 0, &want)), -EBADF);
 	assert_int_equal(tl_errno(sys_dio_counters(ctx, d.h, 2, &want)), -EINVAL);
@@ -337,7 +399,7 @@ static void test_handle_counts(void **state)
 
 	dev_close(&other);
 	dev_close(&d);
-	close(ctx);
+	close_tracked(ctx);
 }
 
 /*
@@ -355,9 +417,8 @@ static void test_device_counts(void **state)
 	int ctx_a, ctx_b, i, h_old;
 
 	assert_int_equal(tl_nvme_dev(1, path, sizeof(path)), 0);
-	ctx_a = sys_dio_init(0, DIO_PRIVATE);
-	ctx_b = sys_dio_init(0, DIO_PRIVATE);
-	assert_true(ctx_a >= 0 && ctx_b >= 0);
+	ctx_a = track(sys_dio_init(0, DIO_PRIVATE));
+	ctx_b = track(sys_dio_init(0, DIO_PRIVATE));
 	dev_open(&a, ctx_a, path, DIO_OPEN_NOCLAIM);
 	dev_open(&b, ctx_b, path, DIO_OPEN_NOCLAIM);
 	/* What earlier programs did to the namespace since the module loaded. */
@@ -410,8 +471,8 @@ static void test_device_counts(void **state)
 
 	dev_close(&a);
 	dev_close(&b);
-	close(ctx_a);
-	close(ctx_b);
+	close_tracked(ctx_a);
+	close_tracked(ctx_b);
 }
 
 /* The module says it has the counters. */
@@ -429,7 +490,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_feature),
 		cmocka_unit_test_teardown(test_handle_counts, teardown),
-		cmocka_unit_test(test_device_counts),
+		cmocka_unit_test_teardown(test_device_counts, teardown),
 	};
 
 	if (tl_dio_load())
