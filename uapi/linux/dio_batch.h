@@ -746,11 +746,11 @@ struct dio_register {
  * OPEN of the device in the context).  A handle is revoked when its last
  * opener closes it; opening the device again makes a new handle, whose
  * counts start at zero.  With DIO_COUNTERS_DEVICE, they are the handle's
- * device's (its dev_t, dev_major:dev_minor), summed over every handle of
- * every context that had it open since the module was loaded, the
- * handles revoked since included: what the module did to that device,
- * whoever did it.  A number the kernel later gives to another device
- * continues its count.
+ * device's (its dev_t, dev_major:dev_minor: a partition's are its own,
+ * not its disk's), summed over every handle of every context that had it
+ * open since the module was loaded, the handles revoked since included:
+ * what the module did to that device, whoever did it.  A number the
+ * kernel later gives to another device continues its count.
  *
  * Counting takes no lock: the counts are per CPU and summed when read,
  * so a read while requests complete sees each of them counted or not
