@@ -181,6 +181,29 @@ DIO_ABI_FIELD(dio_register, flags, 16, 4);
 DIO_ABI_FIELD(dio_register, pad, 20, 4);
 DIO_ABI_FIELD(dio_register, reserved, 24, 16);
 
+/* ABI 5. */
+DIO_ABI_SIZE(dio_counters, 160);
+DIO_ABI_CONST(DIO_COUNTERS_SIZE_VER0, 160);
+DIO_ABI_FIELD(dio_counters, size, 0, 4);
+DIO_ABI_FIELD(dio_counters, flags, 4, 4);
+DIO_ABI_FIELD(dio_counters, handle, 8, 4);
+DIO_ABI_FIELD(dio_counters, pad, 12, 4);
+DIO_ABI_FIELD(dio_counters, reads, 16, 8);
+DIO_ABI_FIELD(dio_counters, writes, 24, 8);
+DIO_ABI_FIELD(dio_counters, flushes, 32, 8);
+DIO_ABI_FIELD(dio_counters, read_bytes, 40, 8);
+DIO_ABI_FIELD(dio_counters, write_bytes, 48, 8);
+DIO_ABI_FIELD(dio_counters, io_errors, 56, 8);
+DIO_ABI_FIELD(dio_counters, refused, 64, 8);
+DIO_ABI_FIELD(dio_counters, pi_guard, 72, 8);
+DIO_ABI_FIELD(dio_counters, pi_app, 80, 8);
+DIO_ABI_FIELD(dio_counters, pi_ref, 88, 8);
+DIO_ABI_FIELD(dio_counters, pi_unknown, 96, 8);
+DIO_ABI_FIELD(dio_counters, pi_by_user, 104, 8);
+DIO_ABI_FIELD(dio_counters, pi_by_module, 112, 8);
+DIO_ABI_FIELD(dio_counters, pi_by_device, 120, 8);
+DIO_ABI_FIELD(dio_counters, reserved, 128, 32);
+
 DIO_ABI_IOC(DIO_IOC_FEATURES, 0x40);
 DIO_ABI_IOC(DIO_IOC_INIT, 0x41);
 DIO_ABI_IOC(DIO_IOC_OPEN, 0x42);
@@ -192,3 +215,4 @@ DIO_ABI_IOC(DIO_IOC_COLLECT, 0x47);
 DIO_ABI_IOC(DIO_IOC_STAT, 0x48);
 DIO_ABI_IOC(DIO_IOC_REGISTER, 0x49);
 DIO_ABI_IOC(DIO_IOC_UNREGISTER, 0x4A);
+DIO_ABI_IOC(DIO_IOC_COUNTERS, 0x4B);

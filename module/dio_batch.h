@@ -27,6 +27,9 @@
  *  struct dio_fixed   a descriptor's registered buffers (fixed.c): one
  *                     reference while registered and one per request
  *                     using them, dropped when the request is freed.
+ *  struct dio_dev     a device's counts since the module was loaded
+ *                     (counters.c): made by the first handle of its
+ *                     dev_t, freed when the module is unloaded.
  */
 #ifndef _DIO_BATCH_INTERNAL_H
 #define _DIO_BATCH_INTERNAL_H
@@ -62,6 +65,7 @@
 #define DIO_MAX_FIXED_BUFS	1024U
 #define DIO_MAX_FIXED_BUF_BYTES	((u64)SZ_1G)
 
+struct dio_dev;
 struct dio_fixed;
 struct dio_kbuf;
 
@@ -88,6 +92,34 @@ struct dio_ctx {
 	/* id -> struct dio_handle: changed under @lock, looked up in RCU */
 	struct xarray		handles;
 	u32			next_id;	/* xa_alloc_cyclic()'s; @lock */
+};
+
+/*
+ * What DIO_IOC_COUNTERS reports (counters.c), in the order of struct
+ * dio_counters' fields from @reads on.  The first three and the two byte
+ * counts are indexed by DIO_OP_*.
+ */
+enum dio_cnt {
+	DIO_CNT_READS,
+	DIO_CNT_WRITES,
+	DIO_CNT_FLUSHES,
+	DIO_CNT_READ_BYTES,
+	DIO_CNT_WRITE_BYTES,
+	DIO_CNT_IO_ERRORS,
+	DIO_CNT_REFUSED,
+	DIO_CNT_PI_GUARD,
+	DIO_CNT_PI_APP,
+	DIO_CNT_PI_REF,
+	DIO_CNT_PI_UNKNOWN,
+	DIO_CNT_PI_USER,
+	DIO_CNT_PI_MODULE,
+	DIO_CNT_PI_DEVICE,
+	DIO_CNT_NR
+};
+
+/* A handle's counts on one CPU: this_cpu_*() only, summed when read. */
+struct dio_counts {
+	u64			v[DIO_CNT_NR];
 };
 
 struct dio_handle {
@@ -125,6 +157,11 @@ struct dio_handle {
 	struct dio_bdev		bdev;
 	/* dio_bdev_integrity()'s cache: one word, READ_ONCE/WRITE_ONCE. */
 	unsigned long		pi_profile;
+	/* Its requests' counts, per CPU; set at creation (counters.c). */
+	struct dio_counts __percpu *counts;
+	/* Its device's counts, and its place in them; counters.c's lock. */
+	struct dio_dev		*dstats;
+	struct list_head	dev_node;
 };
 
 /* All under ctx->lock. */
@@ -313,6 +350,7 @@ union dio_cmd_arg {
 	struct dio_submit	submit;
 	struct dio_wait		wait;
 	struct dio_register	reg;
+	struct dio_counters	counters;
 };
 
 /* A table entry; @_arg names its struct as a member of union dio_cmd_arg. */
@@ -388,6 +426,15 @@ const struct dio_kbuf *dio_fixed_find(const struct dio_fixed *f, u32 index,
 unsigned int dio_fixed_bio_add(struct bio *bio, const struct dio_kbuf *b,
 			       u64 addr, u64 len, unsigned int lbs);
 unsigned long dio_fixed_pages(u64 addr, u64 len);
+
+/* counters.c */
+int dio_counts_init(struct dio_handle *h);
+void dio_counts_exit(struct dio_handle *h);
+void dio_count_error(struct dio_counts __percpu *c,
+		     const struct dio_result *out);
+void dio_count_refused(struct dio_kreq *kreq);
+long dio_counters_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+void dio_counters_module_exit(void);
 
 /* io.c */
 extern atomic_t dio_kreqs_kept;

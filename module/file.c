@@ -7,7 +7,7 @@
  * A descriptor belongs to the memory (mm) of the process that created it:
  * only that process submits and reports through it (the DIO_CMD_MINE
  * commands; io.c).  The other commands go to the context (OPEN, CLOSE,
- * QUERY: handle.c; STAT: context.c).
+ * QUERY: handle.c; STAT: context.c; COUNTERS: counters.c).
  *
  * Its release drops the descriptor's handles and registered buffers, then
  * reaps: the requests already done are freed, and the descriptor is marked
@@ -154,6 +154,8 @@ static const struct dio_cmd dio_file_cmds[] = {
 		DIO_CMD_MINE, dio_fixed_register_ioctl),
 	DIO_CMD(DIO_IOC_UNREGISTER, reg, DIO_REGISTER_SIZE_VER0,
 		DIO_CMD_MINE, dio_fixed_unregister_ioctl),
+	DIO_CMD(DIO_IOC_COUNTERS, counters, DIO_COUNTERS_SIZE_VER0,
+		DIO_CMD_OUT, dio_counters_ioctl),
 };
 
 static long dio_file_ioctl(struct file *file, unsigned int cmd,

@@ -44,6 +44,8 @@ static void dio_handle_release(struct kref *ref)
 	struct dio_handle *h = container_of(ref, struct dio_handle, ref);
 
 	dio_bdev_close(&h->bdev, h->claimed ? h->ctx : NULL);
+	/* Its last request completed: its device's counts take its own. */
+	dio_counts_exit(h);
 	dio_ctx_put(h->ctx);
 	call_rcu(&h->rcu, dio_handle_free_rcu);
 }
@@ -190,9 +192,12 @@ static struct dio_handle *dio_handle_create(struct dio_ctx *ctx, dev_t dev,
 	h->bdev_read = read;
 	h->bdev_write = write;
 	h->claimed = claim;
-	ret = dio_bdev_open(&h->bdev, dev, read, write, claim ? ctx : NULL);
+	ret = dio_counts_init(h);
 	if (ret)
 		goto out_free_handle;
+	ret = dio_bdev_open(&h->bdev, dev, read, write, claim ? ctx : NULL);
+	if (ret)
+		goto out_exit_counts;
 	ret = xa_alloc_cyclic(&ctx->handles, &h->id, h, xa_limit_31b,
 			      &ctx->next_id, GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
@@ -202,6 +207,8 @@ static struct dio_handle *dio_handle_create(struct dio_ctx *ctx, dev_t dev,
 
 out_close_bdev:
 	dio_bdev_close(&h->bdev, claim ? ctx : NULL);
+out_exit_counts:
+	dio_counts_exit(h);
 out_free_handle:
 	kmem_cache_free(dio_handle_cache, h);
 	return ERR_PTR(ret);
@@ -563,10 +570,12 @@ int dio_handle_module_init(void)
 }
 
 /**
- * dio_handle_module_exit - destroy the handle cache after RCU frees ran
+ * dio_handle_module_exit - destroy the handle cache after RCU frees ran,
+ * and the devices' counts
  */
 void dio_handle_module_exit(void)
 {
 	rcu_barrier();
 	kmem_cache_destroy(dio_handle_cache);
+	dio_counters_module_exit();
 }

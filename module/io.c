@@ -172,8 +172,28 @@ static void dio_kreq_release_pages(struct dio_kreq *kreq, bool may_sleep)
 }
 
 /*
+ * Count a completed request in its handle's counts (counters.c): this
+ * CPU's, no lock.  A flush's result is 0, so only reads and writes count
+ * bytes; a failure's kind is counted out of line.
+ */
+static __always_inline void dio_kreq_count(const struct dio_kreq *kreq)
+{
+	struct dio_counts __percpu *c = kreq->h->counts;
+	s64 res = kreq->out.result;
+
+	BUILD_BUG_ON(DIO_CNT_READS + DIO_OP_WRITE != DIO_CNT_WRITES ||
+		     DIO_CNT_READS + DIO_OP_FLUSH != DIO_CNT_FLUSHES ||
+		     DIO_CNT_READ_BYTES + DIO_OP_WRITE != DIO_CNT_WRITE_BYTES);
+	this_cpu_inc(c->v[DIO_CNT_READS + kreq->opcode]);
+	if (likely(res > 0))
+		this_cpu_add(c->v[DIO_CNT_READ_BYTES + kreq->opcode], res);
+	else if (unlikely(res < 0))
+		dio_count_error(c, &kreq->out);
+}
+
+/*
  * Complete a request whose bios all completed: the result, what is left
- * of its PI, its pages and charge; then it can be reported.  @may_sleep
+ * of its PI, its counts, its pages and charge; then it can be reported.  @may_sleep
  * as for dio_kreq_release_pages(), @wake as for dio_kreq_complete().
  * Inlined in both completion paths, as it was before it had trace events:
  * their out-of-line bodies made the compiler call it instead, a call per
@@ -183,6 +203,7 @@ static __always_inline void dio_kreq_finish(struct dio_kreq *kreq, bool may_slee
 {
 	kreq->out.result = kreq->error ? kreq->error : (s64)kreq->bytes;
 	dio_pi_complete(kreq);
+	dio_kreq_count(kreq);
 	trace_dio_batch_pi_error(kreq);
 	trace_dio_batch_complete(kreq, kreq->start_ns ?
 				 ktime_get_ns() - kreq->start_ns : 0);
@@ -883,6 +904,8 @@ static int dio_submit_one(struct dio_file *df, struct dio_batch *b, u64 uaddr)
 
 out_unsubmit:
 	kfree(iov);
+	if (kreq->h)
+		dio_count_refused(kreq);
 	dio_kreq_unsubmit(kreq);
 	return ret;
 }

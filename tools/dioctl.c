@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,7 +303,8 @@ static int cmd_features(const struct opts *o)
 		{ DIO_FEAT_PI, "pi" }, { DIO_FEAT_PI_REPORT, "pi-report" },
 		{ DIO_FEAT_STAT, "stat" }, { DIO_FEAT_PIN_LIMIT, "pin-limit" },
 		{ DIO_FEAT_FIXED_BUFS, "fixed-bufs" },
-		{ DIO_FEAT_PART_START, "part-start" }, { 0, NULL }
+		{ DIO_FEAT_PART_START, "part-start" },
+		{ DIO_FEAT_COUNTERS, "counters" }, { 0, NULL }
 	};
 	static const struct bitname init[] = {
 		{ DIO_CREAT, "creat" }, { DIO_EXCL, "excl" }, { DIO_PRIVATE, "private" },
@@ -401,6 +403,83 @@ void dev_close(struct dev *d)
 	sys_dio_close(d->ctx, d->h);
 	sys_dio_exit(d->ctx);
 	close(d->fd);
+}
+
+/*
+ * The counts of a block device since the module was loaded
+ * (DIO_COUNTERS_DEVICE): every handle of every context that had it.  The
+ * device is opened without a claim, so that it works while an
+ * application's context holds it.
+ */
+static int cmd_stat(const char *path, const struct opts *o)
+{
+	static const struct { const char *name, *label; size_t off; } cnt[] = {
+#define C(f, l) { #f, l, offsetof(struct dio_counters, f) }
+		C(reads, "reads"), C(writes, "writes"), C(flushes, "flushes"),
+		C(read_bytes, "read bytes"), C(write_bytes, "write bytes"),
+		C(io_errors, "io errors"), C(refused, "refused"),
+		C(pi_guard, "pi guard"), C(pi_app, "pi app"), C(pi_ref, "pi ref"),
+		C(pi_unknown, "pi unknown tag"), C(pi_by_user, "pi found by user"),
+		C(pi_by_module, "pi found by module"),
+		C(pi_by_device, "pi found by device"),
+#undef C
+	};
+	struct dio_features f;
+	struct dio_counters c;
+	struct dio_query q;
+	int fd, ctx, h;
+	uint64_t v;
+
+	get_features(&f);
+	if (!(f.features & DIO_FEAT_COUNTERS))
+		die(EXIT_NOTSUP, EOPNOTSUPP, "the loaded dio_batch module has no counters "
+		    "(ABI %u; DIO_IOC_COUNTERS came with ABI 5)", f.abi_version);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+		char what[512];
+
+		snprintf(what, sizeof(what), "open %s", path);
+		die_access(errno, path, what);
+	}
+	if (fd < 0)
+		die(EXIT_OPEN, errno, "open %s", path);
+	ctx = sys_dio_init(0, DIO_PRIVATE);
+	if (ctx < 0)
+		die_ctl(errno, "sys_dio_init");
+	h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
+	if (h < 0)
+		die(EXIT_OPEN, errno, "sys_dio_open %s", path);
+	if (sys_dio_query(ctx, h, &q) < 0)
+		die(EXIT_OPEN, errno, "sys_dio_query %s", path);
+	if (sys_dio_counters(ctx, h, DIO_COUNTERS_DEVICE, &c) < 0)
+		die(errno == ENOTTY ? EXIT_NOTSUP : EXIT_OPEN, errno,
+		    "sys_dio_counters %s", path);
+	sys_dio_close(ctx, h);
+	sys_dio_exit(ctx);
+	close(fd);
+	if (o->json) {
+		j_begin(NULL);
+		j_str("command", "stat");
+		j_str("device", path);
+		j_u64("dev_major", q.dev_major);
+		j_u64("dev_minor", q.dev_minor);
+		for (size_t i = 0; i < sizeof(cnt) / sizeof(cnt[0]); i++) {
+			memcpy(&v, (const char *)&c + cnt[i].off, sizeof(v));
+			j_u64(cnt[i].name, v);
+		}
+		j_str("status", "ok");
+		j_u64("exit_code", EXIT_OK);
+		j_end();
+		j_done();
+		return EXIT_OK;
+	}
+	printf("%-20s %s (%u:%u), since the module was loaded\n", "device", path,
+	       q.dev_major, q.dev_minor);
+	for (size_t i = 0; i < sizeof(cnt) / sizeof(cnt[0]); i++) {
+		memcpy(&v, (const char *)&c + cnt[i].off, sizeof(v));
+		printf("%-20s %" PRIu64 "\n", cnt[i].label, v);
+	}
+	return EXIT_OK;
 }
 
 static int cmd_query(const char *path, const struct opts *o)
@@ -1218,6 +1297,7 @@ static void usage(FILE *out)
 	fputs("usage: dioctl [-h] [-V] COMMAND [OPTIONS] [DEVICE]\n"
 	      "  features                   what the loaded dio_batch module supports\n"
 	      "  query DEVICE               geometry and PI format of a block device\n"
+	      "  stat DEVICE                what the module did to a device: counts\n"
 	      "  write DEVICE -s OFF -l LEN [--pattern B|--random SEED|-i FILE] [-p] [-a T]\n"
 	      "  read DEVICE [-s OFF] [-l LEN] [-p] [-v] [--raw] [--dump] [-a T] [--output FILE]\n"
 	      "  scrub DEVICE [-r START:END] [-d N] [-b N] [-a T -m M] [--rate MB/s]\n"
@@ -1249,6 +1329,13 @@ static void cmd_help(const char *cmd)
 	} else if (!strcmp(cmd, "query")) {
 		printf("usage: dioctl query DEVICE [-j]\n"
 		       "The device's geometry and PI format (sys_dio_query).\n%s", help_common);
+	} else if (!strcmp(cmd, "stat")) {
+		printf("usage: dioctl stat DEVICE [-j]\n"
+		       "What the module did to the device since it was loaded, for every context\n"
+		       "and handle (sys_dio_counters, DIO_COUNTERS_DEVICE): completed reads,\n"
+		       "writes and flushes, bytes, I/O errors, requests refused, PI failures by\n"
+		       "tag and by who found them.  Works while another context holds the device.\n"
+		       "%s", help_common);
 	} else if (!strcmp(cmd, "write")) {
 		printf("usage: dioctl write DEVICE -s OFFSET [-l LENGTH] [DATA] [-p] [-a T]\n"
 		       "                    [-d N] [-b N] [--fua] [-j]\n"
@@ -1348,6 +1435,7 @@ static bool takes(const char *cmd, int c)
 	static const struct { const char *cmd, *opts; } t[] = {
 		{ "features", "joh" },
 		{ "query", "joh" },
+		{ "stat", "joh" },
 		/* OPT_PATTERN, OPT_RANDOM, OPT_FUA, OPT_BATCH */
 		{ "write", "joh" "slipadb" "\001\002\003\006" },
 		/* OPT_RAW, OPT_DUMP, OPT_BATCH */
@@ -1571,6 +1659,8 @@ int main(int argc, char **argv)
 	j_set_device(argv[0]);
 	if (!strcmp(cmd, "query"))
 		return cmd_query(argv[0], &o);
+	if (!strcmp(cmd, "stat"))
+		return cmd_stat(argv[0], &o);
 	if (!strcmp(cmd, "scrub"))
 		return cmd_scrub(argv[0], &o);
 	if (!strcmp(cmd, "tag"))

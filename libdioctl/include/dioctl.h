@@ -178,6 +178,35 @@ DIO_PUBLIC int sys_dio_query(int ctx, int handle, struct dio_query *q);
 DIO_PUBLIC int sys_dio_stat(int ctx, struct dio_stat *st);
 
 /**
+ * sys_dio_counters:
+ * @ctx: a context descriptor
+ * @handle: a live handle of the context
+ * @flags: 0 for the handle's counts, DIO_COUNTERS_DEVICE for its
+ *	device's since the module was loaded (every handle of every
+ *	context that had it open)
+ * @c: zeroed, then filled with the counts: completed reads, writes and
+ *	flushes, the bytes read and written, I/O errors, requests SUBMIT
+ *	refused, and PI failures by tag (guard, app, ref, unknown) and by
+ *	who found them (user, module, device)
+ *
+ * DIO_IOC_COUNTERS.  A request counts when it completes, whether or not it
+ * was reported yet; a handle counts from its creation (the context's first
+ * OPEN of the device).  The exact meaning of every count is struct
+ * dio_counters' in <linux/dio_batch.h>.  Counting costs the I/O path no
+ * lock; a read while requests complete may see the last of them in part.
+ * Works from any process that has @ctx.  The module has it when
+ * sys_dio_features() reports DIO_FEAT_COUNTERS (ABI 5).
+ *
+ * Returns: 0, or -1 with errno: EBADF (@ctx is not open, or @handle is not
+ * live in the context), EINVAL (a flag outside DIO_COUNTERS_F_ALL), ENOTTY
+ * (@ctx is not a context descriptor, or the module predates
+ * DIO_IOC_COUNTERS), EFAULT.
+ * Since: 1.1.0
+ */
+DIO_PUBLIC int sys_dio_counters(int ctx, int handle, unsigned int flags,
+				struct dio_counters *c);
+
+/**
  * sys_dio_submit:
  * @ctx: a context descriptor
  * @reqs: @nr pointers to requests

@@ -115,6 +115,16 @@ int sys_dio_stat(int ctx, struct dio_stat *st)
 	return ioctl(ctx, DIO_IOC_STAT, st);
 }
 
+int sys_dio_counters(int ctx, int handle, unsigned int flags,
+		     struct dio_counters *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
+	c->flags = flags;
+	c->handle = (uint32_t)handle;
+	return ioctl(ctx, DIO_IOC_COUNTERS, c);
+}
+
 /*
  * The kernel takes arrays of __u64 addresses.  On 64-bit builds an array
  * of pointers is one; elsewhere it is widened (and narrowed back).  A NULL

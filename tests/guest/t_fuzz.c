@@ -101,21 +101,22 @@
 /* Command kinds, for the histogram and the errno sets. */
 enum kind {
 	K_FEATURES, K_INIT, K_OPEN, K_CLOSE, K_QUERY, K_SUBMIT, K_WAIT,
-	K_COLLECT, K_STAT, K_REGISTER, K_UNREGISTER, K_UNKNOWN, K_WRONGDIR,
-	NKIND
+	K_COLLECT, K_STAT, K_REGISTER, K_UNREGISTER, K_COUNTERS, K_UNKNOWN,
+	K_WRONGDIR, NKIND
 };
 static const char *const kind_name[NKIND] = {
 	"FEATURES", "INIT", "OPEN", "CLOSE", "QUERY", "SUBMIT", "WAIT",
-	"COLLECT", "STAT", "REGISTER", "UNREGISTER", "unknown", "wrong-dir",
+	"COLLECT", "STAT", "REGISTER", "UNREGISTER", "COUNTERS", "unknown",
+	"wrong-dir",
 };
 static const unsigned long kind_cmd[K_UNKNOWN] = {
 	DIO_IOC_FEATURES, DIO_IOC_INIT, DIO_IOC_OPEN, DIO_IOC_CLOSE,
 	DIO_IOC_QUERY, DIO_IOC_SUBMIT, DIO_IOC_WAIT, DIO_IOC_COLLECT,
-	DIO_IOC_STAT, DIO_IOC_REGISTER, DIO_IOC_UNREGISTER,
+	DIO_IOC_STAT, DIO_IOC_REGISTER, DIO_IOC_UNREGISTER, DIO_IOC_COUNTERS,
 };
-/* The ioctl numbers of dio_batch.h: 0x40 (FEATURES) to 0x4A (UNREGISTER). */
+/* The ioctl numbers of dio_batch.h: 0x40 (FEATURES) to 0x4B (COUNTERS). */
 #define IOC_NR_FIRST	0x40
-#define IOC_NR_LAST	0x4a
+#define IOC_NR_LAST	0x4b
 enum { FD_CTL, FD_CTX, NFDK };
 
 /* What the workers report, in shared memory. */
@@ -776,6 +777,7 @@ static bool allowed(int fdk, enum kind k, int e, bool foreign)
 	static const int register_[] = { EFAULT, EINVAL, E2BIG, EBUSY, EOPNOTSUPP,
 					  ENOMEM, EINTR, 0 };
 	static const int unregister[] = { EFAULT, EINVAL, E2BIG, ENXIO, 0 };
+	static const int counters[] = { EFAULT, EINVAL, E2BIG, EBADF, 0 };
 	static const int notty[] = { ENOTTY, 0 };
 	const int *set = notty;
 
@@ -794,6 +796,7 @@ static bool allowed(int fdk, enum kind k, int e, bool foreign)
 		case K_STAT: set = stat_; break;
 		case K_REGISTER: set = register_; break;
 		case K_UNREGISTER: set = unregister; break;
+		case K_COUNTERS: set = counters; break;
 		default: break;
 		}
 		if (foreign && e == EXDEV && owner_only(k))
@@ -827,6 +830,7 @@ static void one_call(void)
 		struct dio_wait wt;
 		struct dio_stat st;
 		struct dio_register rg;
+		struct dio_counters ct;
 		uint8_t raw[512];
 	} u;
 	struct ctxent *c = pick_ctx();
@@ -874,6 +878,11 @@ static void one_call(void)
 		break;
 	case K_STAT:
 		ksize = sizeof(u.st); ver0 = DIO_STAT_SIZE_VER0;
+		break;
+	case K_COUNTERS:
+		ksize = sizeof(u.ct); ver0 = DIO_COUNTERS_SIZE_VER0;
+		u.ct.handle = pick_handle(c);
+		u.ct.flags = chance(50) ? DIO_COUNTERS_DEVICE : 0;
 		break;
 	case K_SUBMIT:
 		ksize = sizeof(u.s); ver0 = DIO_SUBMIT_SIZE_VER0;
@@ -1014,7 +1023,7 @@ static void one_call(void)
 		return;
 	}
 	switch (k) {
-	case K_FEATURES: case K_CLOSE: case K_QUERY: case K_STAT:
+	case K_FEATURES: case K_CLOSE: case K_QUERY: case K_STAT: case K_COUNTERS:
 		if (ret != 0)
 			bad("%s returned %d", kind_name[k], ret);
 		break;

@@ -3,8 +3,8 @@
  * A coverage-guided ioctl fuzzer (KCOV), in the style of syzkaller and AFL.
  *
  * An input is a program: up to MAXCALLS calls (FEATURES, INIT, OPEN, CLOSE,
- * QUERY, SUBMIT, WAIT, COLLECT, STAT, REGISTER, UNREGISTER, and close(2),
- * dup(2), fork(2) of context descriptors) whose arguments refer to the
+ * QUERY, SUBMIT, WAIT, COLLECT, STAT, REGISTER, UNREGISTER, COUNTERS, and
+ * close(2), dup(2), fork(2) of context descriptors) whose arguments refer to the
  * results of earlier calls (descriptors, handles, submitted requests) and
  * carry the mutations: struct sizes (0, too small, VER0, exact, larger
  * with a zero or non-zero tail, a page, above a page), pointers (NULL,
@@ -157,10 +157,10 @@
 
 enum op {
 	OP_FEATURES, OP_INIT, OP_OPEN, OP_CLOSE, OP_QUERY, OP_SUBMIT, OP_WAIT,
-	OP_COLLECT, OP_STAT, OP_REGISTER, OP_UNREGISTER, OP_CLOSEFD, OP_DUP,
-	OP_FORK, NOPS
+	OP_COLLECT, OP_STAT, OP_REGISTER, OP_UNREGISTER, OP_COUNTERS, OP_CLOSEFD,
+	OP_DUP, OP_FORK, NOPS
 };
-#define OP_LASTIOC	OP_UNREGISTER	/* the ioctls: OP_FEATURES to here */
+#define OP_LASTIOC	OP_COUNTERS	/* the ioctls: OP_FEATURES to here */
 /*
  * REGISTER's buffers: entry k is a range of the data area (k % 4: all of
  * it, its first half, its second half, 1 MiB from a misaligned address),
@@ -180,7 +180,8 @@ enum { E_NEW, E_PREV, E_DUP, NEK };	/* entries of SUBMIT and WAIT arrays */
 
 static const char *const op_names[] = {
 	"FEATURES", "INIT", "OPEN", "CLOSE", "QUERY", "SUBMIT", "WAIT",
-	"COLLECT", "STAT", "REGISTER", "UNREGISTER", "CLOSEFD", "DUP", "FORK", NULL };
+	"COLLECT", "STAT", "REGISTER", "UNREGISTER", "COUNTERS", "CLOSEFD", "DUP",
+	"FORK", NULL };
 static const char *const sz_names[] = {
 	"exact", "zero", "tiny", "ver0-1", "ver0", "tail0", "tail1", "page",
 	"page+1", "huge", NULL };
@@ -548,12 +549,13 @@ static const int errsets[OP_LASTIOC + 1][11] = {
 	[OP_STAT] = { EFAULT, EINVAL, E2BIG },
 	[OP_REGISTER] = { EFAULT, EINVAL, E2BIG, EBUSY, EOPNOTSUPP, ENOMEM, EINTR },
 	[OP_UNREGISTER] = { EFAULT, EINVAL, E2BIG, ENXIO },
+	[OP_COUNTERS] = { EFAULT, EINVAL, E2BIG, EBADF },
 };
 
 static const unsigned long cmds[OP_LASTIOC + 1] = {
 	DIO_IOC_FEATURES, DIO_IOC_INIT, DIO_IOC_OPEN, DIO_IOC_CLOSE, DIO_IOC_QUERY,
 	DIO_IOC_SUBMIT, DIO_IOC_WAIT, DIO_IOC_COLLECT, DIO_IOC_STAT,
-	DIO_IOC_REGISTER, DIO_IOC_UNREGISTER,
+	DIO_IOC_REGISTER, DIO_IOC_UNREGISTER, DIO_IOC_COUNTERS,
 };
 
 /* Only the process that made the descriptor may: EXDEV for the others. */
@@ -840,6 +842,7 @@ static void do_ioctl(const struct prog *p, int i)
 		struct dio_wait w;
 		struct dio_stat st;
 		struct dio_register rg;
+		struct dio_counters ct;
 		uint8_t raw[256];
 	} u;
 	uint64_t arr[256];
@@ -893,6 +896,11 @@ static void do_ioctl(const struct prog *p, int i)
 		u.rg.bufs = build_fixed(c, i, &sure_bad);
 		break;
 	case OP_UNREGISTER: ks = sizeof(u.rg); v0 = DIO_REGISTER_SIZE_VER0; break;
+	case OP_COUNTERS:
+		ks = sizeof(u.ct); v0 = DIO_COUNTERS_SIZE_VER0;
+		u.ct.flags = c->flags;
+		u.ct.handle = handle_of(c->ref);
+		break;
 	case OP_SUBMIT:
 	case OP_WAIT:
 		nent = c->nr < MAXREQ ? c->nr : MAXREQ;
@@ -942,7 +950,7 @@ static void do_ioctl(const struct prog *p, int i)
 	else if (c->cmd == CMD_DIR)
 		cmd = _IOC(_IOC_READ, _IOC_TYPE(cmd), _IOC_NR(cmd), _IOC_SIZE(cmd));
 	else if (c->cmd == CMD_UNKNOWN)
-		cmd = _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(DIO_IOC_UNREGISTER) + 1 + c->op,
+		cmd = _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(DIO_IOC_COUNTERS) + 1 + c->op,
 			   _IOC_SIZE(cmd));
 
 	if (c->op == OP_WAIT || c->op == OP_COLLECT)
@@ -1589,6 +1597,7 @@ static const size_t op_size[OP_LASTIOC + 1] = {
 	sizeof(struct dio_close), sizeof(struct dio_query), sizeof(struct dio_submit),
 	sizeof(struct dio_wait), sizeof(struct dio_wait), sizeof(struct dio_stat),
 	sizeof(struct dio_register), sizeof(struct dio_register),
+	sizeof(struct dio_counters),
 };
 
 static void gen_req(const struct prog *p, int pos, struct req *q, int field)
@@ -1683,6 +1692,10 @@ static void gen_call(struct prog *p, int pos, int op, int field)
 			c->flags = chance(50) ? DIO_OPEN_NOCLAIM : 0;
 			break;
 		case OP_CLOSE: case OP_QUERY: c->ref = pick_handle(p, pos); break;
+		case OP_COUNTERS:
+			c->ref = pick_handle(p, pos);
+			c->flags = chance(50) ? DIO_COUNTERS_DEVICE : 0;
+			break;
 		case OP_SUBMIT:
 		case OP_WAIT:
 			c->nr = 1 + rn(MAXREQ);
@@ -1743,7 +1756,7 @@ static void gen_call(struct prog *p, int pos, int op, int field)
 		if (c->op == OP_INIT) {
 			c->key = chance(70) ? KEY0 + rn(3) : interesting64();
 			c->mode = chance(70) ? rn(01000) : rnd();
-		} else if (c->op == OP_CLOSE || c->op == OP_QUERY) {
+		} else if (c->op == OP_CLOSE || c->op == OP_QUERY || c->op == OP_COUNTERS) {
 			c->ref = pick_handle(p, pos);
 		} else if (c->op == OP_OPEN) {
 			c->ref = rn(NFDS);
@@ -1769,8 +1782,8 @@ static void gen_call(struct prog *p, int pos, int op, int field)
 
 static int random_op(void)
 {
-	static const uint8_t w[NOPS] = { 3, 10, 12, 6, 6, 20, 10, 10, 4, 6, 4, 4, 4, 3 };
-	unsigned int x = rn(102), i;
+	static const uint8_t w[NOPS] = { 3, 10, 12, 6, 6, 20, 10, 10, 4, 6, 4, 4, 4, 4, 3 };
+	unsigned int x = rn(106), i;
 
 	for (i = 0; i < NOPS - 1 && x >= w[i]; i++)
 		x -= w[i];
@@ -1782,7 +1795,8 @@ static void each_ref(struct call *c, void (*fn)(uint8_t *r, int a, int b), int a
 {
 	if (c->ctx < MAXCALLS)
 		fn(&c->ctx, a, b);
-	if ((c->op == OP_CLOSE || c->op == OP_QUERY) && c->ref < MAXCALLS)
+	if ((c->op == OP_CLOSE || c->op == OP_QUERY || c->op == OP_COUNTERS) &&
+	    c->ref < MAXCALLS)
 		fn(&c->ref, a, b);
 	for (int j = 0; has_reqs(c) && j < MAXREQ; j++) {
 		if (c->req[j].h < MAXCALLS)
@@ -1839,7 +1853,8 @@ static void repair(struct prog *p)
 
 		if (c->ctx != REF_CTL && !ref_is(p, i, c->ctx, OP_INIT, OP_DUP) && chance(90))
 			c->ctx = pick_ctx(p, i);
-		if ((c->op == OP_CLOSE || c->op == OP_QUERY) && !(c->ref & RAW) &&
+		if ((c->op == OP_CLOSE || c->op == OP_QUERY || c->op == OP_COUNTERS) &&
+		    !(c->ref & RAW) &&
 		    !ref_is(p, i, c->ref, OP_OPEN, OP_OPEN) && chance(90))
 			c->ref = pick_handle(p, i);
 		for (int j = 0; has_reqs(c) && j < MAXREQ; j++) {
@@ -2002,8 +2017,10 @@ static void seed_io(struct prog *p, int dev, bool pi)
 	}
 	c[6] = (struct call){ .op = OP_COLLECT, .ctx = 0, .nr = 4, .flags = 2,
 			      .tmo = T_FOREVER };
-	c[7] = (struct call){ .op = OP_CLOSE, .ctx = 0, .ref = 1 };
-	p->n = 8;
+	c[7] = (struct call){ .op = OP_COUNTERS, .ctx = 0, .ref = 1,
+			      .flags = pi ? DIO_COUNTERS_DEVICE : 0 };
+	c[8] = (struct call){ .op = OP_CLOSE, .ctx = 0, .ref = 1 };
+	p->n = 9;
 }
 
 /*

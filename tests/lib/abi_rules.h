@@ -396,6 +396,24 @@ static bool abi_unregister_settle(struct abi_env *e, long ret, void *arg)
 	return false;
 }
 
+static void abi_counters_fill(struct abi_env *e, void *arg)
+{
+	struct dio_counters *c = arg;
+
+	c->size = sizeof(*c);
+	c->handle = e->h;
+}
+
+/* The environment wrote the first block through its handle. */
+static bool abi_counters_settle(struct abi_env *e, long ret, void *arg)
+{
+	struct dio_counters *c = arg;
+
+	return ret == 0 && c->size == sizeof(*c) && c->handle == (uint32_t)e->h &&
+	       c->flags == 0 && c->writes >= 1 && c->write_bytes >= ABI_IO_BYTES &&
+	       !c->pad && !c->reserved[0] && !c->reserved[3];
+}
+
 /* struct dio_request, which SUBMIT reads: a read, the row's argument. */
 static void abi_request_fill(struct abi_env *e, void *arg)
 {
@@ -500,6 +518,23 @@ static const struct abi_flag abi_register_flags[] = {
 	{ NULL, NULL, 0, 0, 0 }
 };
 
+static const struct abi_span abi_counters_zero[] = {
+	ABI_FIELD(dio_counters, pad),
+	ABI_FIELD(dio_counters, reserved),
+	ABI_END
+};
+
+static const struct abi_span abi_counters_out[] = {
+	ABI_FROM(dio_counters, reads, reserved, "reads..pi_by_device"),
+	ABI_END
+};
+
+static const struct abi_flag abi_counters_flags[] = {
+	{ "flags", "DIO_COUNTERS_F_ALL", offsetof(struct dio_counters, flags), 4,
+	  DIO_COUNTERS_F_ALL },
+	{ NULL, NULL, 0, 0, 0 }
+};
+
 static const struct abi_span abi_request_zero[] = {
 	ABI_FIELD(dio_request, pad0),
 	ABI_FIELD(dio_request, pad2),
@@ -595,6 +630,12 @@ static const struct abi_subject abi_subjects[] = {
 		.zero = abi_register_zero, .out = abi_none,
 		.flags = abi_register_flags,
 		.fill = abi_unregister_fill, .settle = abi_unregister_settle,
+	}, {
+		ABI_CMD(DIO_IOC_COUNTERS), .on_ctx = true,
+		ABI_VER0(dio_counters, DIO_COUNTERS_SIZE_VER0),
+		.zero = abi_counters_zero, .out = abi_counters_out,
+		.flags = abi_counters_flags,
+		.fill = abi_counters_fill, .settle = abi_counters_settle,
 	}, {
 		.name = "dio_request", .cmd = 0, .on_ctx = true,
 		ABI_VER0(dio_request, DIO_REQUEST_SIZE_VER0),

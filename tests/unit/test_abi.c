@@ -108,7 +108,7 @@ static void test_layout(void **state)
 /* ioctl numbers and constants: fixed once published. */
 static void test_constants(void **state)
 {
-	assert_int_equal(DIO_BATCH_ABI_VERSION, 4);
+	assert_int_equal(DIO_BATCH_ABI_VERSION, 5);
 	assert_int_equal(_IOC_TYPE(DIO_IOC_STAT), 0xDB);
 	assert_int_equal(_IOC_NR(DIO_IOC_STAT), 0x48);
 	assert_int_equal(_IOC_DIR(DIO_IOC_STAT), _IOC_READ | _IOC_WRITE);
@@ -146,6 +146,15 @@ static void test_constants(void **state)
 	/* ABI 4: the partition's start, where reserved[0] was. */
 	assert_int_equal(DIO_FEAT_PART_START, 1ULL << 7);
 	assert_true(DIO_FEAT_ALL & DIO_FEAT_PART_START);
+	/* ABI 5: counters. */
+	assert_int_equal(_IOC_TYPE(DIO_IOC_COUNTERS), 0xDB);
+	assert_int_equal(_IOC_NR(DIO_IOC_COUNTERS), 0x4B);
+	assert_int_equal(_IOC_DIR(DIO_IOC_COUNTERS), _IOC_READ | _IOC_WRITE);
+	assert_int_equal(_IOC_SIZE(DIO_IOC_COUNTERS), DIO_COUNTERS_SIZE_VER0);
+	assert_int_equal(DIO_FEAT_COUNTERS, 1ULL << 8);
+	assert_true(DIO_FEAT_ALL & DIO_FEAT_COUNTERS);
+	assert_int_equal(DIO_COUNTERS_DEVICE, 1U << 0);
+	assert_int_equal(DIO_COUNTERS_F_ALL, DIO_COUNTERS_DEVICE);
 	assert_int_equal(DIO_STAT_PRIVATE, 1U << 0);
 	assert_int_equal(DIO_PI_INTERVAL_UNKNOWN, ~0ULL);
 	/* Upstream's IO_INTEGRITY_CHK_* and T10_PI_APP_ESCAPE. */
@@ -263,8 +272,8 @@ static void test_library_structs(void **state)
 
 /*
  * Every exported symbol and the node it is in (libdioctl.map): released
- * nodes (1.0: dio-batch 0.1.0, 1.1: 0.2.0, 1.2: 0.3.0) never change;
- * LIBDIOCTL_1.3 is libdioctl 1.0.0's.  debian/libdioctl1.symbols lists
+ * nodes (1.0: dio-batch 0.1.0, 1.1: 0.2.0, 1.2: 0.3.0, 1.3: 1.0.0) never
+ * change; LIBDIOCTL_1.4 is libdioctl 1.1.0's.  debian/libdioctl1.symbols lists
  * the same.
  */
 static const struct abi_sym {
@@ -312,11 +321,14 @@ static const struct abi_sym {
 	{ "dio_pi_seed",		"LIBDIOCTL_1.3" },
 	{ "dio_pi_source_name",		"LIBDIOCTL_1.3" },
 	{ "dio_pi_tag_name",		"LIBDIOCTL_1.3" },
+	/* libdioctl 1.1.0: counters */
+	{ "sys_dio_counters",		"LIBDIOCTL_1.4" },
 };
 #define ABI_NSYMS (sizeof(abi_syms) / sizeof(abi_syms[0]))
 
 static const char *const abi_nodes[] = {
 	"LIBDIOCTL_1.0", "LIBDIOCTL_1.1", "LIBDIOCTL_1.2", "LIBDIOCTL_1.3",
+	"LIBDIOCTL_1.4",
 };
 #define ABI_NNODES (sizeof(abi_nodes) / sizeof(abi_nodes[0]))
 

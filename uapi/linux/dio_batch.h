@@ -9,9 +9,10 @@
  *  - the control device /dev/dio_batch: DIO_IOC_FEATURES and DIO_IOC_INIT;
  *  - a context descriptor, returned by DIO_IOC_INIT: DIO_IOC_OPEN,
  *    DIO_IOC_CLOSE, DIO_IOC_QUERY, DIO_IOC_STAT, DIO_IOC_SUBMIT,
- *    DIO_IOC_WAIT, DIO_IOC_COLLECT, DIO_IOC_REGISTER and
- *    DIO_IOC_UNREGISTER.  It is pollable: readable while it holds completions
- *    that were not yet reported by WAIT or COLLECT.
+ *    DIO_IOC_WAIT, DIO_IOC_COLLECT, DIO_IOC_REGISTER,
+ *    DIO_IOC_UNREGISTER and DIO_IOC_COUNTERS.  It is pollable: readable
+ *    while it holds completions that were not yet reported by WAIT or
+ *    COLLECT.
  *
  * Rules every argument struct follows.  Each is stated here once, with its
  * exceptions; tests/guest/t_abi.c checks every one for every command, from
@@ -48,8 +49,8 @@
  *    first whatever the age of its header, reads only @size (-EINVAL below
  *    DIO_FEATURES_SIZE_VER0, -E2BIG above the page size): its reserved
  *    fields and a larger struct's tail are not read, so neither -EINVAL
- *    nor -E2BIG comes from them.  struct dio_query and struct dio_stat,
- *    mostly "out:", follow every rule.
+ *    nor -E2BIG comes from them.  struct dio_query, struct dio_stat and
+ *    struct dio_counters, mostly "out:", follow every rule.
  *
  * Rules for ioctl numbers:
  *
@@ -97,8 +98,10 @@
  *     dio_features.max_fixed_bufs and max_fixed_buf_bytes (were reserved).
  *  4  dio_query.part_start_bytes (was reserved[0]): where a partition
  *     starts on its disk, from which reference tags count.
+ *  5  DIO_IOC_COUNTERS: a handle's requests, bytes, errors, PI failures
+ *     and refusals, and its device's since the module was loaded.
  */
-#define DIO_BATCH_ABI_VERSION	4
+#define DIO_BATCH_ABI_VERSION	5
 
 /* Features (struct dio_features.features). */
 #define DIO_FEAT_CONTEXTS	(1ULL << 0)	/* INIT/OPEN/CLOSE/QUERY */
@@ -109,10 +112,12 @@
 #define DIO_FEAT_PIN_LIMIT	(1ULL << 5)	/* per-user pinned-bytes ceiling */
 #define DIO_FEAT_FIXED_BUFS	(1ULL << 6)	/* REGISTER, DIO_REQ_FIXED */
 #define DIO_FEAT_PART_START	(1ULL << 7)	/* dio_query.part_start_bytes */
+#define DIO_FEAT_COUNTERS	(1ULL << 8)	/* DIO_IOC_COUNTERS */
 #define DIO_FEAT_ALL		(DIO_FEAT_CONTEXTS | DIO_FEAT_BATCH_IO | \
 				 DIO_FEAT_PI | DIO_FEAT_PI_REPORT | \
 				 DIO_FEAT_STAT | DIO_FEAT_PIN_LIMIT | \
-				 DIO_FEAT_FIXED_BUFS | DIO_FEAT_PART_START)
+				 DIO_FEAT_FIXED_BUFS | DIO_FEAT_PART_START | \
+				 DIO_FEAT_COUNTERS)
 
 /**
  * struct dio_features - DIO_IOC_FEATURES: what this module supports
@@ -688,6 +693,99 @@ struct dio_register {
 
 #define DIO_REGISTER_SIZE_VER0	40
 
+/* DIO_IOC_COUNTERS flags. */
+/* the handle's device, module-wide, since the module was loaded */
+#define DIO_COUNTERS_DEVICE	(1U << 0)
+#define DIO_COUNTERS_F_ALL	(DIO_COUNTERS_DEVICE)
+
+/**
+ * struct dio_counters - DIO_IOC_COUNTERS: what a handle, or its device, did
+ * @size:	sizeof(struct dio_counters)
+ * @flags:	DIO_COUNTERS_DEVICE, or 0
+ * @handle:	in: a live handle of the context
+ * @pad:	zero
+ * @reads:	out: read requests that completed, whatever their result
+ * @writes:	out: write requests that completed, whatever their result
+ * @flushes:	out: DIO_OP_FLUSH requests that completed
+ * @read_bytes:	out: bytes the successful reads transferred
+ * @write_bytes: out: bytes the successful writes transferred
+ * @io_errors:	out: completed requests whose result is an error other
+ *		than a PI failure (-EIO, -ENOSPC, ...)
+ * @refused:	out: requests SUBMIT refused once it had found their handle
+ *		live (access, alignment, range, limits, PI the device cannot
+ *		honour, the caller's PI failing DIO_PI_VERIFY_USER, -EAGAIN,
+ *		...): they never reached the device.  A request refused
+ *		before its handle was looked up (unreadable, bad fields or
+ *		flags, a handle that is not live) counts nowhere
+ * @pi_guard:	out: PI failures of the guard tag
+ * @pi_app:	out: PI failures of the application tag
+ * @pi_ref:	out: PI failures of the reference tag
+ * @pi_unknown:	out: PI failures whose tag is not known (DIO_PI_TAG_NONE:
+ *		the device refused a block the driver cannot read raw, or
+ *		the module could not find the block)
+ * @pi_by_user:	out: PI failures DIO_PI_VERIFY_USER or a write's
+ *		DIO_PI_CHK_APPTAG found before submission (DIO_PI_SRC_USER;
+ *		these requests are in @refused too)
+ * @pi_by_module: out: PI failures the module's verification of a read
+ *		found (DIO_PI_SRC_MODULE)
+ * @pi_by_device: out: PI failures the device or the block layer found
+ *		(DIO_PI_SRC_DEVICE)
+ * @reserved:	zero
+ *
+ * A PI failure is a request reported with -EILSEQ and a pi_err_source,
+ * exactly those the trace event dio_batch_pi_error records: each counts
+ * once by its tag and once by who found it, so @pi_guard + @pi_app +
+ * @pi_ref + @pi_unknown equals @pi_by_user + @pi_by_module +
+ * @pi_by_device.  A request is counted when it completes (when its last
+ * bio completed and the module verified it), not when it is reported:
+ * a request in flight, or completed and not yet reported by WAIT or
+ * COLLECT, counts or not depending on that alone.
+ *
+ * Without flags, the counts are the handle's: every request of the
+ * context's descriptors on the handle since it was created (the first
+ * OPEN of the device in the context).  A handle is revoked when its last
+ * opener closes it; opening the device again makes a new handle, whose
+ * counts start at zero.  With DIO_COUNTERS_DEVICE, they are the handle's
+ * device's (its dev_t, dev_major:dev_minor: a partition's are its own,
+ * not its disk's), summed over every handle of every context that had it
+ * open since the module was loaded, the handles revoked since included:
+ * what the module did to that device, whoever did it.  A number the
+ * kernel later gives to another device continues its count.
+ *
+ * Counting takes no lock: the counts are per CPU and summed when read,
+ * so a read while requests complete sees each of them counted or not
+ * yet, and may see a completion's fields counted in part.
+ *
+ * @size, @flags, @handle and the padding and reserved fields (which must
+ * be zero) are read, and the size rules apply in full; the kernel writes
+ * min(@size, its size) bytes.  Any process that has the descriptor may
+ * ask.  Returns 0, or -EBADF for a handle that is not live, -EINVAL.
+ * (ABI 5)
+ */
+struct dio_counters {
+	__u32	size;
+	__u32	flags;
+	__u32	handle;
+	__u32	pad;
+	__u64	reads;
+	__u64	writes;
+	__u64	flushes;
+	__u64	read_bytes;
+	__u64	write_bytes;
+	__u64	io_errors;
+	__u64	refused;
+	__u64	pi_guard;
+	__u64	pi_app;
+	__u64	pi_ref;
+	__u64	pi_unknown;
+	__u64	pi_by_user;
+	__u64	pi_by_module;
+	__u64	pi_by_device;
+	__u64	reserved[4];
+};
+
+#define DIO_COUNTERS_SIZE_VER0	160
+
 #define DIO_IOC_FEATURES	_IOWR(DIO_BATCH_IOC_MAGIC, 0x40, struct dio_features)
 #define DIO_IOC_INIT		_IOWR(DIO_BATCH_IOC_MAGIC, 0x41, struct dio_init)
 #define DIO_IOC_OPEN		_IOWR(DIO_BATCH_IOC_MAGIC, 0x42, struct dio_open)
@@ -699,5 +797,6 @@ struct dio_register {
 #define DIO_IOC_STAT		_IOWR(DIO_BATCH_IOC_MAGIC, 0x48, struct dio_stat)
 #define DIO_IOC_REGISTER	_IOWR(DIO_BATCH_IOC_MAGIC, 0x49, struct dio_register)
 #define DIO_IOC_UNREGISTER	_IOWR(DIO_BATCH_IOC_MAGIC, 0x4A, struct dio_register)
+#define DIO_IOC_COUNTERS	_IOWR(DIO_BATCH_IOC_MAGIC, 0x4B, struct dio_counters)
 
 #endif /* _UAPI_LINUX_DIO_BATCH_H */

@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * DIO_IOC_COUNTERS (ABI 5): exact counts after known I/O.  On a scsi_debug
+ * DIF/DIX disk: reads, writes, a flush and their bytes; a guard the
+ * caller's PI fails before submission (DIO_PI_VERIFY_USER: found by the
+ * user, and refused), a wrong app tag (found by the module), a wrong ref
+ * tag the disk refuses (found by the device), a block corrupted behind
+ * its PI read raw with DIO_PI_CHK_GUARD (found by the module) and read
+ * plainly (found by the device); requests SUBMIT refused with and without
+ * the handle found; and another handle's counts untouched.  Every count
+ * is compared after every step.  On NVMe namespace 1, the device's counts
+ * since the module was loaded (DIO_COUNTERS_DEVICE) across two contexts'
+ * handles, one of them revoked, and a handle made again starting at zero.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "dioctl.h"
+#include "testlib.h"
+
+#define LEN	(64 * 1024)
+
+/* Each count of struct dio_counters, named, for the messages. */
+static const struct {
+	const char *name;
+	size_t off;
+} fields[] = {
+#define F(f) { #f, offsetof(struct dio_counters, f) }
+	F(reads), F(writes), F(flushes), F(read_bytes), F(write_bytes),
+	F(io_errors), F(refused), F(pi_guard), F(pi_app), F(pi_ref),
+	F(pi_unknown), F(pi_by_user), F(pi_by_module), F(pi_by_device),
+#undef F
+};
+#define NFIELDS	(sizeof(fields) / sizeof(fields[0]))
+
+static uint64_t field(const struct dio_counters *c, size_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)c + fields[i].off, sizeof(v));
+	return v;
+}
+
+/*
+ * The counts of @h (with @flags) are @base plus @want, every one of them;
+ * each that is not is printed.  The sum by tag is the sum by finder.
+ */
+static void expect_counts(const char *what, int ctx, int h, unsigned int flags,
+			  const struct dio_counters *base,
+			  const struct dio_counters *want)
+{
+	struct dio_counters c;
+	uint64_t got, exp;
+	int bad = 0;
+	size_t i;
+
+	memset(&c, 0xa5, sizeof(c));
+	assert_int_equal(sys_dio_counters(ctx, h, flags, &c), 0);
+	assert_int_equal(c.size, sizeof(c));
+	assert_int_equal(c.flags, flags);
+	assert_int_equal(c.handle, h);
+	assert_int_equal(c.pad, 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(c.reserved[i], 0);
+	for (i = 0; i < NFIELDS; i++) {
+		got = field(&c, i);
+		exp = (base ? field(base, i) : 0) + field(want, i);
+		if (got != exp) {
+			print_message("# %s: %s %llu, want %llu\n", what, fields[i].name,
+				      (unsigned long long)got, (unsigned long long)exp);
+			bad = 1;
+		}
+	}
+	assert_int_equal(c.pi_guard + c.pi_app + c.pi_ref + c.pi_unknown,
+			 c.pi_by_user + c.pi_by_module + c.pi_by_device);
+	if (bad)
+		fail_msg("%s: counts differ (above)", what);
+}
+
+static void get_counts(int ctx, int h, unsigned int flags, struct dio_counters *c)
+{
+	assert_int_equal(sys_dio_counters(ctx, h, flags, c), 0);
+}
+
+/*
+ * Descriptors a test opened, closed by the teardown when an assertion
+ * stopped the test, so that scsi_debug can be unloaded.
+ */
+static int open_fds[16];
+static int nr_open_fds;
+
+static int track(int fd)
+{
+	assert_true(fd >= 0);
+	assert_true(nr_open_fds < (int)(sizeof(open_fds) / sizeof(open_fds[0])));
+	open_fds[nr_open_fds++] = fd;
+	return fd;
+}
+
+static void close_tracked(int fd)
+{
+	int i;
+
+	for (i = 0; i < nr_open_fds; i++)
+		if (open_fds[i] == fd)
+			open_fds[i] = open_fds[--nr_open_fds];
+	close(fd);
+}
+
+struct dev {
+	int ctx, fd, h;
+	struct dio_query q;
+	struct dio_pi_profile p;
+	unsigned char *data, *back, *pi, *pi2;
+	size_t pilen;
+};
+
+static void dev_open(struct dev *d, int ctx, const char *path, unsigned int oflags)
+{
+	d->ctx = ctx;
+	d->fd = track(open(path, O_RDWR));
+	d->h = sys_dio_open(ctx, d->fd, oflags);
+	assert_true(d->h >= 1);
+	assert_int_equal(sys_dio_query(ctx, d->h, &d->q), 0);
+	assert_int_equal(dio_pi_profile_from_query(&d->q, &d->p), 0);
+	d->pilen = LEN / d->q.pi_interval * d->q.pi_md_size;
+	d->data = tl_xalloc(LEN, 0);
+	d->back = tl_xalloc(LEN, 0);
+	d->pi = tl_xalloc(d->pilen, 0);
+	d->pi2 = tl_xalloc(d->pilen, 0);
+	tl_fill(d->data, LEN, 11);
+}
+
+static void dev_close(struct dev *d)
+{
+	free(d->data);
+	free(d->back);
+	free(d->pi);
+	free(d->pi2);
+	close_tracked(d->fd);
+}
+
+/* One request, submitted and waited for: 0, or SUBMIT's -errno. */
+static int run(struct dev *d, struct dio_request *r)
+{
+	struct dio_request *rp = r;
+
+	if (sys_dio_submit(d->ctx, &rp, 1) != 1)
+		return -errno;
+	assert_int_equal(sys_dio_wait(d->ctx, &rp, 1, NULL), 1);
+	return 0;
+}
+
+static unsigned char *tuple(struct dev *d, unsigned char *pi, size_t i)
+{
+	return pi + i * d->q.pi_md_size + d->q.pi_offset;
+}
+
+static void gen(struct dev *d, uint64_t off, uint16_t app)
+{
+	assert_int_equal(dio_pi_generate(&d->p, d->data, LEN, d->pi,
+					 &(struct dio_pi_params){ .seed = off / d->q.pi_interval,
+								  .app_tag = app }), 0);
+}
+
+static void write_pi(struct dev *d, uint64_t off, unsigned int pi_flags,
+		     struct dio_request *r)
+{
+	dio_req_prep_write(r, d->h, d->data, LEN, off);
+	dio_req_set_pi(r, d->pi, d->pilen, pi_flags, 0, 0);
+}
+
+static void read_pi(struct dev *d, uint64_t off, unsigned int pi_flags,
+		    uint16_t app, uint16_t mask, struct dio_request *r)
+{
+	dio_req_prep_read(r, d->h, d->back, LEN, off);
+	dio_req_set_pi(r, d->pi2, d->pilen, pi_flags, app, mask);
+}
+
+static void assert_pi_failure(const struct dio_request *r, int src, int tag)
+{
+	if (r->result != -EILSEQ || r->pi_err_source != src || r->pi_err_tag != tag)
+		print_message("# result %lld source %s tag %s\n", (long long)r->result,
+			      dio_pi_source_name(r->pi_err_source),
+			      dio_pi_tag_name(r->pi_err_tag));
+	assert_int_equal(r->result, -EILSEQ);
+	assert_int_equal(r->pi_err_source, src);
+	assert_int_equal(r->pi_err_tag, tag);
+}
+
+/*
+ * dioctl stat -j of @path: its document valid for tools/dioctl.schema.json
+ * (json-check.py, beside the build directory) and its counts @base plus
+ * @want; the plain form succeeds too.
+ */
+static void dioctl_stat(const char *path, const struct dio_counters *base,
+			const struct dio_counters *want)
+{
+	const char *b = getenv("DIO_BUILD");
+	char dioctl[512], filter[2048];
+	size_t i, n = 0;
+
+	snprintf(dioctl, sizeof(dioctl), "%s/tools/dioctl", b ? b : "build");
+	assert_int_equal(tl_sh("%s stat %s >/dev/null", dioctl, path), 0);
+	assert_int_equal(tl_sh("%s stat %s -j >/tmp/t_counters.json", dioctl, path), 0);
+	/* Its TAP lines, prefixed: they are not this program's cases. */
+	assert_int_equal(tl_sh("%s/../tests/vm/json-check.py --schema %s/../tools/dioctl.schema.json "
+			       "/tmp/t_counters.json >/dev/null 2>/tmp/t_counters.check || "
+			       "{ sed 's/^/# /' /tmp/t_counters.check; exit 1; }",
+			       b ? b : "build", b ? b : "build"), 0);
+	n += snprintf(filter + n, sizeof(filter) - n, ".command == \"stat\" and .exit_code == 0");
+	for (i = 0; i < NFIELDS; i++)
+		n += snprintf(filter + n, sizeof(filter) - n, " and .%s == %llu", fields[i].name,
+			      (unsigned long long)(field(base, i) + field(want, i)));
+	assert_true(n < sizeof(filter));
+	if (tl_sh("jq -e '%s' /tmp/t_counters.json >/dev/null", filter)) {
+		tl_sh("cat /tmp/t_counters.json >&2");
+		fail_msg("dioctl stat: not the counts: %s", filter);
+	}
+}
+
+static int teardown(void **state)
+{
+	while (nr_open_fds)
+		close(open_fds[--nr_open_fds]);
+	return tl_scsi_debug_unload();
+}
+
+/*
+ * Known I/O on a scsi_debug DIF type 1 disk (512-byte intervals, CRC
+ * guard), the counts checked after every step; an NVMe handle of the same
+ * context counts nothing of it.
+ */
+static void test_handle_counts(void **state)
+{
+	const uint64_t off = 16 * LEN, off2 = 32 * LEN;
+	struct dio_counters want = { 0 }, zero = { 0 }, nvme_dev, disk_dev;
+	struct dio_request r;
+	char path[64], nvme[64];
+	struct dev d, other;
+	unsigned char blk[512];
+	int ctx, fd;
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", path, sizeof(path)), 0);
+	assert_int_equal(tl_nvme_dev(1, nvme, sizeof(nvme)), 0);
+	ctx = track(sys_dio_init(0, DIO_PRIVATE));
+	dev_open(&d, ctx, path, 0);
+	dev_open(&other, ctx, nvme, 0);
+	assert_int_equal(d.q.pi_interval, 512);
+	assert_int_equal(d.q.pi_type, 1);
+	get_counts(ctx, other.h, DIO_COUNTERS_DEVICE, &nvme_dev);
+	/* The disk's number may have served earlier programs' disks. */
+	get_counts(ctx, d.h, DIO_COUNTERS_DEVICE, &disk_dev);
+	/* A new handle counts from zero. */
+	expect_counts("new handle", ctx, d.h, 0, NULL, &want);
+
+	/* A write with the caller's PI, a write with the kernel's. */
+	gen(&d, off, 0x1234);
+	write_pi(&d, off, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	dio_req_prep_write(&r, d.h, d.data, LEN, off + LEN);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	want.writes = 2;
+	want.write_bytes = 2 * LEN;
+	expect_counts("two writes", ctx, d.h, 0, NULL, &want);
+
+	/* Reads: without PI (the module checks), and with a PI buffer. */
+	dio_req_prep_read(&r, d.h, d.back, LEN, off);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	read_pi(&d, off + LEN, 0, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	want.reads = 2;
+	want.read_bytes = 2 * LEN;
+	expect_counts("two reads", ctx, d.h, 0, NULL, &want);
+
+	/* App tag 0x4321 asked of blocks written with 0x1234: the module's. */
+	read_pi(&d, off, DIO_PI_CHK_APPTAG, 0x4321, 0xffff, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_pi_failure(&r, DIO_PI_SRC_MODULE, DIO_PI_TAG_APP);
+	want.reads++;
+	want.pi_app++;
+	want.pi_by_module++;
+	expect_counts("wrong app tag", ctx, d.h, 0, NULL, &want);
+
+	/* A bad guard in block 3, refused by DIO_PI_VERIFY_USER: the user's. */
+	gen(&d, off, 0);
+	tuple(&d, d.pi, 3)[0] ^= 0x01;
+	write_pi(&d, off, DIO_PI_VERIFY_USER, &r);
+	assert_int_equal(run(&d, &r), -EILSEQ);
+	assert_pi_failure(&r, DIO_PI_SRC_USER, DIO_PI_TAG_GUARD);
+	want.refused++;
+	want.pi_guard++;
+	want.pi_by_user++;
+	expect_counts("guard refused before submission", ctx, d.h, 0, NULL, &want);
+
+	/* A bad ref tag in block 5, sent: the disk refuses the write. */
+	gen(&d, off, 0);
+	tuple(&d, d.pi, 5)[7] ^= 0x40;
+	write_pi(&d, off, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_pi_failure(&r, DIO_PI_SRC_DEVICE, DIO_PI_TAG_REF);
+	want.writes++;
+	want.pi_ref++;
+	want.pi_by_device++;
+	expect_counts("ref tag refused by the disk", ctx, d.h, 0, NULL, &want);
+
+	/*
+	 * Block 2 at off2 changed behind its PI (written with the kernel's
+	 * generation off: the disk keeps the old tuple; not through the
+	 * module, so not counted).  Read raw with DIO_PI_CHK_GUARD, the
+	 * module finds it; read plainly, the disk refuses it.
+	 */
+	gen(&d, off2, 0);
+	write_pi(&d, off2, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	want.writes++;
+	want.write_bytes += LEN;
+	memcpy(blk, d.data + 2 * 512, 512);
+	blk[100] ^= 0xff;
+	assert_int_equal(tl_sh("echo 0 > /sys/block/%s/integrity/write_generate",
+			       tl_basename(path)), 0);
+	fd = open(path, O_RDWR | O_DIRECT);
+	assert_true(fd >= 0);
+	{
+		void *b = tl_xalloc(512, 0);
+
+		memcpy(b, blk, 512);
+		assert_int_equal(pwrite(fd, b, 512, off2 + 2 * 512), 512);
+		free(b);
+	}
+	close(fd);
+	assert_int_equal(tl_sh("echo 1 > /sys/block/%s/integrity/write_generate",
+			       tl_basename(path)), 0);
+	read_pi(&d, off2, DIO_PI_NOCHECK | DIO_PI_CHK_GUARD, 0, 0, &r);
+	assert_int_equal(run(&d, &r), 0);
+	assert_pi_failure(&r, DIO_PI_SRC_MODULE, DIO_PI_TAG_GUARD);
+	dio_req_prep_read(&r, d.h, d.back, LEN, off2);
+	assert_int_equal(run(&d, &r), 0);
+	assert_pi_failure(&r, DIO_PI_SRC_DEVICE, DIO_PI_TAG_GUARD);
+	want.reads += 2;
+	want.pi_guard += 2;
+	want.pi_by_module++;
+	want.pi_by_device++;
+	expect_counts("corrupted block", ctx, d.h, 0, NULL, &want);
+
+	/* A flush. */
+	dio_req_prep_flush(&r, d.h);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, 0);
+	want.flushes = 1;
+	expect_counts("flush", ctx, d.h, 0, NULL, &want);
+
+	/* Refused once the handle is found: beyond the device, misaligned. */
+	dio_req_prep_read(&r, d.h, d.back, LEN, d.q.capacity);
+	assert_int_equal(run(&d, &r), -ENXIO);
+	dio_req_prep_read(&r, d.h, d.back, LEN, 100);
+	assert_int_equal(run(&d, &r), -EINVAL);
+	want.refused += 2;
+	/* Before it: a handle that is not live, an unknown flag: nowhere. */
+	dio_req_prep_read(&r, 9999, d.back, LEN, 0);
+	assert_int_equal(run(&d, &r), -EBADF);
+	dio_req_prep_read(&r, d.h, d.back, LEN, 0);
+	r.flags |= 0x8000;
+	assert_int_equal(run(&d, &r), -EINVAL);
+	expect_counts("refused", ctx, d.h, 0, NULL, &want);
+	/* Nothing failed for another reason. */
+	assert_int_equal(want.io_errors, 0);
+
+	/* The device's counts grew by the handle's: no other handle had it. */
+	expect_counts("the disk's counts", ctx, d.h, DIO_COUNTERS_DEVICE, &disk_dev, &want);
+	/* The NVMe handle, and its device, counted none of it. */
+	expect_counts("the other handle", ctx, other.h, 0, NULL, &zero);
+	expect_counts("the other device", ctx, other.h, DIO_COUNTERS_DEVICE, &nvme_dev, &zero);
+
+	/*
+	 * dioctl stat: the disk's counts, while this context holds its claim
+	 * (dioctl opens it without one), as the schema says.
+	 */
+	dioctl_stat(path, &disk_dev, &want);
+
+	/* Arguments. */
+	assert_int_equal(tl_errno(sys_dio_counters(ctx, 9999, 0, &want)), -EBADF);
+	assert_int_equal(tl_errno(sys_dio_counters(ctx, d.h, 2, &want)), -EINVAL);
+	assert_int_equal(tl_errno(sys_dio_counters(ctx, d.h, ~0U, &want)), -EINVAL);
+
+	dev_close(&other);
+	dev_close(&d);
+	close_tracked(ctx);
+}
+
+/*
+ * One NVMe namespace held by two contexts (DIO_OPEN_NOCLAIM): each
+ * handle counts its own requests, the device counts both, and keeps
+ * counting what a revoked handle did.
+ */
+static void test_device_counts(void **state)
+{
+	const uint64_t off = 64 * LEN;
+	struct dio_counters base, want_a = { 0 }, want_b = { 0 }, want_dev = { 0 };
+	struct dio_request r;
+	struct dev a, b;
+	char path[64];
+	int ctx_a, ctx_b, i, h_old;
+
+	assert_int_equal(tl_nvme_dev(1, path, sizeof(path)), 0);
+	ctx_a = track(sys_dio_init(0, DIO_PRIVATE));
+	ctx_b = track(sys_dio_init(0, DIO_PRIVATE));
+	dev_open(&a, ctx_a, path, DIO_OPEN_NOCLAIM);
+	dev_open(&b, ctx_b, path, DIO_OPEN_NOCLAIM);
+	/* What earlier programs did to the namespace since the module loaded. */
+	get_counts(ctx_a, a.h, DIO_COUNTERS_DEVICE, &base);
+	expect_counts("the device, from b", ctx_b, b.h, DIO_COUNTERS_DEVICE, &base, &want_dev);
+
+	for (i = 0; i < 2; i++) {
+		dio_req_prep_write(&r, a.h, a.data, LEN, off + i * LEN);
+		assert_int_equal(run(&a, &r), 0);
+		assert_int_equal(r.result, LEN);
+	}
+	for (i = 0; i < 3; i++) {
+		dio_req_prep_read(&r, b.h, b.back, LEN, off + (i % 2) * LEN);
+		assert_int_equal(run(&b, &r), 0);
+		assert_int_equal(r.result, LEN);
+	}
+	want_a.writes = 2;
+	want_a.write_bytes = 2 * LEN;
+	want_b.reads = 3;
+	want_b.read_bytes = 3 * LEN;
+	want_dev = want_a;
+	want_dev.reads = want_b.reads;
+	want_dev.read_bytes = want_b.read_bytes;
+	expect_counts("handle a", ctx_a, a.h, 0, NULL, &want_a);
+	expect_counts("handle b", ctx_b, b.h, 0, NULL, &want_b);
+	expect_counts("the device, from a", ctx_a, a.h, DIO_COUNTERS_DEVICE, &base, &want_dev);
+	expect_counts("the device, from b", ctx_b, b.h, DIO_COUNTERS_DEVICE, &base, &want_dev);
+
+	/* b's last opener closes it: revoked, its counts stay the device's. */
+	h_old = b.h;
+	assert_int_equal(sys_dio_close(ctx_b, b.h), 0);
+	assert_int_equal(tl_errno(sys_dio_counters(ctx_b, h_old, 0, &base)), -EBADF);
+	expect_counts("the device after b's revoke", ctx_a, a.h, DIO_COUNTERS_DEVICE, &base,
+		      &want_dev);
+	/* Opened again: a new handle, from zero; the device goes on. */
+	b.h = sys_dio_open(ctx_b, b.fd, DIO_OPEN_NOCLAIM);
+	assert_true(b.h >= 1);
+	assert_int_not_equal(b.h, h_old);
+	expect_counts("b opened again", ctx_b, b.h, 0, NULL, &(struct dio_counters){ 0 });
+	dio_req_prep_read(&r, b.h, b.back, LEN, off);
+	assert_int_equal(run(&b, &r), 0);
+	assert_int_equal(r.result, LEN);
+	want_b = (struct dio_counters){ .reads = 1, .read_bytes = LEN };
+	expect_counts("b's new handle", ctx_b, b.h, 0, NULL, &want_b);
+	want_dev.reads++;
+	want_dev.read_bytes += LEN;
+	expect_counts("the device, one read more", ctx_a, a.h, DIO_COUNTERS_DEVICE, &base,
+		      &want_dev);
+	expect_counts("handle a, unchanged", ctx_a, a.h, 0, NULL, &want_a);
+
+	dev_close(&a);
+	dev_close(&b);
+	close_tracked(ctx_a);
+	close_tracked(ctx_b);
+}
+
+/* The module says it has the counters. */
+static void test_feature(void **state)
+{
+	struct dio_features f;
+
+	assert_int_equal(sys_dio_features(&f), 0);
+	assert_true(f.abi_version >= 5);
+	assert_true(f.features & DIO_FEAT_COUNTERS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_feature),
+		cmocka_unit_test_teardown(test_handle_counts, teardown),
+		cmocka_unit_test_teardown(test_device_counts, teardown),
+	};
+
+	if (tl_dio_load())
+		return 1;
+	return cmocka_run_group_tests_name("counters", tests, NULL, NULL);
+}
