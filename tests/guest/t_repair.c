@@ -14,7 +14,11 @@
  *   repaired;
  * - "-": the good device's bytes through a pipe (dioctl read -O -), the
  *   whole device and a --range (the stream starts at START), and a stream
- *   that ends too soon ("source-error").
+ *   that ends too soon ("source-error");
+ * - scsi_debug's medium errors (reads only): each sector written and its
+ *   read-back failing again ("read-back-failed"), exit status 3 kept;
+ * - the disk made read-only while the scrub reads it (the scrub stopped
+ *   with SIGSTOP before its repairs can have begun): "write-failed", EPERM.
  *
  * Every per-block outcome is asserted in the JSON (jq), the disk is
  * scrubbed again after each run (what was repaired stays repaired, what
@@ -34,6 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -415,6 +422,116 @@ static void test_repair_from_stdin(void **state)
 	expect_same(sd, nv, 3001);
 }
 
+/*
+ * I/O errors (scsi_debug's medium errors, on reads only): each sector's
+ * copy is written, and reading it back fails again: read-back-failed, and
+ * the exit status stays 3.
+ */
+static void test_repair_io_errors(void **state)
+{
+	unsigned long long start, count, i;
+	char want[1024], *v;
+
+	v = tl_sysfs_read("/sys/module/scsi_debug/parameters/medium_error_start");
+	assert_non_null(v);
+	start = strtoull(v, NULL, 0);
+	free(v);
+	v = tl_sysfs_read("/sys/module/scsi_debug/parameters/medium_error_count");
+	assert_non_null(v);
+	count = strtoull(v, NULL, 0);
+	free(v);
+	assert_true(count > 0 && count < 20 && (start + count) * 512 <= LEN);
+	write_both();
+	want[0] = 0;
+	for (i = 0; i < count; i++)
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%llu",
+			 i ? " " : "", (start + i) * 512);
+	assert_int_equal(sh("echo 2 > /sys/bus/pseudo/drivers/scsi_debug/opts"), 0);
+	expect_exit(run("scrub %s --repair-from %s --dry-run -j", sd, nv), 3);
+	expect_jq("[.failures[] | select(.repair.outcome == \"would-repair\") | .offset | tostring] "
+		  "| join(\" \")", want);
+	expect_exit(run("scrub %s --repair-from %s -j", sd, nv), 3);
+	assert_int_equal(sh("echo 0 > /sys/bus/pseudo/drivers/scsi_debug/opts"), 0);
+	expect_jq("[.failures[] | select(.repair.outcome == \"read-back-failed\") | .offset | "
+		  "tostring] | join(\" \")", want);
+	expect_jq("[.failures[].repair.error] | unique | .[0] | test(\"^(ENODATA|EIO)$\")", "true");
+	expect_jq("[.failures[].repair.error] | unique | length", "1");
+	snprintf(want, sizeof(want), "0\tdevice\tfalse\t0\t0\t%llu\tio-error\t3", count);
+	expect_jq(COUNTS, want);
+	expect_bad(sd, "");
+}
+
+/* The disk's read sectors (/sys/block/NAME/stat). */
+static unsigned long long sectors_read(const char *dev)
+{
+	char *v = tl_sysfs_read("/sys/block/%s/stat", tl_basename(dev));
+	unsigned long long ios = 0, merges = 0, sectors = 0;
+
+	assert_non_null(v);
+	assert_int_equal(sscanf(v, "%llu %llu %llu", &ios, &merges, &sectors), 3);
+	free(v);
+	return sectors;
+}
+
+static void set_ro(const char *dev, int on)
+{
+	int fd = open(dev, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ioctl(fd, BLKROSET, &on), 0);
+	close(fd);
+}
+
+/*
+ * A write that fails: the disk made read-only (BLKROSET, blockdev
+ * --setro) while the scrub reads it, before its repairs.  The scrub, held
+ * to 1 MB/s, is stopped (SIGSTOP) once the disk has read 512 KiB for it;
+ * then it has not read all 8 MiB yet, so it has not begun its repairs
+ * (they come after the last read completes, which the disk counts first).
+ */
+static void test_repair_write_failed(void **state)
+{
+	unsigned long long base, got;
+	int i, st, fd;
+	pid_t pid;
+
+	write_both();
+	corrupt_sd(sd, 100, 1, 0x01);
+	sh("command -v udevadm >/dev/null && udevadm settle");
+	base = sectors_read(sd);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		fd = open(OUT, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || dup2(fd, 1) < 0)
+			_exit(126);
+		fd = open(ERR, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || dup2(fd, 2) < 0)
+			_exit(126);
+		execl(dioctl, "dioctl", "scrub", sd, "--rate", "1", "-b", "256K", "--repair-from",
+		      nv, "-j", (char *)NULL);
+		_exit(127);
+	}
+	/* A hang guard of 60 s (x tl_slow_factor()) for the first 512 KiB. */
+	for (i = 0; i < 6000 * tl_slow_factor() && sectors_read(sd) - base < 1024; i++)
+		usleep(10000);
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	got = sectors_read(sd) - base;
+	print_message("# stopped after %llu sectors read\n", got);
+	assert_true(got >= 1024);
+	assert_true(got < LEN / 512);
+	set_ro(sd, 1);
+	assert_int_equal(kill(pid, SIGCONT), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	set_ro(sd, 0);
+	assert_true(WIFEXITED(st));
+	keep_doc(WEXITSTATUS(st), "scrub (read-only before its repairs) --repair-from -j");
+	expect_exit(WEXITSTATUS(st), 4);
+	expect_jq(OUTCOMES, "100 write-failed EPERM");
+	expect_jq(".failures[0].repair.reason | test(\"Operation not permitted\")", "true");
+	expect_bad(sd, "100");
+}
+
 /* Command lines refused. */
 static void test_usage(void **state)
 {
@@ -433,6 +550,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_repair_from_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repair_from_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repair_from_stdin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repair_io_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repair_write_failed, setup, teardown),
 	};
 
 	snprintf(dioctl, sizeof(dioctl), "%s/tools/dioctl", b ? b : "build");
