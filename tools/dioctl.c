@@ -1301,6 +1301,7 @@ static void usage(FILE *out)
 	      "  write DEVICE -s OFF -l LEN [--pattern B|--random SEED|-i FILE] [-p] [-a T]\n"
 	      "  read DEVICE [-s OFF] [-l LEN] [-p] [-v] [--raw] [--dump] [-a T] [--output FILE]\n"
 	      "  scrub DEVICE [-r START:END] [-d N] [-b N] [-a T -m M] [--rate MB/s]\n"
+	      "        [--repair-from SOURCE [--dry-run]]\n"
 	      "  tag get DEVICE -L LBA -n COUNT\n"
 	      "  tag set DEVICE -L LBA -n COUNT -a T\n"
 	      "Every command takes -j (--json, -o json) and -h (--help: its own options).\n"
@@ -1369,7 +1370,7 @@ static void cmd_help(const char *cmd)
 		       "%s%s", help_size, help_common);
 	} else if (!strcmp(cmd, "scrub")) {
 		printf("usage: dioctl scrub DEVICE [-r START:END] [-d N] [-b N] [-a T -m M]\n"
-		       "                    [--rate MB/s] [-j]\n"
+		       "                    [--rate MB/s] [--repair-from SOURCE [--dry-run]] [-j]\n"
 		       "Read the whole device (or a range) with its PI, verify every tuple with\n"
 		       "libdioctl, continue past bad blocks, and report every failing block.\n"
 		       "Progress on stderr when it is a terminal; one final line otherwise.\n"
@@ -1379,6 +1380,11 @@ static void cmd_help(const char *cmd)
 		       "  -m, --app-mask M        bits of T compared (default 0xffff)\n"
 		       "  --rate MB/s             read at most this many MB (10^6 bytes) a second\n"
 		       "  --max-report N          failures listed (default 100000; the rest counted)\n"
+		       "  --repair-from SOURCE    rewrite each failing block from a good copy: a\n"
+		       "                          device, an image file, or '-' (stdin, a stream from\n"
+		       "                          START); written with PI and FUA only when the copy\n"
+		       "                          verifies, then read back verified\n"
+		       "  --dry-run               with --repair-from: check the copies, write nothing\n"
 		       "%s%s", help_size, help_common);
 	} else if (!strcmp(cmd, "tag")) {
 		printf("usage: dioctl tag get DEVICE -L LBA -n COUNT [-j]\n"
@@ -1399,7 +1405,7 @@ static void cmd_help(const char *cmd)
 
 /* Long-only options: values below ' ', so that takes() lists them as characters. */
 enum { OPT_PATTERN = 1, OPT_RANDOM, OPT_FUA, OPT_RAW, OPT_DUMP, OPT_BATCH,
-       OPT_RATE, OPT_MAX_REPORT };
+       OPT_RATE, OPT_MAX_REPORT, OPT_REPAIR_FROM, OPT_DRY_RUN };
 
 static const struct option longopts[] = {
 	{ "offset", required_argument, NULL, 's' },
@@ -1421,6 +1427,8 @@ static const struct option longopts[] = {
 	{ "range", required_argument, NULL, 'r' },
 	{ "rate", required_argument, NULL, OPT_RATE },
 	{ "max-report", required_argument, NULL, OPT_MAX_REPORT },
+	{ "repair-from", required_argument, NULL, OPT_REPAIR_FROM },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "lba", required_argument, NULL, 'L' },
 	{ "count", required_argument, NULL, 'n' },
 	{ "json", no_argument, NULL, 'j' },
@@ -1440,8 +1448,8 @@ static bool takes(const char *cmd, int c)
 		{ "write", "joh" "slipadb" "\001\002\003\006" },
 		/* OPT_RAW, OPT_DUMP, OPT_BATCH */
 		{ "read", "joh" "slpamvdbO" "\004\005\006" },
-		/* OPT_RATE, OPT_MAX_REPORT */
-		{ "scrub", "joh" "ramdb" "\007\010" },
+		/* OPT_RATE, OPT_MAX_REPORT, OPT_REPAIR_FROM, OPT_DRY_RUN */
+		{ "scrub", "joh" "ramdb" "\007\010\011\012" },
 		{ "tag", "joh" "Lnab" },
 	};
 
@@ -1542,6 +1550,8 @@ static void parse_opt(struct opts *o, int c)
 		v = parse_num(optarg, "--max-report");
 		o->max_report = v > 10000000 ? 10000000 : (unsigned int)v;
 		break;
+	case OPT_REPAIR_FROM: o->repair_from = optarg; break;
+	case OPT_DRY_RUN: o->dry_run = true; break;
 	case 'L': o->lba = parse_num(optarg, "--lba"); o->have_lba = true; break;
 	case 'n': o->count = parse_num(optarg, "--count"); o->have_count = true; break;
 	case 'j': o->json = true; break;

@@ -76,7 +76,15 @@ static const char *failure_note(const struct failure *f)
 	return NULL;
 }
 
+static void failure_json_repair(const struct failure *f, const struct repair_result *rep);
+
 void failure_json(const struct failure *f)
+{
+	failure_json_repair(f, NULL);
+}
+
+/* One of failures[]; with --repair-from its "repair" too. */
+static void failure_json_repair(const struct failure *f, const struct repair_result *rep)
 {
 	const char *note = failure_note(f);
 	bool values = f->err == EILSEQ && f->tag != DIO_PI_TAG_NONE;
@@ -106,6 +114,8 @@ void failure_json(const struct failure *f)
 		j_str("note", note);
 	else
 		j_null("note");
+	if (rep)
+		repair_json(rep);
 	j_end();
 }
 
@@ -165,6 +175,10 @@ struct scrub {
 	int			fatal;		/* errno that stopped it */
 	double			t0, last_progress;
 	bool			tty;
+	struct source		*src;		/* --repair-from */
+	struct repair_result	*repairs;	/* one per listed failure */
+	uint64_t		repaired[2];	/* PI failures, I/O errors repaired */
+	size_t			would, unrepaired;
 };
 
 /* range.tries of a block read one last time without a PI buffer. */
@@ -450,7 +464,6 @@ static void report(struct scrub *s, int code)
 	bool unknown_tags = false;
 	size_t i;
 
-	qsort(s->fails, s->nfails, sizeof(*s->fails), cmp_failure);
 	if (o->json) {
 		j_begin(NULL);
 		j_str("command", "scrub");
@@ -496,9 +509,21 @@ static void report(struct scrub *s, int code)
 		j_str("status", code == EXIT_OK ? "ok" : code == EXIT_PI ? "pi-failure" :
 				code == EXIT_IO ? "io-error" : "interrupted");
 		j_u64("exit_code", code);
+		if (s->src) {
+			j_begin("repair");
+			j_str("source", o->repair_from);
+			j_str("source_type", source_kind(s->src));
+			j_bool("dry_run", o->dry_run);
+			j_u64("repaired", s->repaired[0] + s->repaired[1]);
+			j_u64("would_repair", s->would);
+			j_u64("not_repaired", s->unrepaired);
+			j_end();
+		} else {
+			j_null("repair");
+		}
 		j_abegin("failures");
 		for (i = 0; i < s->nfails; i++)
-			failure_json(&s->fails[i]);
+			failure_json_repair(&s->fails[i], s->repairs ? &s->repairs[i] : NULL);
 		j_aend();
 		j_end();
 		j_done();
@@ -517,6 +542,9 @@ static void report(struct scrub *s, int code)
 		       s->io_errors == 1 ? "" : "s");
 		for (i = 0; i < s->nfails; i++) {
 			failure_text(&s->fails[i]);
+			if (s->repairs)
+				printf("    %s%s%s\n", repair_outcome_text(s->repairs[i].outcome),
+				       s->repairs[i].why[0] ? ": " : "", s->repairs[i].why);
 			if (s->fails[i].err == EILSEQ && s->fails[i].tag == DIO_PI_TAG_NONE &&
 			    s->fails[i].interval != DIO_PI_INTERVAL_UNKNOWN)
 				unknown_tags = true;
@@ -536,6 +564,45 @@ static void report(struct scrub *s, int code)
 	}
 	if (s->fatal)
 		printf("stopped: %s (%s)\n", err_text(s->fatal), err_name(s->fatal));
+	if (s->src && o->dry_run)
+		printf("repair from %s (dry run, nothing written): %zu would be repaired, "
+		       "%zu not%s\n", o->repair_from, s->would, s->unrepaired,
+		       s->unlisted ? ", and the failures not listed not tried" : "");
+	else if (s->src)
+		printf("repair from %s: %" PRIu64 " repaired, %zu not%s\n", o->repair_from,
+		       s->repaired[0] + s->repaired[1], s->unrepaired,
+		       s->unlisted ? ", and the failures not listed not tried" : "");
+}
+
+/*
+ * --repair-from: each listed failure in ascending order (a stream source
+ * is read forwards only), after the scrub.
+ */
+static void repair_all(struct scrub *s)
+{
+	const struct opts *o = s->o;
+	struct repair_result *res;
+	size_t i;
+
+	s->repairs = calloc(s->nfails ? s->nfails : 1, sizeof(*s->repairs));
+	if (!s->repairs)
+		die(EXIT_IO, ENOMEM, "scrub: repair list");
+	for (i = 0; i < s->nfails; i++) {
+		res = &s->repairs[i];
+		if (interrupted || s->fatal) {
+			res->outcome = REPAIR_NOT_TRIED;
+			snprintf(res->why, sizeof(res->why), "the scrub was %s",
+				 interrupted ? "interrupted" : "stopped");
+		} else {
+			repair_one(s->src, &s->d, s->pi, o, &s->fails[i], res);
+		}
+		if (res->outcome == REPAIR_DONE)
+			s->repaired[s->fails[i].err != EILSEQ]++;
+		else if (res->outcome == REPAIR_WOULD)
+			s->would++;
+		else
+			s->unrepaired++;
+	}
 }
 
 int cmd_scrub(const char *path, const struct opts *o)
@@ -553,7 +620,9 @@ int cmd_scrub(const char *path, const struct opts *o)
 		die(EXIT_IO, ENOMEM, "scrub");
 	s->o = o;
 	get_features(&f);
-	dev_open(&s->d, path, false);
+	if (o->dry_run && !o->repair_from)
+		usage_error("--dry-run: with --repair-from only");
+	dev_open(&s->d, path, o->repair_from && !o->dry_run);
 	s->pi = s->d.has_pi && (f.features & DIO_FEAT_PI);
 	if (o->app_tag >= 0 && !s->pi)
 		die(EXIT_NOTSUP, EOPNOTSUPP, "--app-tag: %s has no PI this tool can read",
@@ -571,6 +640,9 @@ int cmd_scrub(const char *path, const struct opts *o)
 	if (s->depth > f.max_inflight || s->depth > f.max_batch)
 		usage_error("--depth %u: at most %u (the module's max_inflight and max_batch)",
 			    s->depth, f.max_inflight < f.max_batch ? f.max_inflight : f.max_batch);
+	if (o->repair_from)
+		s->src = source_open(o->repair_from, &s->d, s->pi, s->unit, s->req, s->start,
+				     s->end);
 	s->slots = calloc(s->depth, sizeof(*s->slots));
 	s->free_slots = calloc(s->depth, sizeof(*s->free_slots));
 	ptrs = calloc(s->depth, sizeof(*ptrs));
@@ -647,9 +719,13 @@ int cmd_scrub(const char *path, const struct opts *o)
 		inflight -= ret;
 		progress(s, false);
 	}
-	code = s->io_errors || s->fatal ? EXIT_IO : s->pi_failures ? EXIT_PI :
-	       interrupted ? EXIT_INTR : EXIT_OK;
 	progress(s, true);
+	qsort(s->fails, s->nfails, sizeof(*s->fails), cmp_failure);
+	if (s->src)
+		repair_all(s);
+	/* Failures repaired are gone; the rest keep their exit status. */
+	code = s->io_errors > s->repaired[1] || s->fatal ? EXIT_IO :
+	       s->pi_failures > s->repaired[0] ? EXIT_PI : interrupted ? EXIT_INTR : EXIT_OK;
 	report(s, code);
 	fflush(stdout);
 	if (s->fatal)
@@ -657,10 +733,19 @@ int cmd_scrub(const char *path, const struct opts *o)
 			err_text(s->fatal), err_name(s->fatal));
 	else if (code == EXIT_INTR)
 		fprintf(stderr, "dioctl: scrub of %s interrupted\n", path);
+	else if (code != EXIT_OK && s->src)
+		fprintf(stderr, "dioctl: scrub of %s found %" PRIu64 " PI failure%s and %" PRIu64
+			" I/O error%s; %" PRIu64 " repaired from %s, %" PRIu64 " left\n", path,
+			s->pi_failures, s->pi_failures == 1 ? "" : "s", s->io_errors,
+			s->io_errors == 1 ? "" : "s", s->repaired[0] + s->repaired[1],
+			o->repair_from, s->pi_failures + s->io_errors - s->repaired[0] -
+			s->repaired[1]);
 	else if (code != EXIT_OK)
 		fprintf(stderr, "dioctl: scrub of %s found %" PRIu64 " PI failure%s and %" PRIu64
 			" I/O error%s\n", path, s->pi_failures, s->pi_failures == 1 ? "" : "s",
 			s->io_errors, s->io_errors == 1 ? "" : "s");
+	if (s->src)
+		source_close(s->src, !interrupted && !s->fatal);
 	dev_close(&s->d);
 	return code;
 }

@@ -80,6 +80,8 @@ struct opts {
 	uint64_t	lba, count;
 	bool		have_lba, have_count;
 	unsigned int	max_report;
+	const char	*repair_from;	/* scrub --repair-from; NULL: none */
+	bool		dry_run;	/* scrub --dry-run */
 };
 
 /*
@@ -119,6 +121,39 @@ void failure_from_req(const struct dev *d, const struct dio_request *r,
 void failure_json(const struct failure *f);
 
 int cmd_scrub(const char *path, const struct opts *o);
+
+/* dioctl_repair.c: scrub --repair-from SOURCE, one failing block at a time. */
+enum {
+	REPAIR_NONE,
+	REPAIR_DONE,		/* written with FUA, read back verified */
+	REPAIR_WOULD,		/* --dry-run: the copy verified, nothing written */
+	REPAIR_COPY_BAD,	/* the copy does not verify: nothing written */
+	REPAIR_SOURCE_ERROR,	/* the copy could not be read */
+	REPAIR_WRITE_FAILED,
+	REPAIR_READBACK_FAILED,
+	REPAIR_NOT_TRIED,	/* the scrub was interrupted or stopped */
+};
+struct repair_result {
+	int		outcome;	/* REPAIR_* */
+	int		err;		/* errno, 0: none */
+	char		why[320];	/* "": nothing to add */
+};
+struct source;
+/*
+ * Open SOURCE @path for repairs of @d (exits 2 when it cannot be opened),
+ * read with PI when @pi and it has the same interval @unit; failures of at
+ * most @max bytes; a stream starts at device byte @start, is drained to @end.
+ */
+struct source *source_open(const char *path, const struct dev *d, bool pi, uint64_t unit,
+			   uint64_t max, uint64_t start, uint64_t end);
+const char *source_kind(const struct source *src);	/* "device", "file", "stream" */
+void repair_one(struct source *src, const struct dev *d, bool pi, const struct opts *o,
+		const struct failure *f, struct repair_result *res);
+/* Close @src; a stream (@drain: the scrub ran to its end) read up to END first. */
+void source_close(struct source *src, bool drain);
+const char *repair_outcome_name(int outcome);		/* JSON */
+const char *repair_outcome_text(int outcome);		/* text */
+void repair_json(const struct repair_result *r);	/* the member "repair" */
 
 /*
  * JSON on stdout: one document, members added in order.  With --json,

@@ -225,6 +225,13 @@ json_rejects() {
 	bad error-exit-0 '.exit_code = 0' "$error"
 	bad error-errno-text '.error = "No such file or directory"' "$error"
 	bad error-with-result '.capacity = 0' "$error"
+	# scrub --repair-from: a block's repair without the run's, an outcome
+	# dioctl has not, a dry run that wrote, a repaired block with a reason.
+	repair='.repair = {"source": "/dev/sdc", "source_type": "device", "dry_run": false, "repaired": 2, "would_repair": 0, "not_repaired": 0} | .failures[].repair = {"outcome": "repaired", "reason": null, "error": null}'
+	bad repair-of-a-block-only '.failures[0].repair = {"outcome": "repaired", "reason": null, "error": null}'
+	bad repair-outcome-unknown "$repair"' | .failures[1].repair.outcome = "fixed"'
+	bad repair-dry-run-wrote "$repair"' | .repair.dry_run = true'
+	bad repair-done-with-reason "$repair"' | .failures[0].repair.reason = "copied"'
 	n=$((n + 1))
 	cat "$scrub.json" "$scrub.json" >"$tmp/bad-$n-two-documents.json"
 	n=$((n + 1))
@@ -241,8 +248,10 @@ json_rejects() {
 			echo "${b##*/}: rejected: $(sed -n 's/^#   //p' "$tmp/why" | head -n 1)"
 		fi
 	done
-	# The same documents unbroken pass.
-	[ "$(tests/vm/json-check.py "$scrub.json" "$error" 2>&1 >/dev/null | grep -c '^ok ')" = 3 ] ||
+	# The same documents unbroken pass, and the scrub's with its repairs.
+	jq "$repair"' | .status = "ok" | .exit_code = 0' "$scrub.json" >"$tmp/good-repair.json"
+	[ "$(tests/vm/json-check.py "$scrub.json" "$error" "$tmp/good-repair.json" 2>&1 >/dev/null |
+		grep -c '^ok ')" = 4 ] ||
 		{ echo "the unbroken examples do not validate"; missed=$((missed + 1)); }
 	echo "$n broken documents, $missed not rejected"
 	[ "$missed" = 0 ]

@@ -138,6 +138,7 @@ if [ "$flavour" = debug ] && [ -d "$res/gcov" ] && [ -z "${DIO_PART:-}" ]; then
 	grep '^coverage: module' "$res/coverage.txt" >"$B/results/$tag.coverage"
 fi
 [ -d "$res/dioctl-json" ] && { read -r jp jf < <("$here/json-check.py" --every-kind "$res/dioctl-json" | tail -n 1); p=$((p + ${jp:-0})) f=$((f + ${jf:-1})); } # t_dioctl's JSON documents against tools/dioctl.schema.json
+[ -d "$res/repair-json" ] && { read -r jp jf < <("$here/json-check.py" --require scrub,error "$res/repair-json" | tail -n 1); p=$((p + ${jp:-0})) f=$((f + ${jf:-1})); } # t_repair's
 echo "$p $f" >"$counts"
 echo "check[$flavour]: $p passed, $f failed"
 [ "$f" = 0 ]
