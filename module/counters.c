@@ -91,6 +91,7 @@ static struct dio_dev *dio_dev_get(dev_t dev)
 int dio_counts_init(struct dio_handle *h)
 {
 	struct dio_dev *d;
+	int ret;
 
 	h->counts = alloc_percpu_gfp(struct dio_counts, GFP_KERNEL_ACCOUNT);
 	if (!h->counts)
@@ -98,18 +99,19 @@ int dio_counts_init(struct dio_handle *h)
 	mutex_lock(&dio_dev_lock);
 	d = dio_dev_get(h->dev);
 	if (IS_ERR(d)) {
-		mutex_unlock(&dio_dev_lock);
-		goto out_free_counts;
+		ret = PTR_ERR(d);
+		goto out_unlock;
 	}
 	h->dstats = d;
 	list_add_tail(&h->dev_node, &d->handles);
 	mutex_unlock(&dio_dev_lock);
 	return 0;
 
-out_free_counts:
+out_unlock:
+	mutex_unlock(&dio_dev_lock);
 	free_percpu(h->counts);
 	h->counts = NULL;
-	return -ENOMEM;
+	return ret;
 }
 
 /* Add @c's counts, every CPU's, to @sum. */
