@@ -157,6 +157,8 @@ struct source *source_open(const char *path, const struct dev *d, bool pi, uint6
 	} else {
 		if (stat(path, &st))
 			die(EXIT_OPEN, errno, "--repair-from %s", path);
+		if (S_ISDIR(st.st_mode))
+			die(EXIT_OPEN, EISDIR, "--repair-from %s", path);
 		if (S_ISBLK(st.st_mode)) {
 			src->kind = SOURCE_DEVICE;
 			dev_open(&src->d, path, false);
@@ -246,7 +248,7 @@ static uint16_t app_of(const struct dev *d, const unsigned char *md, uint64_t k)
 
 /*
  * Read the copy of @len bytes at @off into src->data, and check it; for a
- * device source with PI, its tuples into src->md.  0, or the outcome.
+ * device source with PI, its own tuples into src->smd.  0, or the outcome.
  */
 static int read_copy(struct source *src, const struct dev *d, const struct opts *o,
 		     uint64_t off, uint64_t len, struct repair_result *res)

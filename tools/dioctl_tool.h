@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * dioctl: what its source files share (dioctl.c: commands, options,
- * read/write/tag; dioctl_scrub.c: scrub; dioctl_json.c: JSON output).
+ * read/write/tag; dioctl_scrub.c: scrub; dioctl_repair.c: scrub --repair-from;
+ * dioctl_json.c: JSON output).
  */
 #ifndef DIOCTL_TOOL_H
 #define DIOCTL_TOOL_H

@@ -58,9 +58,9 @@ tool_tests=" dioctl examples fio repair "
 # the tools themselves meet a different kernel: all of them on 6.1 (Debian
 # 12, whose fio the engine is built against), dioctl and the examples on
 # 7.3 too (NVMe's own PI path from 6.14 on, which dioctl --raw takes), and
-# on 6.12 only t_repair (dioctl scrub --repair-from, which issue 32 wants
-# on every stock kernel; about a minute): the others are a lane's third of
-# its time, make check's budget.
+# on 6.12 only t_repair (dioctl scrub --repair-from, which issue 32
+# wants on every stock kernel; one to two minutes): the others are a
+# lane's third of its time, make check's budget.
 tools_on_61=" dioctl examples fio repair "
 tools_on_612=" repair "
 tools_on_73=" dioctl examples repair "

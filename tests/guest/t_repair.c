@@ -530,6 +530,14 @@ static void test_repair_write_failed(void **state)
 	expect_jq(OUTCOMES, "100 write-failed EPERM");
 	expect_jq(".failures[0].repair.reason | test(\"Operation not permitted\")", "true");
 	expect_bad(sd, "100");
+	/* Read-only from the start: --dry-run opens it read-only; a repair cannot. */
+	set_ro(sd, 1);
+	expect_exit(run("scrub %s --repair-from %s -j", sd, nv), 2);
+	expect_in(ERR, "Read-only file system (EROFS)");
+	expect_exit(run("scrub %s --repair-from %s --dry-run -j", sd, nv), 4);
+	expect_jq(OUTCOMES, "100 would-repair null");
+	set_ro(sd, 0);
+	expect_bad(sd, "100");
 }
 
 /* Command lines refused. */
@@ -539,6 +547,8 @@ static void test_usage(void **state)
 	expect_in(ERR, "--dry-run: with --repair-from only");
 	expect_exit(run("scrub %s --repair-from /dev/dio-no-such-disk -j", sd), 2);
 	expect_in(ERR, "--repair-from /dev/dio-no-such-disk: No such file or directory");
+	expect_exit(run("scrub %s --repair-from /tmp -j", sd), 2);
+	expect_in(ERR, "--repair-from /tmp: Is a directory (EISDIR)");
 	expect_exit(run("read %s --repair-from %s", sd, nv), 1);
 }
 
