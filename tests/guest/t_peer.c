@@ -351,6 +351,28 @@ static void corrupt(uint64_t lba, unsigned char *blk)
 }
 
 /*
+ * The ref tag the namespace stores for block @lba, from its backing file
+ * (QEMU, mset=0: 8 bytes of metadata per block after the data of all the
+ * namespace's blocks, which sysfs counts).
+ */
+static uint32_t stored_ref(uint64_t lba)
+{
+	char *n = tl_sysfs_read("/sys/block/%s/size", tl_basename(ns_dev));
+	unsigned char t[8];
+	FILE *f = fopen(IMG, "r");
+	long blocks;
+
+	assert_non_null(n);
+	blocks = atol(n);
+	free(n);
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)(blocks * IV + lba * 8), SEEK_SET), 0);
+	assert_int_equal(fread(t, 1, 8, f), 8);
+	fclose(f);
+	return be32(t + 4);
+}
+
+/*
  * How the kernel describes the device's metadata (FS_IOC_GETLBMD_CAP,
  * 6.17), printed: 0 or -errno.
  */
@@ -748,7 +770,7 @@ static void test_dm_linear(void **state)
 	int lbmd_ret;
 	struct peer ns, pe;
 	int u_w, u_r, u_ok, u_bad, u_raw, u_raw_ok;
-	uint32_t u_sent_ref, u_raw_ref;
+	uint32_t u_sent_ref, u_raw_ref, u_disk_ref;
 	unsigned char sent[PILEN];
 	long long d_w, d_r, d_nocheck;
 	uint64_t seed, seed2;
@@ -770,6 +792,7 @@ static void test_dm_linear(void **state)
 	u_w = uring_rw(&pe, 1, pe.data, LEN, off, -1, pe.pi, CHK_GR, 0, seed, NULL);
 	/* The block layer remaps the ref tags where they are: the caller's buffer. */
 	u_sent_ref = T_REF(pe.pi, 0);
+	u_disk_ref = stored_ref(DM_START + seed);
 	memset(pe.pi2, 0xee, PILEN);
 	u_r = uring_rw(&pe, 0, pe.back, LEN, off, -1, pe.pi2, CHK_GR, 0, seed, NULL);
 	u_ok = !memcmp(pe.back, pe.data, LEN) && !memcmp(sent, pe.pi2, PILEN);
@@ -792,10 +815,10 @@ static void test_dm_linear(void **state)
 	u_raw_ok = !memcmp(pe.back + 5 * IV, blk, IV) && !memcmp(pe.pi2, sent, PILEN);
 	dio_rw(&pe, 0, pe.back, off, NULL, 0, 0, 0, &rbad);
 	print_message("# row: dm-linear: io_uring+PI write %d (the caller's first ref tag after "
-		      "it %#x) read %d (data and tuples %s), changed block read checked %d, raw %d "
+		      "it %#x, the namespace's %#x) read %d (data and tuples %s), changed block read checked %d, raw %d "
 		      "(%s, first ref tag %#x); dio_batch PI write %lld read %lld, "
 		      "DIO_PI_NOCHECK %lld, changed block %lld (interval %llu tag %s expected %#llx "
-		      "actual %#llx source %s)\n", u_w, u_sent_ref, u_r,
+		      "actual %#llx source %s)\n", u_w, u_sent_ref, u_disk_ref, u_r,
 		      u_ok ? "back" : "DIFFERENT", u_bad, u_raw,
 		      u_raw_ok ? "changed data, stored tuples" : "DIFFERENT", u_raw_ref, d_w, d_r,
 		      d_nocheck, (long long)rbad.result, (unsigned long long)rbad.pi_err_interval,
@@ -812,7 +835,9 @@ static void test_dm_linear(void **state)
 	assert_int_equal(u_bad, -EILSEQ);
 	assert_int_equal(u_raw, LEN);
 	assert_true(u_raw_ok);
-	assert_int_equal(u_sent_ref, DM_START + seed);
+	/* Left as sent (through dm the kernel remaps a copy), stored remapped. */
+	assert_int_equal(u_sent_ref, seed);
+	assert_int_equal(u_disk_ref, DM_START + seed);
 	assert_int_equal(u_raw_ref, seed);
 	assert_pi_err("dio_batch through dm, changed block", &rbad, DIO_PI_SRC_DEVICE, seed + 5,
 		      DIO_PI_TAG_GUARD, dio_pi_crc16_t10dif(0, blk, IV), T_GUARD(sent, 5));
