@@ -756,7 +756,7 @@ static void test_partition(void **state)
 }
 
 /*
- * Row 5, dm-linear over the namespace (16 MiB from 12 MiB in): user PI
+ * Row 5, dm-linear over the namespace (16 MiB from 24 MiB in): user PI
  * through both, checked; a block changed below the mapping, read checked
  * and raw through both.
  */
