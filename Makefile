@@ -205,6 +205,8 @@ $(B)/tests/guest/t_abi: $(B)/tests/abi_names.h
 # The ABI's layout table, which the module compiles in too.
 $(B)/tests/unit/test_abi: module/abi_layout.h
 $(B)/tests/guest/t_abi: private CPPFLAGS += -I$(B)/tests
+# t_peer drives upstream's user PI through io_uring (liburing, as io_bench).
+$(B)/tests/guest/t_peer: private TEST_LIBS += -luring
 # A 32-bit program, for the compat_ioctl path (needs gcc-multilib).
 $(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/src/devinfo.c \
 		libdioctl/include/dioctl.h uapi/linux/dio_batch.h tests/lib/abi_rules.h module/abi_layout.h

@@ -64,6 +64,11 @@ tool_tests=" dioctl examples fio repair "
 tools_on_61=" dioctl examples fio repair "
 tools_on_612=" repair "
 tools_on_73=" dioctl examples repair "
+# The programs that compare dio_batch with what a kernel itself offers,
+# which exists only on the newest stock kernel: t_peer (upstream's user PI
+# through io_uring, Linux 6.14; 6.1 and 6.12 would ignore the attribute)
+# runs on 7.3 alone, never reported there as passed elsewhere.
+only_on_73=" peer "
 kcov_tests=" kfuzz "
 kcsan_tests=" stress fuzz kfuzz io_faults "
 debug_part1=" stacks bounds kfuzz pi handle "
@@ -82,6 +87,7 @@ tests=${TESTS:-$(for b in "$DIO_BUILD"/tests/guest/t_*; do
 	1/2) case "$debug_part1" in *" $t "*) ;; *) continue ;; esac ;;
 	2/2) case "$debug_part1" in *" $t "*) continue ;; esac ;;
 	esac
+	case "$only_on_73" in *" $t "*) [ "${DIO_FLAVOUR:-}" = 7.3 ] || continue ;; esac
 	case "${DIO_FLAVOUR:-}" in
 	debug) case "$tool_tests" in *" $t "*) continue ;; esac ;;
 	kcsan) case "$kcsan_tests" in *" $t "*) ;; *) continue ;; esac ;;
@@ -96,9 +102,9 @@ tests=${TESTS:-$(for b in "$DIO_BUILD"/tests/guest/t_*; do
 	echo "$t"
 done)}
 [ -z "${TESTS:-}" ] && case "${DIO_FLAVOUR:-}" in
-debug) echo "debug kernel: the tool programs ($tool_tests) run on the stock kernels only${DIO_PART:+; part $DIO_PART: $(printf '%s\n' "$tests" | tr '\n' ' ')}" ;;
+debug) echo "debug kernel: the tool programs ($tool_tests) run on the stock kernels only,${only_on_73}on 7.3 only${DIO_PART:+; part $DIO_PART: $(printf '%s\n' "$tests" | tr '\n' ' ')}" ;;
 kcsan) echo "kcsan kernel: runs$kcsan_tests only" ;;
-*) echo "stock kernel: the KCOV programs ($kcov_tests) run on the debug and kcsan kernels only; the tool programs on 6.1 ($tools_on_61), 6.12 ($tools_on_612) and 7.3 ($tools_on_73)" ;;
+*) echo "stock kernel: the KCOV programs ($kcov_tests) run on the debug and kcsan kernels only; the tool programs on 6.1 ($tools_on_61), 6.12 ($tools_on_612) and 7.3 ($tools_on_73);${only_on_73}on 7.3 only" ;;
 esac
 
 record() { # name ok|fail
