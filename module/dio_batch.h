@@ -290,8 +290,8 @@ struct dio_kreq {
 	atomic_t		remaining;	/* bios + submission bias */
 	/*
 	 * The first error, or 0: set only by cmpxchg() (bios' completions,
-	 * and the submitter's bio that failed to build); read once
-	 * @remaining is 0, when it is final.
+	 * the submitter's bio that failed to build, and its page cache
+	 * step, io.c); read once @remaining is 0, when it is final.
 	 */
 	int			error;
 	bool			done;		/* on the done list; df->lock */

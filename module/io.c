@@ -10,7 +10,11 @@
  * block/fops.c's __blkdev_direct_IO does) and submits the whole batch under
  * one plug.  A request larger than one bio becomes several bios that share
  * a count.  A read's pages are marked dirty at submission, as block/fops.c
- * does.
+ * does.  Before its bios, a request keeps the block device's page cache
+ * coherent as the kernel's own direct I/O does (dio_kreq_sync_cache()):
+ * when the device has cached pages, those of the request's range are
+ * written back, and for a write dropped; a failure there is that
+ * request's result, and the batch goes on.
  *
  * The last bio to complete completes the request where it runs, as
  * block/fops.c's blkdev_bio_end_io() does: it releases the pages and the
@@ -20,9 +24,10 @@
  * is completed in process context instead, by its descriptor's completion
  * work (one work item for all the requests waiting for it, and one
  * wake-up): a read whose PI the module verifies on the pages the bios
- * hold, a refusal whose interval it must find, or a read with a page that
+ * hold, a refusal whose interval it must find, a read with a page that
  * lost its dirty bit while the I/O ran (dirtying it again takes the page
- * lock).
+ * lock), or a write whose device has cached pages, which are dropped again
+ * (dio_kreq_invalidate_written()).
  *
  * A request with DIO_REQ_FIXED names a registered buffer (fixed.c): its
  * bios get the registration's pages, already pinned and charged, so it
@@ -148,6 +153,92 @@ static void dio_bio_set_pages_dirty(struct bio *bio)
 	}
 }
 
+/* ---- the block device's page cache ---- */
+
+/*
+ * The page cache a request must keep coherent: that of the block device
+ * file it was checked against, whose f_mapping is the device's own, as
+ * for the kernel's direct I/O (iocb->ki_filp->f_mapping).  A partition,
+ * the whole disk and a device stacked on it each have their own, which
+ * the kernel does not keep coherent with each other either.
+ */
+static struct address_space *dio_kreq_mapping(const struct dio_kreq *kreq)
+{
+	return kreq->file->f_mapping;
+}
+
+/*
+ * The page cache before the bios of @kreq, a read or a write, checked and
+ * entered in its table: what the kernel's direct I/O on a block device
+ * does first (block/fops.c; mm/filemap.c's kiocb_write_and_wait() and
+ * kiocb_invalidate_pages()).  The dirty pages of the request's range are
+ * written back and waited for, so that a read gets what a buffered writer
+ * left in the cache; for a write, the range's pages are then dropped, so
+ * that a buffered reader reads what the write stored.  A device with no
+ * cached page (the usual case for one used only through direct I/O)
+ * costs one test of its count.
+ *
+ * Context: the submitter's, under its plug (a sleep flushes it).
+ *
+ * Return: 0, writeback's error (-EIO, -ENOSPC), or -EBUSY for a write
+ * whose range holds a page that cannot be dropped (dirtied again while it
+ * was written back, or buffers a filesystem holds): the kernel's pwrite()
+ * with O_DIRECT writes through the cache then, which a request cannot.
+ */
+static int dio_kreq_sync_cache(struct dio_kreq *kreq)
+{
+	struct address_space *mapping = dio_kreq_mapping(kreq);
+	loff_t pos = kreq->ureq.offset;
+	loff_t end = pos + kreq->bytes - 1;
+	int ret;
+
+	if (likely(!READ_ONCE(mapping->nrpages)))
+		return 0;
+	ret = filemap_write_and_wait_range(mapping, pos, end);
+	if (ret || kreq->opcode != DIO_OP_WRITE)
+		return ret;
+	return invalidate_inode_pages2_range(mapping, pos >> PAGE_SHIFT,
+					     end >> PAGE_SHIFT);
+}
+
+/*
+ * Has a write that succeeded cached pages on its device to drop again?
+ * Any context: one test when the device has none.
+ */
+static bool dio_kreq_written_cached(const struct dio_kreq *kreq)
+{
+	return !kreq->error && READ_ONCE(dio_kreq_mapping(kreq)->nrpages);
+}
+
+/*
+ * Drop the cached pages of a completed request, its pages released, when
+ * it is a write that succeeded and its device has some: once more, as the
+ * kernel does after a direct write (kiocb_invalidate_post_direct_write()),
+ * since a buffered read or readahead that ran while the write was at the
+ * device may have cached what was there before.  The completion work does
+ * it (dio_kreq_needs_process()), before the request can be reported.  A
+ * page that cannot be dropped is reported as the kernel reports it: the
+ * device's page cache records -EIO for the next fsync(), and a message
+ * (rate-limited) says so; the write itself succeeded.
+ *
+ * Context: process context, may sleep.
+ */
+static void dio_kreq_invalidate_written(struct dio_kreq *kreq)
+{
+	struct address_space *mapping;
+	loff_t pos = kreq->ureq.offset;
+
+	if (kreq->opcode != DIO_OP_WRITE || !dio_kreq_written_cached(kreq))
+		return;
+	mapping = dio_kreq_mapping(kreq);
+	if (!invalidate_inode_pages2_range(mapping, pos >> PAGE_SHIFT,
+					   (pos + kreq->bytes - 1) >> PAGE_SHIFT))
+		return;
+	errseq_set(&mapping->wb_err, -EIO);
+	pr_crit_ratelimited("page cache invalidation failure after a write of %pg at %llu: possible data corruption due to collision with buffered I/O\n",
+			    kreq->h->bdev.bdev, (unsigned long long)pos);
+}
+
 /*
  * Release the pages and the bios.  @may_sleep: in process context, where
  * a read's pages that lost their dirty bit are dirtied again; otherwise
@@ -208,6 +299,8 @@ static __always_inline void dio_kreq_finish(struct dio_kreq *kreq, bool may_slee
 	trace_dio_batch_complete(kreq, kreq->start_ns ?
 				 ktime_get_ns() - kreq->start_ns : 0);
 	dio_kreq_release_pages(kreq, may_sleep);
+	if (may_sleep)
+		dio_kreq_invalidate_written(kreq);
 	dio_kreq_complete(kreq, wake);
 }
 
@@ -218,6 +311,8 @@ static bool dio_kreq_needs_process(struct dio_kreq *kreq)
 
 	if (dio_pi_needs_process(kreq))
 		return true;
+	if (kreq->opcode == DIO_OP_WRITE)
+		return dio_kreq_written_cached(kreq);
 	/* Registered pages are dirtied when they are unpinned. */
 	if (kreq->opcode != DIO_OP_READ || kreq->fixed)
 		return false;
@@ -892,9 +987,16 @@ static int dio_submit_one(struct dio_file *df, struct dio_batch *b, u64 uaddr)
 		goto out_unsubmit;
 	if (trace_dio_batch_complete_enabled())
 		kreq->start_ns = ktime_get_ns();
-	ret = dio_kreq_submit_bios(kreq, &iter);
-	if (ret)
-		goto out_unsubmit;
+	/* A read or a write: the page cache first; its failure is the result. */
+	ret = kreq->file ? dio_kreq_sync_cache(kreq) : 0;
+	if (unlikely(ret)) {
+		/* No bio: the submission's count completes it with @ret. */
+		cmpxchg(&kreq->error, 0, ret);
+	} else {
+		ret = dio_kreq_submit_bios(kreq, &iter);
+		if (ret)
+			goto out_unsubmit;
+	}
 	/* The submission's bias still holds @kreq: it cannot complete yet. */
 	trace_dio_batch_submit(kreq);
 	kfree(iov);
@@ -948,7 +1050,9 @@ static void dio_get_uaddrs(u64 *out, const u64 __user *uptr, unsigned int nr)
  * flight), -EOPNOTSUPP (PI the device cannot honour), -EILSEQ (the
  * caller's PI refused before submission), -EPERM (a write to a read-only
  * device), -ETXTBSY (a write to an active swap device), the LSM's error,
- * -EFAULT, -ENOMEM (also: a request that alone passes the ceiling).
+ * -EFAULT, -ENOMEM (also: a request that alone passes the ceiling).  A
+ * request whose page cache step fails (dio_kreq_sync_cache(): writeback's
+ * error, or -EBUSY for a write) is queued: that error is its result.
  */
 long dio_submit_ioctl(struct dio_file *df, void *arg, void __user *uarg)
 {

@@ -1633,6 +1633,130 @@ static void test_ebusy(void **state)
 	free(buf);
 }
 
+/*
+ * The device's page cache, kept coherent as the kernel's own O_DIRECT
+ * keeps it: a dio write drops the cached pages of its range, so that a
+ * buffered read after it sees the new data; a dio read first writes back
+ * what a buffered write left dirty in the cache; the same inside one
+ * batch.  Nothing here goes through d.fd (O_DIRECT) between the buffered
+ * call and the dio one: its own writeback or invalidation would hide what
+ * the module does not do.
+ */
+static void test_page_cache(void **state)
+{
+	const size_t pg = 4096;
+	const uint64_t off = 20 * MiB;
+	uint8_t *a = tl_xalloc(pg, 0), *b = tl_xalloc(pg, 0);
+	uint8_t *x = tl_xalloc(pg, 0), *y = tl_xalloc(pg, 0);
+	struct dio_request r[2], *rp[2] = { &r[0], &r[1] };
+	int bfd = track(open(d.path, O_RDWR | O_CLOEXEC));
+
+	assert_true(bfd >= 0);
+	/* A page cached by a buffered read, then written by a request. */
+	tl_fill(a, pg, 1000);
+	xpwrite(a, pg, off);
+	assert_int_equal(pread(bfd, x, pg, off), pg);
+	check_same(a, x, pg, "buffered read");
+	tl_fill(b, pg, 1001);
+	assert_int_equal(rw1(DIO_OP_WRITE, d.h, b, pg, off), pg);
+	assert_int_equal(pread(bfd, x, pg, off), pg);
+	check_same(b, x, pg, "buffered read after a dio write");
+	/* One block at the end of a cached page: the rest of it stays. */
+	assert_int_equal(rw1(DIO_OP_WRITE, d.h, a, d.lbs, off + pg - d.lbs),
+			 d.lbs);
+	assert_int_equal(pread(bfd, x, pg, off), pg);
+	check_same(b, x, pg - d.lbs, "the page's other blocks");
+	check_same(a, x + pg - d.lbs, d.lbs, "the block a dio write wrote");
+
+	/* A buffered write left dirty in the cache, then a request reads. */
+	tl_fill(a, pg, 1002);
+	assert_int_equal(pwrite(bfd, a, pg, off + pg), pg);
+	memset(x, 0, pg);
+	assert_int_equal(rw1(DIO_OP_READ, d.h, x, pg, off + pg), pg);
+	check_same(a, x, pg, "dio read of a page a buffered write dirtied");
+
+	/* Both in one batch. */
+	assert_int_equal(pread(bfd, x, pg, off + 2 * pg), pg);
+	tl_fill(a, pg, 1003);
+	assert_int_equal(pwrite(bfd, a, pg, off + 3 * pg), pg);
+	tl_fill(b, pg, 1004);
+	dio_req_prep_write(&r[0], d.h, b, pg, off + 2 * pg);
+	dio_req_prep_read(&r[1], d.h, y, pg, off + 3 * pg);
+	assert_int_equal(tl_dio_submit(d.ctx, rp, 2), 2);
+	assert_int_equal(tl_dio_wait(d.ctx, rp, 2, NULL), 2);
+	assert_int_equal(r[0].result, pg);
+	assert_int_equal(r[1].result, pg);
+	assert_int_equal(pread(bfd, x, pg, off + 2 * pg), pg);
+	check_same(b, x, pg, "buffered read after a dio write in a batch");
+	check_same(a, y, pg, "dio read in a batch of a dirty page");
+	/* The next tests see a device with nothing cached, as before. */
+	assert_int_equal(posix_fadvise(bfd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	untrack_close(bfd);
+	free(a);
+	free(b);
+	free(x);
+	free(y);
+}
+
+#define PC_MNT	"/tmp/mnt-pagecache"
+
+/*
+ * A page the module cannot drop before a write: ext4's superblock and
+ * group descriptors, whose buffers ext4 holds while it is mounted, in the
+ * disk's first page.  A write there through an unclaimed handle is not
+ * done and completes with -EBUSY (pwrite() with O_DIRECT would write
+ * through the cache instead); the requests beside it in the batch are
+ * done.  The disk is ext4's afterwards: the device is set up again for
+ * the next test.
+ */
+static void test_page_cache_busy(void **state)
+{
+	const size_t pg = 4096;
+	uint8_t *w = tl_xalloc(pg, 0), *old = tl_xalloc(pg, 0);
+	uint8_t *x = tl_xalloc(pg, 0);
+	struct dio_request r[2], *rp[2] = { &r[0], &r[1] };
+	char path[sizeof(d.path)];
+	int ctx, fd, h;
+
+	memcpy(path, d.path, sizeof(path));
+	dev_detach();			/* its claim keeps mount out */
+	assert_int_equal(tl_kmod_probe("ext4", NULL), 0);
+	assert_int_equal(tl_sh("mkfs.ext4 -q -F -b 4096 %s >/dev/null 2>&1",
+			       path), 0);
+	assert_int_equal(tl_sh("mkdir -p " PC_MNT " && mount -t ext4 %s " PC_MNT,
+			       path), 0);
+	fd = track(open(path, O_RDWR | O_DIRECT | O_CLOEXEC));
+	assert_true(fd >= 0);
+	ctx = track(sys_dio_init(0, DIO_PRIVATE));
+	assert_true(ctx >= 0);
+	h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
+	assert_true(h >= 1);
+	assert_int_equal(pread(fd, old, pg, 0), pg);
+	tl_fill(w, pg, 1100);
+	dio_req_prep_write(&r[0], h, w, pg, 0);
+	dio_req_prep_write(&r[1], h, w, pg, 48 * MiB);
+	r[0].result = r[1].result = SENTINEL;
+	assert_int_equal(tl_dio_submit(ctx, rp, 2), 2);
+	assert_int_equal(tl_dio_wait(ctx, rp, 2, NULL), 2);
+	assert_int_equal(r[0].result, -EBUSY);
+	assert_int_equal(r[1].result, pg);
+	assert_int_equal(pread(fd, x, pg, 0), pg);
+	check_same(old, x, pg, "the first page, which the write left alone");
+	assert_int_equal(pread(fd, x, pg, 48 * MiB), pg);
+	check_same(w, x, pg, "the write beside it");
+	untrack_close(ctx);
+	untrack_close(fd);
+	free(w);
+	free(old);
+	free(x);
+}
+
+static int teardown_mount(void **state)
+{
+	tl_sh("umount " PC_MNT " 2>/dev/null");
+	return teardown_sd(state);
+}
+
 static void test_enoent(void **state)
 {
 	struct dio_request r[2], *rp[2] = { &r[0], &r[1] };
@@ -1909,6 +2033,9 @@ int main(void)
 		T(test_result_unwritable, setup_sd512),
 		T(test_bad_in_middle, setup_sd512),
 		T(test_ebusy, setup_sd512),
+		T(test_page_cache, setup_sd512),
+		{ "test_page_cache_busy", test_page_cache_busy, setup_sd512,
+		  teardown_mount, NULL },
 		T(test_enoent, setup_sd512),
 		T(test_revoked_handle, setup_sd512),
 		T(test_readonly_handle, setup_sd512),
