@@ -231,7 +231,7 @@ $(B)/tools/install/dioctl: $(DIOCTL_OBJS) $(DIOCTL_DEP) $(B)/tools/link-vars
 $(B)/examples/%: examples/%.c $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_A) $(LIB_LIBS)
-$(B)/bench/%: bench/%.c $(LIB_INTERNAL_A)
+$(B)/bench/%: bench/%.c $(LIB_INTERNAL_A) tests/lib/uring_pi.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_INTERNAL_A) $(LIB_LIBS) $(BENCH_LIBS)
 

@@ -68,57 +68,8 @@
 
 #include "dioctl.h"
 
-/*
- * Upstream's user PI through io_uring (Linux 6.14; IORING_FEAT_RW_ATTR,
- * which says a kernel has it, and the device's metadata layout,
- * FS_IOC_GETLBMD_CAP (6.17), are what io_bench asks for), as in 7.3's
- * <linux/io_uring.h> and <linux/fs.h>: the build host (Debian 12, liburing
- * 2.3) has none of it.  In the SQE, attr_ptr and attr_type_mask are the
- * two words liburing 2.3 calls addr3 and __pad2[0] (checked below).
- */
-#ifndef IORING_RW_ATTR_FLAG_PI
-#define IORING_RW_ATTR_FLAG_PI	(1U << 0)
-struct io_uring_attr_pi {
-	__u16	flags;
-	__u16	app_tag;
-	__u32	len;
-	__u64	addr;
-	__u64	seed;
-	__u64	rsvd;
-};
-#endif
-#ifndef IORING_FEAT_RW_ATTR
-#define IORING_FEAT_RW_ATTR	(1U << 16)
-#endif
-#ifndef IO_INTEGRITY_CHK_GUARD
-#define IO_INTEGRITY_CHK_GUARD	(1U << 0)
-#define IO_INTEGRITY_CHK_REFTAG	(1U << 1)
-#define IO_INTEGRITY_CHK_APPTAG	(1U << 2)
-#endif
-#ifndef FS_IOC_GETLBMD_CAP
-#define LBMD_PI_CAP_INTEGRITY	(1 << 0)
-#define LBMD_PI_CAP_REFTAG	(1 << 1)
-struct logical_block_metadata_cap {
-	__u32	lbmd_flags;
-	__u16	lbmd_interval;
-	__u8	lbmd_size;
-	__u8	lbmd_opaque_size;
-	__u8	lbmd_opaque_offset;
-	__u8	lbmd_pi_size;
-	__u8	lbmd_pi_offset;
-	__u8	lbmd_guard_tag_type;
-	__u8	lbmd_app_tag_size;
-	__u8	lbmd_ref_tag_size;
-	__u8	lbmd_storage_tag_size;
-	__u8	pad;
-};
-#define FS_IOC_GETLBMD_CAP	_IOWR(0x15, 2, struct logical_block_metadata_cap)
-#endif
-_Static_assert(sizeof(struct io_uring_attr_pi) == 32, "io_uring_attr_pi");
-_Static_assert(sizeof(struct logical_block_metadata_cap) == 16, "lbmd_cap");
-_Static_assert(offsetof(struct io_uring_sqe, addr3) == 48 &&
-	       offsetof(struct io_uring_sqe, __pad2) == 56,
-	       "attr_ptr and attr_type_mask are the SQE's words at 48 and 56");
+/* Upstream's user PI through io_uring: what the build host lacks. */
+#include "../tests/lib/uring_pi.h"
 
 #define MAGIC		UINT64_C(0xd10bb4c4be4c0000)
 #define GEN_UNKNOWN	UINT32_MAX	/* block content unknown: not checked */
