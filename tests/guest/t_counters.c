@@ -94,31 +94,6 @@ static void get_counts(int ctx, int h, unsigned int flags, struct dio_counters *
 	assert_int_equal(sys_dio_counters(ctx, h, flags, c), 0);
 }
 
-/*
- * Descriptors a test opened, closed by the teardown when an assertion
- * stopped the test, so that scsi_debug can be unloaded.
- */
-static int open_fds[16];
-static int nr_open_fds;
-
-static int track(int fd)
-{
-	assert_true(fd >= 0);
-	assert_true(nr_open_fds < (int)(sizeof(open_fds) / sizeof(open_fds[0])));
-	open_fds[nr_open_fds++] = fd;
-	return fd;
-}
-
-static void close_tracked(int fd)
-{
-	int i;
-
-	for (i = 0; i < nr_open_fds; i++)
-		if (open_fds[i] == fd)
-			open_fds[i] = open_fds[--nr_open_fds];
-	close(fd);
-}
-
 struct dev {
 	int ctx, fd, h;
 	struct dio_query q;
@@ -130,7 +105,7 @@ struct dev {
 static void dev_open(struct dev *d, int ctx, const char *path, unsigned int oflags)
 {
 	d->ctx = ctx;
-	d->fd = track(open(path, O_RDWR));
+	d->fd = tl_fd_track(open(path, O_RDWR));
 	d->h = sys_dio_open(ctx, d->fd, oflags);
 	assert_true(d->h >= 1);
 	assert_int_equal(sys_dio_query(ctx, d->h, &d->q), 0);
@@ -149,7 +124,7 @@ static void dev_close(struct dev *d)
 	free(d->back);
 	free(d->pi);
 	free(d->pi2);
-	close_tracked(d->fd);
+	tl_fd_close(d->fd);
 }
 
 /* One request, submitted and waited for: 0, or SUBMIT's -errno. */
@@ -233,8 +208,7 @@ static void dioctl_stat(const char *path, const struct dio_counters *base,
 
 static int teardown(void **state)
 {
-	while (nr_open_fds)
-		close(open_fds[--nr_open_fds]);
+	tl_fd_close_all();
 	return tl_scsi_debug_unload();
 }
 
@@ -255,7 +229,7 @@ static void test_handle_counts(void **state)
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", path, sizeof(path)), 0);
 	assert_int_equal(tl_nvme_dev(1, nvme, sizeof(nvme)), 0);
-	ctx = track(sys_dio_init(0, DIO_PRIVATE));
+	ctx = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
 	dev_open(&d, ctx, path, 0);
 	dev_open(&other, ctx, nvme, 0);
 	assert_int_equal(d.q.pi_interval, 512);
@@ -420,7 +394,7 @@ static void test_handle_counts(void **state)
 
 	dev_close(&other);
 	dev_close(&d);
-	close_tracked(ctx);
+	tl_fd_close(ctx);
 }
 
 /*
@@ -438,8 +412,8 @@ static void test_device_counts(void **state)
 	int ctx_a, ctx_b, i, h_old;
 
 	assert_int_equal(tl_nvme_dev(1, path, sizeof(path)), 0);
-	ctx_a = track(sys_dio_init(0, DIO_PRIVATE));
-	ctx_b = track(sys_dio_init(0, DIO_PRIVATE));
+	ctx_a = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
+	ctx_b = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
 	dev_open(&a, ctx_a, path, DIO_OPEN_NOCLAIM);
 	dev_open(&b, ctx_b, path, DIO_OPEN_NOCLAIM);
 	/* What earlier programs did to the namespace since the module loaded. */
@@ -536,8 +510,8 @@ static void test_device_counts(void **state)
 
 	dev_close(&a);
 	dev_close(&b);
-	close_tracked(ctx_a);
-	close_tracked(ctx_b);
+	tl_fd_close(ctx_a);
+	tl_fd_close(ctx_b);
 }
 
 /* The module says it has the counters. */

@@ -39,34 +39,14 @@ struct dev {
 };
 
 /*
- * The descriptors of the devices open now.  A failed assertion leaves its
- * test at once; teardown() then closes what it left open and unloads
- * scsi_debug, so that the next test starts on a clean guest and reports
- * its own result.
+ * The descriptors of the devices open now (tl_fd_track()).  A failed
+ * assertion leaves its test at once; teardown() then closes what it left
+ * open (tl_fd_close_all()) and unloads scsi_debug, so that the next test
+ * starts on a clean guest and reports its own result.
  */
-static int open_fds[16];
-static int nr_open_fds;
-
-static void track_fd(int fd)
-{
-	assert_true(nr_open_fds < (int)(sizeof(open_fds) / sizeof(open_fds[0])));
-	open_fds[nr_open_fds++] = fd;
-}
-
-static void close_tracked(int fd)
-{
-	int i;
-
-	for (i = 0; i < nr_open_fds; i++)
-		if (open_fds[i] == fd)
-			open_fds[i] = open_fds[--nr_open_fds];
-	close(fd);
-}
-
 static int teardown(void **state)
 {
-	while (nr_open_fds)
-		close(open_fds[--nr_open_fds]);
+	tl_fd_close_all();
 	return tl_scsi_debug_unload();
 }
 
@@ -75,10 +55,10 @@ static void dev_open(struct dev *d, const char *path)
 	snprintf(d->path, sizeof(d->path), "%s", path);
 	d->ctx = sys_dio_init(0, DIO_PRIVATE);
 	assert_true(d->ctx >= 0);
-	track_fd(d->ctx);
+	tl_fd_track(d->ctx);
 	d->fd = open(path, O_RDWR);
 	assert_true(d->fd >= 0);
-	track_fd(d->fd);
+	tl_fd_track(d->fd);
 	d->h = sys_dio_open(d->ctx, d->fd, 0);
 	assert_true(d->h >= 1);
 	assert_int_equal(sys_dio_query(d->ctx, d->h, &d->q), 0);
@@ -105,8 +85,8 @@ static void dev_close(struct dev *d)
 	free(d->back);
 	free(d->pi);
 	free(d->pi2);
-	close_tracked(d->fd);
-	close_tracked(d->ctx);
+	tl_fd_close(d->fd);
+	tl_fd_close(d->ctx);
 }
 
 static uint64_t seed_of(struct dev *d, uint64_t off)
@@ -1174,10 +1154,10 @@ static void test_no_pi_device_refuses_pi(void **state)
 	memset(&d, 0, sizeof(d));
 	d.ctx = sys_dio_init(0, DIO_PRIVATE);
 	assert_true(d.ctx >= 0);
-	track_fd(d.ctx);
+	tl_fd_track(d.ctx);
 	d.fd = open(dev, O_RDWR);
 	assert_true(d.fd >= 0);
-	track_fd(d.fd);
+	tl_fd_track(d.fd);
 	d.h = sys_dio_open(d.ctx, d.fd, 0);
 	assert_true(d.h >= 1);
 	assert_int_equal(posix_memalign((void **)&d.data, 4096, LEN), 0);
@@ -1188,8 +1168,8 @@ static void test_no_pi_device_refuses_pi(void **state)
 	dio_req_prep_read(&r, d.h, d.data, LEN, 0);
 	r.pi_flags = DIO_PI_CHK_GUARD;
 	assert_int_equal(run(&d, &r), -EOPNOTSUPP);
-	close_tracked(d.fd);
-	close_tracked(d.ctx);
+	tl_fd_close(d.fd);
+	tl_fd_close(d.ctx);
 	free(d.data);
 	free(d.pi);
 	assert_int_equal(tl_scsi_debug_unload(), 0);

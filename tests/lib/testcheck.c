@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "dioctl.h"
@@ -23,6 +24,31 @@ void *tl_xalloc(size_t len, int byte)
 
 	assert_non_null(p);
 	return p;
+}
+
+static int tracked_fds[16];
+static int nr_tracked_fds;
+
+int tl_fd_track(int fd)
+{
+	assert_true(fd >= 0);
+	assert_true(nr_tracked_fds < (int)(sizeof(tracked_fds) / sizeof(tracked_fds[0])));
+	tracked_fds[nr_tracked_fds++] = fd;
+	return fd;
+}
+
+void tl_fd_close(int fd)
+{
+	for (int i = 0; i < nr_tracked_fds; i++)
+		if (tracked_fds[i] == fd)
+			tracked_fds[i] = tracked_fds[--nr_tracked_fds];
+	close(fd);
+}
+
+void tl_fd_close_all(void)
+{
+	while (nr_tracked_fds)
+		close(tracked_fds[--nr_tracked_fds]);
 }
 
 int tl_errno(int ret)

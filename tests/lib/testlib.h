@@ -195,6 +195,15 @@ struct dio_request;
 struct timespec;
 /* tl_alloc(), failing the test when out of memory. */
 void *tl_xalloc(size_t len, int byte);
+/*
+ * Descriptors a test opened, closed by its teardown when an assertion
+ * stopped the test (so that scsi_debug can be unloaded): tl_fd_track()
+ * fails the test for fd < 0 and returns @fd; tl_fd_close() closes one and
+ * forgets it; tl_fd_close_all() closes the rest (at most 16 at a time).
+ */
+int tl_fd_track(int fd);
+void tl_fd_close(int fd);
+void tl_fd_close_all(void);
 /* @ret, or -errno when @ret < 0 (call it with the call's value). */
 int tl_errno(int ret);
 /* ioctl(), sys_dio_submit(), sys_dio_wait(), sys_dio_collect(): -errno on failure. */
