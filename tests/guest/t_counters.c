@@ -13,7 +13,9 @@
  * since the module was loaded (DIO_COUNTERS_DEVICE) across two contexts'
  * handles, a block corrupted behind the namespace that the device refuses
  * (tag unknown before 6.14, guard from 6.14), one handle revoked, and a
- * handle made again starting at zero.
+ * handle made again starting at zero; each device count is compared with
+ * the device's own before the test's first request, whatever earlier
+ * programs did on that dev_t.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -220,7 +222,7 @@ static int teardown(void **state)
 static void test_handle_counts(void **state)
 {
 	const uint64_t off = 16 * LEN, off2 = 32 * LEN;
-	struct dio_counters want = { 0 }, zero = { 0 }, nvme_dev, disk_dev;
+	struct dio_counters want = { 0 }, zero = { 0 }, nvme_dev, disk_dev, scratch;
 	struct dio_request r;
 	char path[64], nvme[64];
 	struct dev d, other;
@@ -234,8 +236,12 @@ static void test_handle_counts(void **state)
 	dev_open(&other, ctx, nvme, 0);
 	assert_int_equal(d.q.pi_interval, 512);
 	assert_int_equal(d.q.pi_type, 1);
+	/*
+	 * The devices' baselines, before this test's first request: the
+	 * disk's number may have served earlier programs' disks, the
+	 * namespace their I/O.  Only get_counts() here writes them.
+	 */
 	get_counts(ctx, other.h, DIO_COUNTERS_DEVICE, &nvme_dev);
-	/* The disk's number may have served earlier programs' disks. */
 	get_counts(ctx, d.h, DIO_COUNTERS_DEVICE, &disk_dev);
 	/* A new handle counts from zero. */
 	expect_counts("new handle", ctx, d.h, 0, NULL, &want);
@@ -388,9 +394,9 @@ static void test_handle_counts(void **state)
 	dioctl_stat(path, &disk_dev, &want);
 
 	/* Arguments. */
-	assert_int_equal(tl_errno(sys_dio_counters(ctx, 9999, 0, &want)), -EBADF);
-	assert_int_equal(tl_errno(sys_dio_counters(ctx, d.h, 2, &want)), -EINVAL);
-	assert_int_equal(tl_errno(sys_dio_counters(ctx, d.h, ~0U, &want)), -EINVAL);
+	assert_int_equal(tl_errno(sys_dio_counters(ctx, 9999, 0, &scratch)), -EBADF);
+	assert_int_equal(tl_errno(sys_dio_counters(ctx, d.h, 2, &scratch)), -EINVAL);
+	assert_int_equal(tl_errno(sys_dio_counters(ctx, d.h, ~0U, &scratch)), -EINVAL);
 
 	dev_close(&other);
 	dev_close(&d);
@@ -405,7 +411,7 @@ static void test_handle_counts(void **state)
 static void test_device_counts(void **state)
 {
 	const uint64_t off = 64 * LEN;
-	struct dio_counters base, want_a = { 0 }, want_b = { 0 }, want_dev = { 0 };
+	struct dio_counters base, scratch, want_a = { 0 }, want_b = { 0 }, want_dev = { 0 };
 	struct dio_request r;
 	struct dev a, b;
 	char path[64];
@@ -416,7 +422,13 @@ static void test_device_counts(void **state)
 	ctx_b = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
 	dev_open(&a, ctx_a, path, DIO_OPEN_NOCLAIM);
 	dev_open(&b, ctx_b, path, DIO_OPEN_NOCLAIM);
-	/* What earlier programs did to the namespace since the module loaded. */
+	/*
+	 * What earlier programs did to the namespace since the module loaded
+	 * (t_pi, t_io, this program's first test...): every step below is
+	 * this baseline plus what this test did, and only this call writes
+	 * it.  A call expected to fail writes into scratch (the library
+	 * zeroes the struct before the ioctl).
+	 */
 	get_counts(ctx_a, a.h, DIO_COUNTERS_DEVICE, &base);
 	expect_counts("the device, from b", ctx_b, b.h, DIO_COUNTERS_DEVICE, &base, &want_dev);
 
@@ -484,7 +496,7 @@ static void test_device_counts(void **state)
 	/* b's last opener closes it: revoked, its counts stay the device's. */
 	h_old = b.h;
 	assert_int_equal(sys_dio_close(ctx_b, b.h), 0);
-	assert_int_equal(tl_errno(sys_dio_counters(ctx_b, h_old, 0, &base)), -EBADF);
+	assert_int_equal(tl_errno(sys_dio_counters(ctx_b, h_old, 0, &scratch)), -EBADF);
 	expect_counts("the device after b's revoke", ctx_a, a.h, DIO_COUNTERS_DEVICE, &base,
 		      &want_dev);
 	/* Opened again: a new handle, from zero; the device goes on. */
