@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <libkmod.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -1037,4 +1038,80 @@ int tl_dio_ctl_chmod(unsigned int mode, unsigned int *old)
 		return -errno;
 	}
 	return 0;
+}
+
+int tl_node_give(const char *path, gid_t gid, unsigned int mode,
+		 struct tl_node_saved *old)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	*old = (struct tl_node_saved){
+		.uid = st.st_uid, .gid = st.st_gid, .mode = st.st_mode & 07777,
+		.saved = true,
+	};
+	if (chown(path, 0, gid) || chmod(path, mode)) {
+		fprintf(stderr, "%s: root:%d %o: %s\n", path, (int)gid, mode,
+			strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+int tl_node_restore(const char *path, struct tl_node_saved *old)
+{
+	if (!old->saved)
+		return 0;
+	if (chown(path, old->uid, old->gid) || chmod(path, old->mode)) {
+		fprintf(stderr, "restoring %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	old->saved = false;
+	return 0;
+}
+
+int tl_run_as(uid_t uid, gid_t gid, gid_t group, int (*fn)(void *arg),
+	      void *arg)
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		if (setgroups(group ? 1 : 0, &group) ||
+		    setresgid(gid, gid, gid) || setresuid(uid, uid, uid)) {
+			printf("# cannot become %d/%d: %s\n", (int)uid, (int)gid,
+			       strerror(errno));
+			fflush(stdout);
+			_exit(125);
+		}
+		st = fn(arg);
+		fflush(NULL);
+		_exit(st);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+void tl_child_fail(const char *file, int line, const char *cond,
+		   const char *fmt, ...)
+{
+	const char *name = errno ? strerrorname_np(errno) : "0";
+	va_list ap;
+
+	printf("# %s:%d: %s: ", tl_basename(file), line, cond);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" (errno %s)\n", name ? name : "?");
+	fflush(NULL);
+	_exit(1);
 }

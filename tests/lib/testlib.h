@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 int tl_kmod_insert_path(const char *path, const char *opts);
 int tl_kmod_probe(const char *name, const char *opts);
@@ -134,6 +135,48 @@ void tl_scsi_hctl(const char *name, char *out, size_t len);
  * 0 or -errno, said on stderr.
  */
 int tl_dio_ctl_chmod(unsigned int mode, unsigned int *old);
+
+/* A node's owner, group and mode, as tl_node_give() found them. */
+struct tl_node_saved {
+	uid_t		uid;
+	gid_t		gid;
+	unsigned int	mode;
+	bool		saved;
+};
+/*
+ * Give node @path (a block device, /dev/dio_batch) to root and group
+ * @gid with mode @mode, as a site's udev rule gives a group its disks;
+ * what it had before goes into *@old, which tl_node_restore() puts back
+ * (nothing when *@old was not saved).  0 or -errno, said on stderr.
+ */
+int tl_node_give(const char *path, gid_t gid, unsigned int mode,
+		 struct tl_node_saved *old);
+int tl_node_restore(const char *path, struct tl_node_saved *old);
+
+/*
+ * Run @fn(@arg) in a child that is not root: supplementary group @group
+ * (none when 0), then gid @gid and uid @uid, real, effective and saved
+ * (setgroups(), setresgid(), setresuid(): no way back).  The guest has no
+ * user database; the ids are numbers.  Returns the child's exit status,
+ * @fn's value (0: it passed), 128 + the signal that killed it, 125 when
+ * it could not drop its privileges, or -errno when it could not be
+ * forked.  In the child, check with TL_CHILD_CHECK(), never with cmocka's
+ * assertions: a failed one would go on with the test run in the child.
+ */
+int tl_run_as(uid_t uid, gid_t gid, gid_t group, int (*fn)(void *arg),
+	      void *arg);
+/*
+ * In a tl_run_as() child: if @cond is false, print "# FILE:LINE: COND:
+ * message (errno NAME)" on stdout and exit with 1.
+ */
+#define TL_CHILD_CHECK(cond, ...)					\
+	do {								\
+		if (!(cond))						\
+			tl_child_fail(__FILE__, __LINE__, #cond, __VA_ARGS__); \
+	} while (0)
+void tl_child_fail(const char *file, int line, const char *cond,
+		   const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 4, 5)));
 
 /* dio_batch's module reference count, -1 when it is not loaded. */
 long tl_dio_refcnt(void);
