@@ -15,7 +15,11 @@
  * (tag unknown before 6.14, guard from 6.14), one handle revoked, and a
  * handle made again starting at zero; each device count is compared with
  * the device's own before the test's first request, whatever earlier
- * programs did on that dev_t.
+ * programs did on that dev_t.  As a user who is not root (uid 1000, the
+ * disk and /dev/dio_batch through a group): its own handle's counts and
+ * its device's; root's keyed context refused to it, root's handle not
+ * live in its own context, root's counts read only through root's
+ * descriptor (which any holder may) and SUBMIT through it EXDEV.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +37,11 @@
 #include "testlib.h"
 
 #define LEN	(64 * 1024)
+#define CTL_PATH	"/dev/" DIO_BATCH_DEVNAME
+#define UID_USER	1000		/* a user who is not root */
+#define GID_USER	1000
+#define GID_DIO		4242		/* the group given the disk and CTL_PATH */
+#define ROOT_KEY	0xc0c0a7e5ULL	/* root's context in test_user_counts() */
 
 /* Each count of struct dio_counters, named, for the messages. */
 static const struct {
@@ -56,6 +65,37 @@ static uint64_t field(const struct dio_counters *c, size_t i)
 }
 
 /*
+ * How many counts of @c are not @base (none when NULL) plus @want, each
+ * printed, and one more when the PI failures by tag do not add up to
+ * those by finder.  Also used in a child that is not root (no cmocka
+ * assertion there).
+ */
+static int counts_differ(const char *what, const struct dio_counters *c,
+			 const struct dio_counters *base,
+			 const struct dio_counters *want)
+{
+	uint64_t got, exp;
+	int bad = 0;
+	size_t i;
+
+	for (i = 0; i < NFIELDS; i++) {
+		got = field(c, i);
+		exp = (base ? field(base, i) : 0) + field(want, i);
+		if (got != exp) {
+			print_message("# %s: %s %llu, want %llu\n", what, fields[i].name,
+				      (unsigned long long)got, (unsigned long long)exp);
+			bad++;
+		}
+	}
+	if (c->pi_guard + c->pi_app + c->pi_ref + c->pi_unknown !=
+	    c->pi_by_user + c->pi_by_module + c->pi_by_device) {
+		print_message("# %s: the PI failures by tag are not those by finder\n", what);
+		bad++;
+	}
+	return bad;
+}
+
+/*
  * The counts of @h (with @flags) are @base plus @want, every one of them;
  * each that is not is printed.  The sum by tag is the sum by finder.
  */
@@ -64,8 +104,6 @@ static void expect_counts(const char *what, int ctx, int h, unsigned int flags,
 			  const struct dio_counters *want)
 {
 	struct dio_counters c;
-	uint64_t got, exp;
-	int bad = 0;
 	size_t i;
 
 	memset(&c, 0xa5, sizeof(c));
@@ -76,24 +114,25 @@ static void expect_counts(const char *what, int ctx, int h, unsigned int flags,
 	assert_int_equal(c.pad, 0);
 	for (i = 0; i < 4; i++)
 		assert_int_equal(c.reserved[i], 0);
-	for (i = 0; i < NFIELDS; i++) {
-		got = field(&c, i);
-		exp = (base ? field(base, i) : 0) + field(want, i);
-		if (got != exp) {
-			print_message("# %s: %s %llu, want %llu\n", what, fields[i].name,
-				      (unsigned long long)got, (unsigned long long)exp);
-			bad = 1;
-		}
-	}
-	assert_int_equal(c.pi_guard + c.pi_app + c.pi_ref + c.pi_unknown,
-			 c.pi_by_user + c.pi_by_module + c.pi_by_device);
-	if (bad)
+	if (counts_differ(what, &c, base, want))
 		fail_msg("%s: counts differ (above)", what);
 }
 
 static void get_counts(int ctx, int h, unsigned int flags, struct dio_counters *c)
 {
 	assert_int_equal(sys_dio_counters(ctx, h, flags, c), 0);
+}
+
+/* @a plus @b, count by count. */
+static void counts_add(struct dio_counters *a, const struct dio_counters *b)
+{
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < NFIELDS; i++) {
+		v = field(a, i) + field(b, i);
+		memcpy((char *)a + fields[i].off, &v, sizeof(v));
+	}
 }
 
 struct dev {
@@ -526,6 +565,181 @@ static void test_device_counts(void **state)
 	tl_fd_close(ctx_b);
 }
 
+/* The nodes test_user_counts() gave to GID_DIO, put back by its teardown. */
+static struct tl_node_saved ctl_saved, disk_saved;
+static char user_disk[64];
+
+/* What user_counts_child() does on its own handle, counted. */
+static const struct dio_counters user_want = {
+	.reads = 1, .writes = 2, .flushes = 1, .read_bytes = LEN,
+	.write_bytes = 2 * LEN, .refused = 1,
+};
+
+/* What test_user_counts() gives its child. */
+struct user_args {
+	const char *path;		/* the disk, root:GID_DIO 0660 */
+	int root_ctx;			/* root's context, inherited */
+	int root_h;			/* root's handle of the disk there */
+	struct dio_counters root_want;	/* that handle's counts */
+	struct dio_counters dev_base;	/* the disk's before the test */
+};
+
+/* In the child: one request, submitted and waited for: 0, or SUBMIT's -errno. */
+static int child_run(int ctx, struct dio_request *r)
+{
+	struct dio_request *rp = r;
+
+	if (sys_dio_submit(ctx, &rp, 1) != 1)
+		return -errno;
+	TL_CHILD_CHECK(sys_dio_wait(ctx, &rp, 1, NULL) == 1, "WAIT");
+	return 0;
+}
+
+/* In the child: expect_counts() without cmocka. */
+static void child_counts(const char *what, int ctx, int h, unsigned int flags,
+			 const struct dio_counters *base,
+			 const struct dio_counters *want)
+{
+	struct dio_counters c;
+
+	TL_CHILD_CHECK(sys_dio_counters(ctx, h, flags, &c) == 0, "%s: COUNTERS", what);
+	TL_CHILD_CHECK(!counts_differ(what, &c, base, want), "%s: counts differ (above)",
+		       what);
+}
+
+/* test_user_counts()'s child, uid UID_USER in group GID_DIO. */
+static int user_counts_child(void *arg)
+{
+	const struct user_args *ua = arg;
+	struct dio_counters c, dev_want = user_want;
+	unsigned char *buf = tl_alloc(LEN, 0);
+	struct dio_request r;
+	int ctx, fd, h, i;
+
+	TL_CHILD_CHECK(buf, "out of memory");
+	/* Root's context by its key: another user's, mode 0600. */
+	TL_CHILD_CHECK(sys_dio_init(ROOT_KEY, 0) < 0 && errno == EACCES,
+		       "INIT of root's key");
+	TL_CHILD_CHECK(sys_dio_init(ROOT_KEY, DIO_FOREIGN) < 0 && errno == EACCES,
+		       "INIT of root's key with DIO_FOREIGN");
+
+	/* A context of its own, the disk through its group. */
+	fd = open(ua->path, O_RDWR | O_CLOEXEC);
+	TL_CHILD_CHECK(fd >= 0, "open %s", ua->path);
+	ctx = sys_dio_init(0, DIO_PRIVATE);
+	TL_CHILD_CHECK(ctx >= 0, "INIT");
+	h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
+	TL_CHILD_CHECK(h >= 1, "OPEN");
+	TL_CHILD_CHECK(h != ua->root_h, "handle %d: root's number too", h);
+	child_counts("the user's new handle", ctx, h, 0, NULL, &(struct dio_counters){ 0 });
+
+	/* Two writes, a read, a flush, a request refused (misaligned). */
+	tl_fill(buf, LEN, 77);
+	for (i = 0; i < 2; i++) {
+		dio_req_prep_write(&r, h, buf, LEN, (2 + i) * LEN);
+		TL_CHILD_CHECK(child_run(ctx, &r) == 0 && r.result == LEN,
+			       "write %d: %lld", i, (long long)r.result);
+	}
+	dio_req_prep_read(&r, h, buf, LEN, 2 * LEN);
+	TL_CHILD_CHECK(child_run(ctx, &r) == 0 && r.result == LEN, "read: %lld",
+		       (long long)r.result);
+	dio_req_prep_flush(&r, h);
+	TL_CHILD_CHECK(child_run(ctx, &r) == 0 && r.result == 0, "flush: %lld",
+		       (long long)r.result);
+	dio_req_prep_read(&r, h, buf, LEN, 100);
+	TL_CHILD_CHECK(child_run(ctx, &r) == -EINVAL, "a misaligned read");
+	child_counts("the user's handle", ctx, h, 0, NULL, &user_want);
+	/* Its device's: root's write too, whoever did it (the ABI). */
+	counts_add(&dev_want, &ua->root_want);
+	child_counts("the disk, from the user's handle", ctx, h, DIO_COUNTERS_DEVICE,
+		     &ua->dev_base, &dev_want);
+
+	/* Root's handle is not live in the user's context, with either flag. */
+	TL_CHILD_CHECK(sys_dio_counters(ctx, ua->root_h, 0, &c) < 0 && errno == EBADF,
+		       "root's handle %d in the user's context", ua->root_h);
+	TL_CHILD_CHECK(sys_dio_counters(ctx, ua->root_h, DIO_COUNTERS_DEVICE, &c) < 0 &&
+		       errno == EBADF, "root's handle's device in the user's context");
+
+	/*
+	 * Root's descriptor, inherited: any process that has it may read
+	 * its counts (the ABI); SUBMIT is its creator's alone (EXDEV, before
+	 * the handle is looked up: counted nowhere).
+	 */
+	child_counts("root's handle, through root's descriptor", ua->root_ctx, ua->root_h, 0,
+		     NULL, &ua->root_want);
+	dio_req_prep_read(&r, ua->root_h, buf, LEN, 0);
+	TL_CHILD_CHECK(child_run(ua->root_ctx, &r) == -EXDEV,
+		       "SUBMIT through root's descriptor");
+
+	close(ctx);
+	close(fd);
+	free(buf);
+	return 0;
+}
+
+/*
+ * The counters as a user who is not root (uid 1000, given the disk and
+ * /dev/dio_batch through group GID_DIO, as a site's udev rule gives
+ * them): its own handle's counts, exact, and its device's, which count
+ * root's I/O too.  Root's keyed context (mode 0600) is another user's:
+ * its key is refused (DIO_FOREIGN too), its handle is not live in the
+ * user's context (EBADF); only its descriptor, inherited, reads its
+ * counts, as the ABI says any process that has it may, and SUBMIT
+ * through it is EXDEV.  Root's handle counts none of the user's I/O.
+ */
+static void test_user_counts(void **state)
+{
+	struct dio_counters dev_want = user_want;
+	struct user_args ua = { 0 };
+	struct dio_request r;
+	struct dev nv, d;
+	char nvme[64];
+	int ctx;
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", user_disk,
+					    sizeof(user_disk)), 0);
+	assert_int_equal(tl_nvme_dev(1, nvme, sizeof(nvme)), 0);
+	ctx = tl_fd_track(sys_dio_init_mode(ROOT_KEY, DIO_CREAT | DIO_EXCL, 0600));
+	/* The NVMe handle first: the disk's number is not the user's handle. */
+	dev_open(&nv, ctx, nvme, DIO_OPEN_NOCLAIM);
+	dev_open(&d, ctx, user_disk, DIO_OPEN_NOCLAIM);
+	get_counts(ctx, d.h, DIO_COUNTERS_DEVICE, &ua.dev_base);
+	dio_req_prep_write(&r, d.h, d.data, LEN, 8 * LEN);
+	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(r.result, LEN);
+	ua.root_want = (struct dio_counters){ .writes = 1, .write_bytes = LEN };
+	expect_counts("root's handle", ctx, d.h, 0, NULL, &ua.root_want);
+
+	assert_int_equal(tl_node_give(CTL_PATH, GID_DIO, 0660, &ctl_saved), 0);
+	assert_int_equal(tl_node_give(user_disk, GID_DIO, 0660, &disk_saved), 0);
+	ua.path = user_disk;
+	ua.root_ctx = ctx;
+	ua.root_h = d.h;
+	assert_int_equal(tl_run_as(UID_USER, GID_USER, GID_DIO, user_counts_child, &ua), 0);
+	assert_int_equal(tl_node_restore(user_disk, &disk_saved), 0);
+	assert_int_equal(tl_node_restore(CTL_PATH, &ctl_saved), 0);
+
+	expect_counts("root's handle after the user's", ctx, d.h, 0, NULL, &ua.root_want);
+	counts_add(&dev_want, &ua.root_want);
+	expect_counts("the disk after the user's", ctx, d.h, DIO_COUNTERS_DEVICE, &ua.dev_base,
+		      &dev_want);
+
+	dev_close(&nv);
+	dev_close(&d);
+	tl_fd_close(ctx);
+}
+
+static int teardown_user(void **state)
+{
+	int ret = 0;
+
+	if (tl_node_restore(user_disk, &disk_saved))
+		ret = -1;
+	if (tl_node_restore(CTL_PATH, &ctl_saved))
+		ret = -1;
+	return teardown(state) ? -1 : ret;
+}
+
 /* The module says it has the counters. */
 static void test_feature(void **state)
 {
@@ -542,6 +756,7 @@ int main(void)
 		cmocka_unit_test(test_feature),
 		cmocka_unit_test_teardown(test_handle_counts, teardown),
 		cmocka_unit_test_teardown(test_device_counts, teardown),
+		cmocka_unit_test_teardown(test_user_counts, teardown_user),
 	};
 
 	if (tl_dio_load())
