@@ -39,6 +39,10 @@
 #define SD_DRV		"/sys/bus/pseudo/drivers/scsi_debug"
 #define P_INFLIGHT	"/sys/module/dio_batch/parameters/max_inflight"
 #define SENTINEL	0x5a5a5a5aLL
+#define CTL_PATH	"/dev/" DIO_BATCH_DEVNAME
+#define UID_USER	1000		/* a user who is not root */
+#define GID_USER	1000
+#define GID_DIO		4242		/* the group given the disk and CTL_PATH */
 
 enum dev_kind { DEV_NONE, DEV_SD512, DEV_SD4K, DEV_NVME1, DEV_NVME2 };
 
@@ -77,6 +81,10 @@ static void untrack_close(int fd)
 }
 
 static char inflight_orig[32];
+
+/* The nodes give_to_group() gave to GID_DIO, put back by teardown_sd(). */
+static struct tl_node_saved ctl_saved, disk_saved;
+static char user_disk[64];
 
 /* ---- helpers ---- */
 
@@ -257,6 +265,8 @@ static int teardown_sd(void **state)
 	for (i = 0; i < 4; i++)
 		if (extra_fd[i] >= 0)
 			untrack_close(extra_fd[i]);
+	tl_node_restore(user_disk, &disk_saved);
+	tl_node_restore(CTL_PATH, &ctl_saved);
 	/* A failed test may have left requests: start the next one clean. */
 	if (d.kind != DEV_NONE && tl_slab_active("dio_kreq") != 0)
 		dev_detach();
@@ -285,6 +295,34 @@ static int64_t rw1(int op, int h, void *buf, size_t len, uint64_t off)
 static int submit1(struct dio_request *r)
 {
 	return tl_dio_submit(d.ctx, &r, 1);
+}
+
+/* rw1() in a tl_run_as() child, in context @ctx: no cmocka there. */
+static int64_t child_rw(int ctx, int op, int h, void *buf, size_t len,
+			uint64_t off)
+{
+	struct dio_request r, *rp = &r;
+
+	if (op == DIO_OP_READ)
+		dio_req_prep_read(&r, h, buf, len, off);
+	else
+		dio_req_prep_write(&r, h, buf, len, off);
+	r.result = SENTINEL;
+	if (sys_dio_submit(ctx, &rp, 1) != 1)
+		return -errno;
+	TL_CHILD_CHECK(sys_dio_wait(ctx, &rp, 1, NULL) == 1, "WAIT");
+	return r.result;
+}
+
+/*
+ * Disk @path and /dev/dio_batch to root:GID_DIO 0660, as a site's udev
+ * rule gives a group its disks; teardown_sd() puts them back.
+ */
+static void give_to_group(const char *path)
+{
+	snprintf(user_disk, sizeof(user_disk), "%s", path);
+	assert_int_equal(tl_node_give(CTL_PATH, GID_DIO, 0660, &ctl_saved), 0);
+	assert_int_equal(tl_node_give(user_disk, GID_DIO, 0660, &disk_saved), 0);
 }
 
 static void xpread(void *buf, size_t len, uint64_t off)
@@ -1698,7 +1736,112 @@ static void test_page_cache(void **state)
 	free(y);
 }
 
+/*
+ * test_page_cache_user()'s child, uid UID_USER in group GID_DIO: a
+ * buffered write left dirty, then a request writes the same page; a page
+ * root cached, written by a request; a buffered write left dirty, then
+ * a request reads it.  Through descriptors and a context of its own.
+ */
+static int page_cache_child(void *arg)
+{
+	const size_t pg = 4096;
+	const uint64_t off = *(const uint64_t *)arg;
+	uint8_t *a = tl_alloc(pg, 0), *b = tl_alloc(pg, 0), *x = tl_alloc(pg, 0);
+	int bfd, dfd, ctx, h;
+
+	TL_CHILD_CHECK(a && b && x, "out of memory");
+	bfd = open(d.path, O_RDWR | O_CLOEXEC);
+	TL_CHILD_CHECK(bfd >= 0, "open %s", d.path);
+	dfd = open(d.path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	TL_CHILD_CHECK(dfd >= 0, "open %s with O_DIRECT", d.path);
+	ctx = sys_dio_init(0, DIO_PRIVATE);
+	TL_CHILD_CHECK(ctx >= 0, "INIT");
+	/* Root's context holds the claim. */
+	h = sys_dio_open(ctx, dfd, DIO_OPEN_NOCLAIM);
+	TL_CHILD_CHECK(h >= 1, "OPEN");
+
+	/*
+	 * A buffered write left dirty, then a request writes the page: the
+	 * dirty page is written back before the request and dropped, so a
+	 * buffered read sees the request's data, and so does the disk once
+	 * the cache is synced and dropped (a page still dirty would have
+	 * gone to the disk after the request, over its data).
+	 */
+	tl_fill(a, pg, 1200);
+	TL_CHILD_CHECK(pwrite(bfd, a, pg, off) == (ssize_t)pg, "buffered write");
+	tl_fill(b, pg, 1201);
+	TL_CHILD_CHECK(child_rw(ctx, DIO_OP_WRITE, h, b, pg, off) == (int64_t)pg,
+		       "dio write over a dirty page");
+	TL_CHILD_CHECK(pread(bfd, x, pg, off) == (ssize_t)pg, "buffered read");
+	TL_CHILD_CHECK(!memcmp(x, b, pg),
+		       "buffered read after a dio write over a dirty page: not the write's data");
+	TL_CHILD_CHECK(!fsync(bfd), "fsync");
+	TL_CHILD_CHECK(!posix_fadvise(bfd, off, pg, POSIX_FADV_DONTNEED), "POSIX_FADV_DONTNEED");
+	TL_CHILD_CHECK(pread(dfd, x, pg, off) == (ssize_t)pg, "O_DIRECT read");
+	TL_CHILD_CHECK(!memcmp(x, b, pg),
+		       "the disk after the cache was synced: not the dio write's data");
+
+	/* The page root cached: root reads it after this child. */
+	tl_fill(b, pg, 1203);
+	TL_CHILD_CHECK(child_rw(ctx, DIO_OP_WRITE, h, b, pg, off + pg) == (int64_t)pg,
+		       "dio write of a page root cached");
+
+	/* A buffered write left dirty, then a request reads the page. */
+	tl_fill(a, pg, 1204);
+	TL_CHILD_CHECK(pwrite(bfd, a, pg, off + 2 * pg) == (ssize_t)pg, "buffered write");
+	memset(x, 0, pg);
+	TL_CHILD_CHECK(child_rw(ctx, DIO_OP_READ, h, x, pg, off + 2 * pg) == (int64_t)pg,
+		       "dio read of a dirty page");
+	TL_CHILD_CHECK(!memcmp(x, a, pg),
+		       "dio read of a page a buffered write dirtied: not that write's data");
+
+	close(ctx);
+	close(dfd);
+	close(bfd);
+	free(a);
+	free(b);
+	free(x);
+	return 0;
+}
+
+/*
+ * test_page_cache()'s coherency as a user who is not root (uid 1000,
+ * given the disk and /dev/dio_batch through group GID_DIO, with its own
+ * context and descriptors): page_cache_child(); and a page root's
+ * buffered read cached before it, which the user's request writes, read
+ * by root afterwards: the user's data, not the page root had cached.
+ */
+static void test_page_cache_user(void **state)
+{
+	const size_t pg = 4096;
+	uint64_t off = 24 * MiB;
+	uint8_t *a = tl_xalloc(pg, 0), *x = tl_xalloc(pg, 0);
+	int bfd = track(open(d.path, O_RDWR | O_CLOEXEC));
+
+	assert_true(bfd >= 0);
+	tl_fill(a, pg, 1202);
+	xpwrite(a, pg, off + pg);
+	assert_int_equal(pread(bfd, x, pg, off + pg), pg);
+	check_same(a, x, pg, "root's buffered read");
+	give_to_group(d.path);
+	assert_int_equal(tl_run_as(UID_USER, GID_USER, GID_DIO, page_cache_child, &off), 0);
+	tl_fill(a, pg, 1203);
+	assert_int_equal(pread(bfd, x, pg, off + pg), pg);
+	check_same(a, x, pg, "root's buffered read after the user's dio write");
+	/* The next tests see a device with nothing cached, as before. */
+	assert_int_equal(posix_fadvise(bfd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	untrack_close(bfd);
+	free(a);
+	free(x);
+}
+
 #define PC_MNT	"/tmp/mnt-pagecache"
+
+/* What page_cache_busy_writes() writes, and where. */
+struct busy_args {
+	const char *path;
+	uint64_t tag;		/* tl_fill()'s */
+};
 
 /*
  * A page the module cannot drop before a write: ext4's superblock and
@@ -1706,49 +1849,85 @@ static void test_page_cache(void **state)
  * disk's first page.  A write there through an unclaimed handle is not
  * done and completes with -EBUSY (pwrite() with O_DIRECT would write
  * through the cache instead); the requests beside it in the batch are
- * done.  The disk is ext4's afterwards: the device is set up again for
- * the next test.
+ * done.  Run by tl_run_as(), as root or not, through descriptors and a
+ * context of its own.
  */
-static void test_page_cache_busy(void **state)
+static int page_cache_busy_writes(void *arg)
 {
+	const struct busy_args *ba = arg;
 	const size_t pg = 4096;
-	uint8_t *w = tl_xalloc(pg, 0), *old = tl_xalloc(pg, 0);
-	uint8_t *x = tl_xalloc(pg, 0);
+	uint8_t *w = tl_alloc(pg, 0), *old = tl_alloc(pg, 0), *x = tl_alloc(pg, 0);
 	struct dio_request r[2], *rp[2] = { &r[0], &r[1] };
-	char path[sizeof(d.path)];
 	int ctx, fd, h;
 
-	memcpy(path, d.path, sizeof(path));
+	TL_CHILD_CHECK(w && old && x, "out of memory");
+	fd = open(ba->path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	TL_CHILD_CHECK(fd >= 0, "open %s", ba->path);
+	ctx = sys_dio_init(0, DIO_PRIVATE);
+	TL_CHILD_CHECK(ctx >= 0, "INIT");
+	h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
+	TL_CHILD_CHECK(h >= 1, "OPEN");
+	TL_CHILD_CHECK(pread(fd, old, pg, 0) == (ssize_t)pg, "O_DIRECT read");
+	tl_fill(w, pg, ba->tag);
+	dio_req_prep_write(&r[0], h, w, pg, 0);
+	dio_req_prep_write(&r[1], h, w, pg, 48 * MiB);
+	r[0].result = r[1].result = SENTINEL;
+	TL_CHILD_CHECK(sys_dio_submit(ctx, rp, 2) == 2, "SUBMIT");
+	TL_CHILD_CHECK(sys_dio_wait(ctx, rp, 2, NULL) == 2, "WAIT");
+	TL_CHILD_CHECK(r[0].result == -EBUSY, "the write of the first page: %lld",
+		       (long long)r[0].result);
+	TL_CHILD_CHECK(r[1].result == (int64_t)pg, "the write beside it: %lld",
+		       (long long)r[1].result);
+	TL_CHILD_CHECK(pread(fd, x, pg, 0) == (ssize_t)pg, "O_DIRECT read");
+	TL_CHILD_CHECK(!memcmp(old, x, pg), "the first page, which the write left alone");
+	TL_CHILD_CHECK(pread(fd, x, pg, 48 * MiB) == (ssize_t)pg, "O_DIRECT read");
+	TL_CHILD_CHECK(!memcmp(w, x, pg), "the write beside it: not its data");
+	close(ctx);
+	close(fd);
+	free(w);
+	free(old);
+	free(x);
+	return 0;
+}
+
+/*
+ * The disk under test as ext4, mounted on PC_MNT, its path in @path: it
+ * is ext4's afterwards, and the device is set up again for the next test.
+ */
+static void page_cache_mount(char *path, size_t len)
+{
+	snprintf(path, len, "%s", d.path);
 	dev_detach();			/* its claim keeps mount out */
 	assert_int_equal(tl_kmod_probe("ext4", NULL), 0);
 	assert_int_equal(tl_sh("mkfs.ext4 -q -F -b 4096 %s >/dev/null 2>&1",
 			       path), 0);
 	assert_int_equal(tl_sh("mkdir -p " PC_MNT " && mount -t ext4 %s " PC_MNT,
 			       path), 0);
-	fd = track(open(path, O_RDWR | O_DIRECT | O_CLOEXEC));
-	assert_true(fd >= 0);
-	ctx = track(sys_dio_init(0, DIO_PRIVATE));
-	assert_true(ctx >= 0);
-	h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
-	assert_true(h >= 1);
-	assert_int_equal(pread(fd, old, pg, 0), pg);
-	tl_fill(w, pg, 1100);
-	dio_req_prep_write(&r[0], h, w, pg, 0);
-	dio_req_prep_write(&r[1], h, w, pg, 48 * MiB);
-	r[0].result = r[1].result = SENTINEL;
-	assert_int_equal(tl_dio_submit(ctx, rp, 2), 2);
-	assert_int_equal(tl_dio_wait(ctx, rp, 2, NULL), 2);
-	assert_int_equal(r[0].result, -EBUSY);
-	assert_int_equal(r[1].result, pg);
-	assert_int_equal(pread(fd, x, pg, 0), pg);
-	check_same(old, x, pg, "the first page, which the write left alone");
-	assert_int_equal(pread(fd, x, pg, 48 * MiB), pg);
-	check_same(w, x, pg, "the write beside it");
-	untrack_close(ctx);
-	untrack_close(fd);
-	free(w);
-	free(old);
-	free(x);
+}
+
+/* page_cache_busy_writes() as root. */
+static void test_page_cache_busy(void **state)
+{
+	char path[sizeof(d.path)];
+
+	page_cache_mount(path, sizeof(path));
+	assert_int_equal(tl_run_as(0, 0, 0, page_cache_busy_writes,
+				   &(struct busy_args){ path, 1100 }), 0);
+}
+
+/*
+ * page_cache_busy_writes() as a user who is not root (uid 1000, given the
+ * disk and /dev/dio_batch through group GID_DIO): the page ext4 holds is
+ * no more writable through the module for a user who may write the disk.
+ */
+static void test_page_cache_busy_user(void **state)
+{
+	char path[sizeof(d.path)];
+
+	page_cache_mount(path, sizeof(path));
+	give_to_group(path);
+	assert_int_equal(tl_run_as(UID_USER, GID_USER, GID_DIO, page_cache_busy_writes,
+				   &(struct busy_args){ path, 1101 }), 0);
 }
 
 static int teardown_mount(void **state)
@@ -2034,7 +2213,10 @@ int main(void)
 		T(test_bad_in_middle, setup_sd512),
 		T(test_ebusy, setup_sd512),
 		T(test_page_cache, setup_sd512),
+		T(test_page_cache_user, setup_sd512),
 		{ "test_page_cache_busy", test_page_cache_busy, setup_sd512,
+		  teardown_mount, NULL },
+		{ "test_page_cache_busy_user", test_page_cache_busy_user, setup_sd512,
 		  teardown_mount, NULL },
 		T(test_enoent, setup_sd512),
 		T(test_revoked_handle, setup_sd512),
