@@ -263,16 +263,22 @@ static bool next_piece(struct scrub *s, uint64_t *off, uint64_t *len,
 	return true;
 }
 
+/* --rate: when what was submitted so far has had its time (0: no limit). */
+static double rate_due(const struct scrub *s)
+{
+	if (!s->o->rate)
+		return 0;
+	return s->t0 + (double)s->submitted / (s->o->rate * 1e6);
+}
+
 /* --rate: sleep until @bytes more may be submitted; false if interrupted. */
 static bool rate_wait(struct scrub *s, uint64_t bytes)
 {
-	double at, now;
+	double at = rate_due(s), now;
 	struct timespec ts;
 
 	if (!s->o->rate)
 		return true;
-	/* What was submitted so far must have had its time. */
-	at = s->t0 + (double)s->submitted / (s->o->rate * 1e6);
 	while (!interrupted && (now = now_s()) < at) {
 		double w = at - now;
 
@@ -363,6 +369,12 @@ static bool medium_error(int e)
 {
 	return e == EIO || e == ENODATA || e == EREMOTEIO || e == ETIMEDOUT ||
 	       e == EBADMSG || e == ENOLINK;
+}
+
+/* Errors of a device that is gone: its handle revoked, the disk removed. */
+static bool device_gone(int e)
+{
+	return e == ENXIO || e == ENODEV;
 }
 
 static void complete(struct scrub *s, struct sslot *sl)
@@ -533,7 +545,8 @@ static void report(struct scrub *s, int code)
 	       "%" PRIu64 "-byte blocks, in %.1f s (%.1f MB/s)%s\n", s->d.path, s->done,
 	       s->end - s->start, s->start, s->end, s->pi ? q->profile : "no PI", s->unit,
 	       el, el > 0 ? s->done / el / 1e6 : 0,
-	       interrupted ? ": INTERRUPTED, the report so far" : "");
+	       interrupted ? ": INTERRUPTED, the report so far" :
+	       s->fatal ? ": STOPPED, the report so far" : "");
 	if (!s->nfails && !s->unlisted) {
 		printf("no failures\n");
 	} else {
@@ -669,6 +682,16 @@ int cmd_scrub(const char *path, const struct opts *o)
 		       next_piece(s, &off, &len, &tries, &retry)) {
 			struct sslot *sl = &s->slots[s->free_slots[--s->nfree]];
 
+			/*
+			 * Pieces already prepared go to the device now, not
+			 * after this one's wait: a batch held back while the
+			 * rate limit sleeps would leave the disk idle.
+			 */
+			if (nprep && rate_due(s) > now_s()) {
+				push_range(s, off, len, tries);
+				s->nfree++;
+				break;
+			}
 			if (!rate_wait(s, len)) {
 				push_range(s, off, len, tries);
 				s->nfree++;
@@ -696,6 +719,20 @@ int cmd_scrub(const char *path, const struct opts *o)
 
 					push_range(s, sl->off, sl->len, sl->tries);
 					s->submitted -= sl->len;
+					s->free_slots[s->nfree++] = ptrs[n]->cookie;
+				}
+				nprep = k;
+				break;
+			}
+			if (ret < 0 && device_gone(errno)) {
+				/*
+				 * The disk went away (its handle was revoked):
+				 * stop, collect what is in flight and report
+				 * what was scrubbed and found until then.
+				 */
+				s->fatal = errno;
+				for (n = k; n < nprep; n++) {
+					s->submitted -= s->slots[ptrs[n]->cookie].len;
 					s->free_slots[s->nfree++] = ptrs[n]->cookie;
 				}
 				nprep = k;

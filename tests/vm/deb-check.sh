@@ -9,7 +9,9 @@
 # systemd-modules-load loads the module DKMS built, udev gives
 # /dev/dio_batch to the dio_batch group (tests/vm/deb-guest.sh), and the
 # examples run against a DIF disk as a user in the group, and fail for one
-# who is not.  dioctl must be linked with the packaged libdioctl.so.1 and
+# who is not.  Then the same root boots again with systemd as init, where
+# the scrub timer enabled on the guest's disk runs by itself
+# (tests/vm/deb-systemd.sh).  dioctl must be linked with the packaged libdioctl.so.1 and
 # its package depend on libdioctl1.  Last, dpkg --purge leaves nothing
 # behind.
 # Records build/results/deb.counts ("passed failed").
@@ -218,6 +220,87 @@ fi
 bad=$(sed -e '/^#/d' -e '/^[[:space:]]*$/d' "$here/report-patterns" | paste -s -d '|' -)
 log_clean() { ! grep -E "$bad" "$res/console.log" "$res/dmesg.txt"; }
 check "guest kernel log clean" log_clean
+
+# --- the scheduled scrub, under systemd --------------------------------------
+# The same root booted again, now with systemd as PID 1 (tests/vm/init
+# starts what /tmp/results/.init names), to the check's own target
+# (systemd.unit=): the timer is enabled as dio-batch-scrub@.service's header
+# says (systemctl enable, offline here), its last run two months back (the
+# stamp Persistent=true keeps), so systemd itself starts the missed monthly
+# scrub at boot; tests/vm/deb-systemd.sh checks what it did.
+# What the check adds to the root, each for a reason:
+# - /.dockerenv removed: this machine's root has one, and systemd would
+#   take the guest for a container (no udev, no modules-load).
+# - scsi_debug loaded at boot (modules-load.d), a DIF disk: /dev/sda, the
+#   guest's only SCSI disk.
+# - dio-batch-check-disk.service writes it (app tag 0xd1, block 2048
+#   0xbeef), and a drop-in orders the scrub after it; the settings files
+#   give 8 MB/s and -a 0xd1.
+# - a drop-in for the timer: RandomizedDelaySec=0 and AccuracySec=1s, or
+#   the missed run would come up to two hours after the boot.
+sd_unit=dio-batch-scrub@dev-sda
+systemd_root() {
+	local sys=$root/etc/systemd/system
+	rm -f "$root/.dockerenv"
+	echo scsi_debug >"$root/etc/modules-load.d/dio-batch-check.conf" &&
+		echo 'options scsi_debug dif=1 dix=1 dev_size_mb=16 sector_size=512' \
+			>"$root/etc/modprobe.d/dio-batch-check.conf" || return 1
+	echo 'DIO_SCRUB_RATE=8' >"$root/etc/default/dio-batch-scrub"
+	echo 'DIO_SCRUB_OPTIONS="-a 0xd1"' >"$root/etc/default/$sd_unit"
+	systemctl --root="$root" enable "$sd_unit.timer" || return 1
+	mkdir -p "$root/var/lib/systemd/timers" "$sys/dio-batch-scrub@.timer.d" "$sys/$sd_unit.service.d"
+	touch -d '-2 months' "$root/var/lib/systemd/timers/stamp-$sd_unit.timer"
+	printf '[Timer]\nRandomizedDelaySec=0\nAccuracySec=1s\n' \
+		>"$sys/dio-batch-scrub@.timer.d/dio-batch-check.conf"
+	printf '[Unit]\nRequires=dio-batch-check-disk.service\nAfter=dio-batch-check-disk.service\n' \
+		>"$sys/$sd_unit.service.d/dio-batch-check.conf"
+	cat >"$sys/dio-batch-check-disk.service" <<EOF
+[Unit]
+Description=dio_batch check: data with app tag 0xd1 on /dev/sda, block 2048 with 0xbeef
+Requires=dev-sda.device
+After=dev-sda.device dev-dio_batch.device systemd-modules-load.service
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/bin/dioctl write /dev/sda -s 0 -l 16M --random 5 -a 0xd1
+ExecStart=/usr/bin/dioctl tag set /dev/sda -L 2048 -n 1 -a 0xbeef
+EOF
+	cat >"$sys/dio-batch-check.service" <<EOF
+[Unit]
+Description=dio_batch check: what systemd did with the scrub timer
+After=basic.target
+[Service]
+Type=simple
+ExecStart=/bin/sh '$here/deb-systemd.sh'
+# Whatever became of the script, the guest ends (it powers off itself
+# after saving its results).
+ExecStopPost=/bin/systemctl poweroff --force --force
+EOF
+	cat >"$sys/dio-batch-check.target" <<EOF
+[Unit]
+Description=dio_batch check
+Requires=basic.target
+Wants=dio-batch-check-disk.service dio-batch-check.service
+After=basic.target
+EOF
+}
+check "the root set up for a systemd boot: $sd_unit.timer enabled (systemctl enable), last run two months ago" \
+	systemd_root
+sd_res=$out/guest-systemd
+mkdir -p "$sd_res"
+echo /lib/systemd/systemd >"$sd_res/.init"
+VM_ROOT=$root VM_TIMEOUT=900 VM_CMDLINE=systemd.unit=dio-batch-check.target "$here/run.sh" 6.1 "$sd_res"
+rc=$?
+[ ! -s "$sd_res/guest.log" ] || sed 's/^/guest (systemd): /' "$sd_res/guest.log"
+if [ -s "$sd_res/counts" ]; then
+	read -r p f <"$sd_res/counts"
+	pass=$((pass + p)) fail=$((fail + f))
+else
+	not_ok "the systemd guest ran its checks (status $rc)"
+	tail -n 40 "$sd_res/console.log" | sed 's/^/# /'
+fi
+sd_log_clean() { ! grep -E "$bad" "$sd_res/console.log" "$sd_res/dmesg.txt"; }
+check "guest kernel log clean (systemd boot)" sd_log_clean
 
 # --- removal ----------------------------------------------------------------
 chroot_mounts || fail_setup "the chroot's mounts, again"

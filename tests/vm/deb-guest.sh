@@ -7,32 +7,8 @@
 #   env: KVER (the kernel DKMS built for)
 # The check functions below run through check(): shellcheck cannot see it.
 # shellcheck disable=SC2317
-pass=0 fail=0 n=0
-ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
-# check DESCRIPTION COMMAND...: one case; the output is kept in $log.
-log=/tmp/check.log
-check() {
-	desc=$1
-	shift
-	if "$@" >"$log" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc (status $?)"
-		tail -n 30 "$log" | sed 's/^/# /'
-	fi
-}
-finish() {
-	echo "$pass $fail" >/tmp/results/counts
-	exit 0
-}
-# as USER COMMAND...: run as a user who is not root, with the groups
-# /etc/group gives them, as a login would.
-as() {
-	u=$1
-	shift
-	setpriv --reuid="$u" --regid=users --init-groups --reset-env -- "$@"
-}
+# shellcheck source=tests/vm/guest-tap.sh
+. "$(dirname "$0")/guest-tap.sh"
 
 modules_loaded() { /lib/systemd/systemd-modules-load && [ -d /sys/module/dio_batch ]; }
 check "systemd-modules-load loads dio_batch (modules-load.d)" modules_loaded
@@ -123,7 +99,7 @@ run_unit() { # INSTANCE: prints dioctl's output, returns its exit status
 		case $line in '' | '#'* | '['*']') continue ;; esac
 		key=${line%%=*} val=$(printf '%s' "${line#*=}" | sed "s|%f|$f|g; s|%i|$inst|g")
 		case $key in
-		Description | Documentation | After | ProtectHome | PrivateNetwork) ;;
+		Description | Documentation | After | Wants | ProtectHome | PrivateNetwork) ;;
 		Type) [ "$val" = oneshot ] || { echo "run_unit: Type=$val"; return 99; } ;;
 		ConditionPathExists) cond=$val ;;
 		Environment) envs="$envs $val" ;;
@@ -155,6 +131,9 @@ run_unit() { # INSTANCE: prints dioctl's output, returns its exit status
 		exec setpriv --reuid=61999 --regid=61999 --groups="$grps" -- nice -n "$nic" $io "$@"
 	)
 }
+# (shellcheck takes $log, which guest-tap.sh sets, for one run_unit's
+# subshell changed: it is not.)
+# shellcheck disable=SC2031
 scrub_unit_reports() {
 	i=$(systemd-escape --path "$dev")
 	dioctl write "$dev" -s 0 -l 16M --random 5 -a 0xd1 &&
