@@ -6,7 +6,10 @@
  * streaming over a 64 MiB buffer for each guard implementation, every
  * CRC64 path whatever the CPU's dispatch would pick (a path the CPU cannot
  * execute is reported, not run), with ISA-L's own PCLMULQDQ and VPCLMULQDQ
- * entry points beside them and the ratios ours / ISA-L; then
+ * entry points beside them and the ratios ours / ISA-L; then the guards
+ * at the sizes PI uses (512 bytes, 4 KiB, 4 KiB at 512-byte intervals)
+ * against ISA-L's CRC-64/NVME where an ISA-L with it is there
+ * (sizes_table(); "pi_bench sizes" runs it alone); then
  * dio_pi_generate()/dio_pi_verify() on 1 MiB at 512- and 4096-byte
  * intervals; then dio_pi_generate_copy() against memcpy() of the same
  * 1 MiB, and each several-interval copying CRC path (the loop under
@@ -104,6 +107,7 @@ static uint64_t f_crc16_isal16(const void *b, size_t n) { return crc16_t10dif_by
 static uint64_t f_crc64_v512(const void *b, size_t n) { return pi_crc64_vpclmul512(0, b, n); }
 static uint64_t f_crc64_v256(const void *b, size_t n) { return pi_crc64_vpclmul256(0, b, n); }
 static uint64_t f_crc64_pclmul(const void *b, size_t n) { return pi_crc64_pclmul(0, b, n); }
+static uint64_t f_crc64_pclavx(const void *b, size_t n) { return pi_crc64_pclmul_avx(0, b, n); }
 static uint64_t f_c64_jones8(const void *b, size_t n) { return crc64_jones_refl_by8(0, b, n); }
 static uint64_t f_c64_ecma8(const void *b, size_t n) { return crc64_ecma_refl_by8(0, b, n); }
 static uint64_t f_c64_jones16(const void *b, size_t n) { return crc64_jones_refl_by16_10(0, b, n); }
@@ -282,6 +286,8 @@ static const struct pair {
 	int (*usable)(void);	/* both can run */
 } pairs[] = {
 #ifdef PI_X86
+	{ "crc64 avx pclmul fold8", "isal crc64_jones_refl_by8",
+	  f_crc64_pclavx, f_c64_jones8, pi_crc64_have_pclmul_avx },
 	{ "crc64 pclmul fold8", "isal crc64_jones_refl_by8",
 	  f_crc64_pclmul, f_c64_jones8, have_pclmul },
 	{ "crc64 vpclmul256", "isal crc64_jones_refl_by8",
@@ -377,6 +383,7 @@ static void guard_table(const uint8_t *stream)
 #ifdef PI_X86
 		{ "AVX-512 VPCLMULQDQ", f_crc64_v512, pi_crc64_have_vpclmul512, 1 },
 		{ "VPCLMULQDQ AVX2", f_crc64_v256, pi_crc64_have_vpclmul256, 1 },
+		{ "AVX PCLMULQDQ fold8", f_crc64_pclavx, pi_crc64_have_pclmul_avx, 1 },
 		{ "PCLMULQDQ fold8", f_crc64_pclmul, pi_crc64_have_pclmul, 1 },
 #endif
 #ifdef PI_ARM64
@@ -516,18 +523,46 @@ static uint64_t f_crc16_public(const void *b, size_t n) { return dio_pi_crc16_t1
 	}
 EACH512(f_rs_each, rk.rs)
 EACH512(f_rk_crc16_each, rk.crc16)
+/* One several-interval call, 512-byte intervals: what the library makes. */
+#define MULTI512(name, fn)						\
+	static uint64_t name(const void *b, size_t n)			\
+	{								\
+		uint64_t out[4096 / SIZES_IV], s = 0;			\
+									\
+		fn(b, SIZES_IV, n / SIZES_IV, out);			\
+		for (size_t i = 0; i < n / SIZES_IV; i++)		\
+			s ^= out[i];					\
+		return s;						\
+	}
+MULTI512(f_multi, pi_crc64_multi)
+
+static uint64_t f_multi16(const void *b, size_t n)
+{
+	uint16_t out[4096 / SIZES_IV];
+	uint64_t s = 0;
+
+	pi_crc16_multi(b, SIZES_IV, n / SIZES_IV, out);
+	for (size_t i = 0; i < n / SIZES_IV; i++)
+		s ^= out[i];
+	return s;
+}
+#ifdef PI_X86
+MULTI512(f_multi_v512, pi_crc64_multi_vpclmul512)
+MULTI512(f_multi_v256, pi_crc64_multi_vpclmul256)
+MULTI512(f_multi_pclavx, pi_crc64_multi_pclmul_avx)
+MULTI512(f_multi_pclmul, pi_crc64_multi_pclmul)
+#endif
+#ifdef PI_ARM64
+MULTI512(f_multi_pmull, pi_crc64_multi_pmull)
+#endif
 #ifdef PI_X86
 EACH512(f_rs8_each, rk.rs8)
 EACH512(f_rs16_each, rk.rs16)
 EACH512(f_jones8_each, crc64_jones_refl_by8)
 EACH512(f_jones16_each, crc64_jones_refl_by16_10)
-EACH512(f_pclmul_each, pi_crc64_pclmul)
-EACH512(f_v256_each, pi_crc64_vpclmul256)
-EACH512(f_v512_each, pi_crc64_vpclmul512)
 #endif
 #ifdef PI_ARM64
 EACH512(f_rspmull_each, rk.rspmull)
-EACH512(f_pmull_each, pi_crc64_pmull)
 #endif
 
 /* The library's calls over 4 KiB at 512-byte intervals, type 1. */
@@ -561,10 +596,12 @@ static uint64_t f_ver16(const void *b, size_t n) { return sz_verify(&sz_p16, b, 
 static int have_rk(void) { return rk.rs != NULL; }
 #ifdef PI_X86
 static int have_rk8(void) { return rk.rs8 && have_pclmul(); }
+static int have_rk8_avx(void) { return rk.rs8 && pi_crc64_have_pclmul_avx(); }
 static int have_rk8_v256(void) { return rk.rs8 && pi_crc64_have_vpclmul256(); }
 static int have_rk16(void) { return rk.rs16 && isal_has_by16(); }
 static int have_jones16(void) { return isal_has_by16(); }
 static int have_rk8_dirty(void) { return have_rk8() && isal_has_by16(); }
+static int have_rk8_avx_dirty(void) { return have_rk8_avx() && isal_has_by16(); }
 #endif
 #ifdef PI_ARM64
 static int have_rkpmull(void) { return rk.rspmull && pi_crc64_have_pmull(); }
@@ -667,10 +704,18 @@ static void sizes_table(const uint8_t *stream)
 		  512, have_rk8_v256, 0 },
 		{ "crc64 vpclmul256", "isal crc64_rocksoft_refl_by8", f_crc64_v256, f_rs8,
 		  4096, have_rk8_v256, 0 },
+		{ "crc64 avx pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclavx, f_rs8,
+		  512, have_rk8_avx, 0 },
+		{ "crc64 avx pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclavx, f_rs8,
+		  4096, have_rk8_avx, 0 },
 		{ "crc64 pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclmul, f_rs8,
 		  512, have_rk8, 0 },
 		{ "crc64 pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclmul, f_rs8,
 		  4096, have_rk8, 0 },
+		{ "crc64 avx pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclavx, f_rs8,
+		  512, have_rk8_avx_dirty, 1 },
+		{ "crc64 avx pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclavx, f_rs8,
+		  4096, have_rk8_avx_dirty, 1 },
 		{ "crc64 pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclmul, f_rs8,
 		  512, have_rk8_dirty, 1 },
 		{ "crc64 pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclmul, f_rs8,
@@ -691,28 +736,35 @@ static void sizes_table(const uint8_t *stream)
 		  4096, have_rkpmull, 0 },
 #endif
 		{ "crc16 public", "isal crc16_t10dif", f_crc16_public, f_rk_crc16, 512, have_rk, 0 },
-		{ "crc16 public", "isal crc16_t10dif", f_crc16_public, f_rk_crc16, 4096, have_rk, 0 },
+		{ "crc16 public", "isal crc16_t10dif", f_crc16_public, f_rk_crc16, 4096, have_rk,
+		  0 },
 		/* 4 KiB at 512-byte intervals: eight guards. */
 		{ "dio_pi_generate CRC64", "8 x isal crc64_rocksoft_refl", f_gen64, f_rs_each,
 		  0, have_rk, 0 },
 		{ "dio_pi_verify CRC64", "8 x isal crc64_rocksoft_refl", f_ver64, f_rs_each,
 		  0, have_rk, 0 },
+		{ "crc64 multi (dispatched)", "8 x isal crc64_rocksoft_refl", f_multi, f_rs_each,
+		  0, have_rk, 0 },
 #ifdef PI_X86
-		{ "8 x crc64 vpclmul512", "8 x isal crc64_rocksoft_refl_by16_10", f_v512_each,
+		{ "crc64 multi vpclmul512", "8 x isal crc64_rocksoft_refl_by16_10", f_multi_v512,
 		  f_rs16_each, 0, have_rk16, 0 },
-		{ "8 x crc64 vpclmul256", "8 x isal crc64_rocksoft_refl_by8", f_v256_each,
+		{ "crc64 multi vpclmul256", "8 x isal crc64_rocksoft_refl_by8", f_multi_v256,
 		  f_rs8_each, 0, have_rk8_v256, 0 },
-		{ "8 x crc64 pclmul fold8", "8 x isal crc64_rocksoft_refl_by8", f_pclmul_each,
+		{ "crc64 multi avx pclmul", "8 x isal crc64_rocksoft_refl_by8", f_multi_pclavx,
+		  f_rs8_each, 0, have_rk8_avx, 0 },
+		{ "crc64 multi pclmul", "8 x isal crc64_rocksoft_refl_by8", f_multi_pclmul,
 		  f_rs8_each, 0, have_rk8, 0 },
-		{ "8 x crc64 vpclmul512", "8 x isal 2.30 crc64_jones_refl_by16_10", f_v512_each,
+		{ "crc64 multi vpclmul512", "8 x isal 2.30 crc64_jones_refl_by16_10", f_multi_v512,
 		  f_jones16_each, 0, have_jones16, 0 },
-		{ "8 x crc64 pclmul fold8", "8 x isal 2.30 crc64_jones_refl_by8", f_pclmul_each,
+		{ "crc64 multi pclmul", "8 x isal 2.30 crc64_jones_refl_by8", f_multi_pclmul,
 		  f_jones8_each, 0, have_pclmul, 0 },
 #endif
 #ifdef PI_ARM64
-		{ "8 x crc64 pmull fold8", "8 x isal crc64_rocksoft_refl_pmull", f_pmull_each,
+		{ "crc64 multi pmull", "8 x isal crc64_rocksoft_refl_pmull", f_multi_pmull,
 		  f_rspmull_each, 0, have_rkpmull, 0 },
 #endif
+		{ "crc16 multi (dispatched)", "8 x isal crc16_t10dif", f_multi16, f_rk_crc16_each,
+		  0, have_rk, 0 },
 		{ "dio_pi_generate CRC16", "8 x isal crc16_t10dif", f_gen16, f_rk_crc16_each,
 		  0, have_rk, 0 },
 		{ "dio_pi_verify CRC16", "8 x isal crc16_t10dif", f_ver16, f_rk_crc16_each,
@@ -729,6 +781,32 @@ static void sizes_table(const uint8_t *stream)
 		exit(2);
 	}
 	rk_load();
+	/* Ours on the buffers they are timed on: every path, plain and several-interval. */
+	for (const struct pi_crc64_path *cp = pi_crc64_paths; cp->name; cp++) {
+		uint64_t out[4096 / SIZES_IV];
+
+		if (cp->supported && !cp->supported())
+			continue;
+		cp->multi(hot, SIZES_IV, 4096 / SIZES_IV, out);
+		for (size_t i = 0; i < 4096 / SIZES_IV; i++)
+			if (out[i] != pi_crc64_slice8(0, hot + i * SIZES_IV, SIZES_IV) ||
+			    cp->crc(0, hot + i * SIZES_IV, SIZES_IV) != out[i] ||
+			    cp->crc(0, hot, 4096) != pi_crc64_slice8(0, hot, 4096)) {
+				fprintf(stderr, "pi_bench: CRC64 %s: wrong at 512 bytes or 4 KiB\n",
+					cp->name);
+				exit(1);
+			}
+	}
+	{
+		uint16_t out[4096 / SIZES_IV];
+
+		pi_crc16_multi(hot, SIZES_IV, 4096 / SIZES_IV, out);
+		for (size_t i = 0; i < 4096 / SIZES_IV; i++)
+			if (out[i] != pi_crc16_slice8(0, hot + i * SIZES_IV, SIZES_IV)) {
+				fprintf(stderr, "pi_bench: CRC16 several-interval: wrong\n");
+				exit(1);
+			}
+	}
 	dio_pi_profile_init(&sz_p16, DIO_GUARD_CRC16, SIZES_IV, 1);
 	dio_pi_profile_init(&sz_p64, DIO_GUARD_CRC64, SIZES_IV, 1);
 	printf("\nthe sizes PI uses, ours / ISA-L, hot buffers, turn about, median of %d"

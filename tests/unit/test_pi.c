@@ -317,6 +317,7 @@ static void test_crc64_fast_vs_portable(void **state)
 	assert_string_equal(pi_crc64_dispatch_name(),
 			    pi_crc64_have_vpclmul512() ? "AVX-512 VPCLMULQDQ" :
 			    pi_crc64_have_vpclmul256() ? "VPCLMULQDQ AVX2" :
+			    pi_crc64_have_pclmul_avx() ? "AVX PCLMULQDQ" :
 			    pi_crc64_have_pclmul() ? "PCLMULQDQ" : "slice-by-8");
 #elif defined(PI_ARM64)
 	assert_string_equal(pi_crc64_dispatch_name(),
@@ -429,13 +430,36 @@ static void test_copy_paths(void **state)
  * written around the destination or past out[n - 1], for every path
  * whatever the dispatch picks, at the PI intervals, at intervals that are
  * not a multiple of a path's round (its fallback), odd interval counts
- * and any alignment of either buffer.
+ * and any alignment of either buffer (counts past 4 and 8: the four
+ * intervals AVX-512 ends together, and the ones left).  The plain ones
+ * (pi_crc64_multi(), pi_crc16_multi(), under dio_pi_generate() and
+ * dio_pi_verify()) go through the same checks, their copy a memcpy()
+ * beside them.
  */
 static const size_t multi_intervals[] = { 512, 4096, 128, 256, 384, 640, 100, 1000 };
-static const size_t multi_counts[] = { 0, 1, 2, 3, 4, 5, 7, 16, 17 };
+static const size_t multi_counts[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 16, 17 };
 
 typedef void (*multi16_fn)(void *, const void *, size_t, size_t, uint16_t *);
 typedef void (*multi64_fn)(void *, const void *, size_t, size_t, uint64_t *);
+typedef void (*plain_multi64_fn)(const void *, size_t, size_t, uint64_t *);
+
+typedef void (*plain_multi16_fn)(const void *, size_t, size_t, uint16_t *);
+
+/* A plain several-interval CRC as a copying one, for check_multi(). */
+static plain_multi64_fn plain64;
+static plain_multi16_fn plain16;
+
+static void plain64_copy(void *dst, const void *src, size_t iv, size_t n, uint64_t *out)
+{
+	plain64(src, iv, n, out);
+	memcpy(dst, src, iv * n);	/* what check_multi() checks besides */
+}
+
+static void plain16_copy(void *dst, const void *src, size_t iv, size_t n, uint16_t *out)
+{
+	plain16(src, iv, n, out);
+	memcpy(dst, src, iv * n);
+}
 
 static void check_multi(multi16_fn f16, multi64_fn f64, const uint8_t *src0, uint8_t *dst0)
 {
@@ -498,19 +522,30 @@ static void test_copy_multi_paths(void **state)
 	fill_random(src, MAXLEN + 64);
 	for (const struct pi_crc64_path *cp = pi_crc64_paths; cp->name; cp++) {
 		assert_non_null(cp->copy_multi);
-		if (path_ok(cp))
+		assert_non_null(cp->multi);
+		if (path_ok(cp)) {
 			check_multi(NULL, cp->copy_multi, src, dst);
+			plain64 = cp->multi;
+			check_multi(NULL, plain64_copy, src, dst);
+		}
 	}
 	check_multi(NULL, pi_crc64_copy_multi, src, dst);
+	plain64 = pi_crc64_multi;
+	check_multi(NULL, plain64_copy, src, dst);
 	for (const struct pi_crc16_path *hp = pi_crc16_paths; hp->name; hp++) {
 		assert_non_null(hp->copy_multi);
+		assert_non_null(hp->multi);
 		if (hp->supported && !hp->supported()) {
 			fprintf(stderr, "# CRC16 multi %s: not supported by this CPU\n", hp->name);
 			continue;
 		}
 		check_multi(hp->copy_multi, NULL, src, dst);
+		plain16 = hp->multi;
+		check_multi(plain16_copy, NULL, src, dst);
 	}
 	check_multi(pi_crc16_copy_multi, NULL, src, dst);
+	plain16 = pi_crc16_multi;
+	check_multi(plain16_copy, NULL, src, dst);
 	/* Data that makes every lane's high half non-zero: all ones. */
 	memset(src, 0xff, MAXLEN + 64);
 	for (const struct pi_crc64_path *cp = pi_crc64_paths; cp->name; cp++) {
@@ -521,6 +556,9 @@ static void test_copy_multi_paths(void **state)
 		cp->copy_multi(dst, src, 4096, 2, o);
 		assert_int_equal(o[0], ref_crc64(src, 4096));
 		assert_int_equal(o[1], o[0]);
+		cp->multi(src, 512, 2, o);
+		assert_int_equal(o[0], ref_crc64(src, 512));
+		assert_int_equal(o[1], o[0]);
 	}
 	for (const struct pi_crc16_path *hp = pi_crc16_paths; hp->name; hp++) {
 		uint16_t o[2];
@@ -529,6 +567,9 @@ static void test_copy_multi_paths(void **state)
 			continue;
 		hp->copy_multi(dst, src, 512, 2, o);
 		assert_int_equal(o[0], ref_crc16(src, 512));
+		assert_int_equal(o[1], o[0]);
+		hp->multi(src, 4096, 2, o);
+		assert_int_equal(o[0], ref_crc16(src, 4096));
 		assert_int_equal(o[1], o[0]);
 	}
 	free(src);
