@@ -1015,6 +1015,80 @@ static void verify_both(const struct dio_pi_profile *p, const struct bufs *b,
 	assert_memory_equal(err, &e2, sizeof(e2));
 }
 
+/*
+ * dio_pi_generate() and dio_pi_verify() take whole intervals that lie in
+ * one segment several at a time (guards_flat() in pi.c): segments of many
+ * intervals, cut anywhere, the same tuples as contiguous data; escaped
+ * tuples with wrong guards among them pass, and a wrong guard elsewhere is
+ * reported at its interval, batched or not.
+ */
+static void test_batches_and_escapes(void **state)
+{
+	static struct iovec iov[256];
+	struct dio_pi_profile p;
+
+	FOR_EACH_PROFILE(p) {
+		struct layout l = layout_of(&p);
+		uint64_t ones = p.tuple_size == 16 ? 0xffffffffffffULL : 0xffffffffULL;
+		uint64_t seed = rnd();
+		size_t nv = 40, off = 0;
+		struct dio_pi_error err;
+		struct bufs b;
+		uint8_t *pi2;
+		int n = 0;
+
+		bufs_alloc(&b, &p, nv);
+		pi2 = malloc(b.pi_len);
+		assert_non_null(pi2);
+		while (off < b.len) {
+			size_t k = (rnd() % 20) * p.interval + (rnd() % 2 ? rnd() % p.interval : 0);
+
+			if (k > b.len - off)
+				k = b.len - off;
+			iov[n].iov_base = b.data + off;
+			iov[n++].iov_len = k;
+			off += k;
+		}
+		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi,
+						 &(struct dio_pi_params){ .seed = seed }), 0);
+		assert_int_equal(dio_pi_generate_iov(&p, iov, n, pi2,
+						     &(struct dio_pi_params){ .seed = seed }), 0);
+		assert_memory_equal(pi2, b.pi, b.pi_len);
+		/* Every third tuple escaped, its guard wrong. */
+		for (size_t i = 0; i < nv; i += 3) {
+			uint8_t *t = b.pi + i * p.tuple_size;
+
+			put_be(t + l.guard_off, l.guard_len, ~get_be(t + l.guard_off, l.guard_len));
+			put_be(t + l.app_off, 2, 0xffff);
+			put_be(t + l.ref_off, l.ref_len, ones);
+		}
+		for (int pass = 0; pass < 2; pass++) {
+			const struct dio_pi_params prm = { .seed = seed, .app_mask = 0xffff,
+							   .chk_flags = DIO_PI_CHK_ALL };
+
+			if (pass) {
+				/* And a wrong guard where no escape is. */
+				uint8_t *t = b.pi + 29 * p.tuple_size;
+
+				put_be(t + l.guard_off, l.guard_len,
+				       get_be(t + l.guard_off, l.guard_len) ^ 1);
+			}
+			for (int contig = 0; contig < 2; contig++) {
+				int ret = contig ? dio_pi_verify(&p, b.data, b.len, b.pi, &prm, &err) :
+						   dio_pi_verify_iov(&p, iov, n, b.pi, &prm, &err);
+
+				assert_int_equal(ret, pass ? -1 : 0);
+				if (pass) {
+					assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
+					assert_int_equal(err.interval, 29);
+				}
+			}
+		}
+		free(pi2);
+		bufs_free(&b);
+	}
+}
+
 static void test_corruptions_reported_exactly(void **state)
 {
 	struct dio_pi_profile p;
@@ -1987,6 +2061,7 @@ int main(void)
 		cmocka_unit_test(test_generate_copy_counts),
 		cmocka_unit_test(test_ip_guard_matches_kernel_bytes),
 		cmocka_unit_test(test_iov_equals_contiguous),
+		cmocka_unit_test(test_batches_and_escapes),
 		cmocka_unit_test(test_corruptions_reported_exactly),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_chk_flags),
