@@ -339,7 +339,7 @@ VPCLMUL256 static INLINE __m256i ldc256(uint8_t *dst, const uint8_t *src, size_t
 VPCLMUL256 uint16_t pi_crc16_copy_vpclmul256(uint16_t crc, void *dstv, const void *srcv,
 					     size_t len)
 {
-	uint8_t *dst = dstv;
+	uint8_t *dst = pi_copy_dst(dstv);
 	const uint8_t *src = srcv;
 	__m256i y0, y1, y2, y3, k;
 	__m128i x;
@@ -398,7 +398,7 @@ VPCLMUL512 static INLINE __m512i ldc512(uint8_t *dst, const uint8_t *src, size_t
 VPCLMUL512 uint16_t pi_crc16_copy_vpclmul512(uint16_t crc, void *dstv, const void *srcv,
 					     size_t len)
 {
-	uint8_t *dst = dstv;
+	uint8_t *dst = pi_copy_dst(dstv);
 	const uint8_t *src = srcv;
 	__m512i z0, z1, z2, z3, k, kl;
 	__m256i y;
@@ -489,7 +489,7 @@ VPCLMUL256 void pi_crc16_copy_multi_vpclmul256(void *dst, const void *src, size_
 	if (!interval || interval % 128)
 		crc16_multi_each(pi_crc16_copy_vpclmul256, dst, src, interval, n, out);
 	else
-		crc16_multi_vpclmul256_core(dst, src, interval, n, out);
+		crc16_multi_vpclmul256_core(pi_copy_dst(dst), src, interval, n, out);
 }
 
 VPCLMUL256 void pi_crc16_multi_vpclmul256(const void *src, size_t interval, size_t n,
@@ -560,8 +560,8 @@ VPCLMUL512 static INLINE void crc16_barrett4_512(__m512i t, uint16_t *out)
 }
 
 /*
- * Several intervals, four 512-bit registers, 256 bytes a round; four
- * intervals' Barrett steps together.
+ * Several intervals, four 512-bit registers, 256 bytes a round; without
+ * the copy, four intervals' Barrett steps together.
  */
 VPCLMUL512 static INLINE void crc16_multi_vpclmul512_loop(uint8_t *dst, const uint8_t *src,
 							  size_t interval, size_t n,
@@ -575,6 +575,14 @@ VPCLMUL512 static INLINE void crc16_multi_vpclmul512_loop(uint8_t *dst, const ui
 	size_t m = 0;
 
 #define T(j)	crc16_interval512_t(dst, src, (m + (j)) * interval, interval, k, kf0, kf1, kf2, kf3)
+	/* Copying: Barrett each, as pi_crc64.c's loop and for the same reason. */
+	if (dst) {
+		for (; m < n; m++, dst += interval, src += interval)
+			out[m] = crc16_barrett(crc16_interval512_t(dst, src, 0, interval, k, kf0,
+								   kf1, kf2, kf3));
+		_mm256_zeroupper();
+		return;
+	}
 	for (; m + 4 <= n; m += 4) {
 		__m512i t = _mm512_castsi128_si512(T(0));
 
@@ -606,7 +614,7 @@ VPCLMUL512 void pi_crc16_copy_multi_vpclmul512(void *dst, const void *src, size_
 	if (!interval || interval % 256)
 		crc16_multi_each(pi_crc16_copy_vpclmul512, dst, src, interval, n, out);
 	else
-		crc16_multi_vpclmul512_core(dst, src, interval, n, out);
+		crc16_multi_vpclmul512_core(pi_copy_dst(dst), src, interval, n, out);
 }
 
 VPCLMUL512 void pi_crc16_multi_vpclmul512(const void *src, size_t interval, size_t n,

@@ -453,6 +453,24 @@ PCLMUL static INLINE uint64_t step8_of_t(__m128i t)
 	return crc64_step8(_mm_cvtsi128_si64(t)) ^ (uint64_t)_mm_extract_epi64(t, 1);
 }
 
+/*
+ * The same by Barrett, for the AVX-512 copying several-interval loop
+ * (see there): q = T1 ^ (T1*mu' >> 64), T1*x^64 mod P = low64(q*P'), the
+ * shifts undoing the one-bit offset of reflected products.
+ */
+PCLMUL static INLINE uint64_t barrett64(__m128i t)
+{
+	__m128i v, w;
+	uint64_t lo, hi;
+
+	v = _mm_clmulepi64_si128(t, _mm_cvtsi64_si128(k_mu), 0x00);
+	v = _mm_xor_si128(t, _mm_slli_epi64(v, 1));		/* q */
+	w = _mm_clmulepi64_si128(v, _mm_cvtsi64_si128(CRC64_POLY_REFL), 0x00);
+	lo = _mm_cvtsi128_si64(w);
+	hi = _mm_extract_epi64(w, 1);
+	return ((hi << 1) | (lo >> 63)) ^ _mm_extract_epi64(t, 1);
+}
+
 PCLMUL static INLINE uint64_t reduce128(__m128i x)
 {
 	__m128i t = _mm_clmulepi64_si128(x, kload(128), 0x10);	/* L * k.hi */
@@ -587,7 +605,7 @@ PCLMUL uint64_t pi_crc64_pclmul(uint64_t crc, const void *buf, size_t len)
 
 PCLMUL uint64_t pi_crc64_copy_pclmul(uint64_t crc, void *dst, const void *src, size_t len)
 {
-	return crc64_pclmul_core(crc, dst, src, len);
+	return crc64_pclmul_core(crc, pi_copy_dst(dst), src, len);
 }
 
 PCLMUL_AVX uint64_t pi_crc64_pclmul_avx(uint64_t crc, const void *buf, size_t len)
@@ -598,7 +616,7 @@ PCLMUL_AVX uint64_t pi_crc64_pclmul_avx(uint64_t crc, const void *buf, size_t le
 PCLMUL_AVX uint64_t pi_crc64_copy_pclmul_avx(uint64_t crc, void *dst, const void *src,
 					     size_t len)
 {
-	return crc64_pclmul_core(crc, dst, src, len);
+	return crc64_pclmul_core(crc, pi_copy_dst(dst), src, len);
 }
 
 /*
@@ -653,7 +671,7 @@ PCLMUL void pi_crc64_copy_multi_pclmul(void *dst, const void *src, size_t interv
 	if (!interval || interval % 128)
 		crc64_multi_each(pi_crc64_pclmul, pi_crc64_copy_pclmul, dst, src, interval, n, out);
 	else
-		crc64_multi_pclmul_core(dst, src, interval, n, out);
+		crc64_multi_pclmul_core(pi_copy_dst(dst), src, interval, n, out);
 }
 
 PCLMUL void pi_crc64_multi_pclmul(const void *src, size_t interval, size_t n, uint64_t *out)
@@ -671,7 +689,7 @@ PCLMUL_AVX void pi_crc64_copy_multi_pclmul_avx(void *dst, const void *src, size_
 		crc64_multi_each(pi_crc64_pclmul_avx, pi_crc64_copy_pclmul_avx, dst, src,
 				 interval, n, out);
 	else
-		crc64_multi_pclmul_core(dst, src, interval, n, out);
+		crc64_multi_pclmul_core(pi_copy_dst(dst), src, interval, n, out);
 }
 
 PCLMUL_AVX void pi_crc64_multi_pclmul_avx(const void *src, size_t interval, size_t n,
@@ -836,7 +854,7 @@ VPCLMUL256 uint64_t pi_crc64_vpclmul256(uint64_t crc, const void *buf, size_t le
 VPCLMUL256 uint64_t pi_crc64_copy_vpclmul256(uint64_t crc, void *dst, const void *src,
 					     size_t len)
 {
-	return crc64_vpclmul256_core(crc, dst, src, len);
+	return crc64_vpclmul256_core(crc, pi_copy_dst(dst), src, len);
 }
 
 /* Several intervals: four registers, 128 bytes a round, as above. */
@@ -872,7 +890,7 @@ VPCLMUL256 void pi_crc64_copy_multi_vpclmul256(void *dst, const void *src, size_
 		crc64_multi_each(pi_crc64_vpclmul256, pi_crc64_copy_vpclmul256, dst, src,
 				 interval, n, out);
 	else
-		crc64_multi_vpclmul256_core(dst, src, interval, n, out);
+		crc64_multi_vpclmul256_core(pi_copy_dst(dst), src, interval, n, out);
 }
 
 VPCLMUL256 void pi_crc64_multi_vpclmul256(const void *src, size_t interval, size_t n,
@@ -951,6 +969,19 @@ VPCLMUL512 static INLINE __m128i lanes16_t512(__m512i z0, __m512i z1, __m512i z2
 	return xor_lanes512(_mm512_xor_si512(a, b));
 }
 
+/*
+ * T to the register at the end of the AVX-512 single-buffer path: the
+ * table step (step8_of_t()), or Barrett when copying: at these speeds the
+ * copy's loads and stores, not the multiplier, are the limit, and the
+ * table's eight loads cost more than two products (an A/B harness: 1 MiB
+ * in 512-byte pieces copied in 24.6 us with Barrett, 26.0 with the table,
+ * 28.0 before either ending; in 4096-byte pieces 22.4, 22.6, 22.7).
+ */
+VPCLMUL512 static INLINE uint64_t reg512_of_t(const uint8_t *dst, __m128i t)
+{
+	return dst ? barrett64(t) : step8_of_t(t);
+}
+
 VPCLMUL512 static INLINE uint64_t crc64_vpclmul512_core(uint64_t crc, uint8_t *dst,
 							const uint8_t *src, size_t len)
 {
@@ -979,7 +1010,7 @@ VPCLMUL512 static INLINE uint64_t crc64_vpclmul512_core(uint64_t crc, uint8_t *d
 			x = lanes16_t512(z0, z1, z2, z3, kfin512(0), kfin512(4), kfin512(8),
 					 kfin512(12));
 			_mm256_zeroupper();	/* as in the 256-bit path */
-			return ~step8_of_t(x);
+			return ~reg512_of_t(dst, x);
 		}
 		k = kload512(1024);
 		z2 = fold512(z0, k, z2);
@@ -995,7 +1026,7 @@ VPCLMUL512 static INLINE uint64_t crc64_vpclmul512_core(uint64_t crc, uint8_t *d
 		x = xor_lanes512(_mm512_xor_si512(_mm512_clmulepi64_epi128(z0, kl, 0x00),
 						  _mm512_clmulepi64_epi128(z0, kl, 0x11)));
 		_mm256_zeroupper();
-		return ~step8_of_t(x);
+		return ~reg512_of_t(dst, x);
 	}
 	/* Lanes 0..2 are 3..1 blocks before lane 3: fold them onto it. */
 	kl = _mm512_inserti32x4(_mm512_castsi128_si512(kload(384)), kload(256), 1);
@@ -1015,7 +1046,7 @@ VPCLMUL512 uint64_t pi_crc64_vpclmul512(uint64_t crc, const void *buf, size_t le
 VPCLMUL512 uint64_t pi_crc64_copy_vpclmul512(uint64_t crc, void *dst, const void *src,
 					     size_t len)
 {
-	return crc64_vpclmul512_core(crc, dst, src, len);
+	return crc64_vpclmul512_core(crc, pi_copy_dst(dst), src, len);
 }
 
 /*
@@ -1074,9 +1105,16 @@ VPCLMUL512 static INLINE void barrett4_512(__m512i t, uint64_t *out)
 }
 
 /*
- * Several intervals: four registers, 256 bytes a round, as above; four
- * intervals' ends together (barrett4_512()), the rest one table step
- * each.
+ * Several intervals: four registers, 256 bytes a round, as above.  How
+ * each interval's T becomes its register was measured (an A/B harness,
+ * the variants in one process, turn about, on the shared 2-vCPU host):
+ * plain, four intervals together (barrett4_512()) were as fast as a table
+ * step each with the other vCPU idle (72 ns per 4 KiB at 512-byte
+ * intervals, Barrett each 78) and far faster with it busy (77-80 ns
+ * against 74-112); the intervals left over take a table step each.
+ * Copying, where the loop also stores 64 bytes a load, Barrett each is the
+ * one that held: the table step 3% faster idle, a fifth slower busy, the
+ * groups of four 4-5% slower idle.
  */
 VPCLMUL512 static INLINE void crc64_multi_vpclmul512_loop(uint8_t *dst, const uint8_t *src,
 							  size_t interval, size_t n,
@@ -1087,16 +1125,22 @@ VPCLMUL512 static INLINE void crc64_multi_vpclmul512_loop(uint8_t *dst, const ui
 	size_t m = 0;
 
 #define T(j)	crc64_interval512_t(dst, src, (m + (j)) * interval, interval, k, kf0, kf1, kf2, kf3)
-	for (; m + 4 <= n; m += 4) {
-		__m512i t = _mm512_castsi128_si512(T(0));
+	if (dst) {
+		for (; m < n; m++, dst += interval, src += interval)
+			out[m] = ~barrett64(crc64_interval512_t(dst, src, 0, interval, k, kf0, kf1,
+								kf2, kf3));
+	} else {
+		for (; m + 4 <= n; m += 4) {
+			__m512i t = _mm512_castsi128_si512(T(0));
 
-		t = _mm512_inserti32x4(t, T(1), 1);
-		t = _mm512_inserti32x4(t, T(2), 2);
-		t = _mm512_inserti32x4(t, T(3), 3);
-		barrett4_512(t, out + m);
+			t = _mm512_inserti32x4(t, T(1), 1);
+			t = _mm512_inserti32x4(t, T(2), 2);
+			t = _mm512_inserti32x4(t, T(3), 3);
+			barrett4_512(t, out + m);
+		}
+		for (; m < n; m++)
+			out[m] = ~step8_of_t(T(0));
 	}
-	for (; m < n; m++)
-		out[m] = ~step8_of_t(T(0));
 #undef T
 	_mm256_zeroupper();
 }
@@ -1119,7 +1163,7 @@ VPCLMUL512 void pi_crc64_copy_multi_vpclmul512(void *dst, const void *src, size_
 		crc64_multi_each(pi_crc64_vpclmul512, pi_crc64_copy_vpclmul512, dst, src,
 				 interval, n, out);
 	else
-		crc64_multi_vpclmul512_core(dst, src, interval, n, out);
+		crc64_multi_vpclmul512_core(pi_copy_dst(dst), src, interval, n, out);
 }
 
 VPCLMUL512 void pi_crc64_multi_vpclmul512(const void *src, size_t interval, size_t n,
@@ -1280,7 +1324,7 @@ PMULL uint64_t pi_crc64_pmull(uint64_t crc, const void *buf, size_t len)
 
 PMULL uint64_t pi_crc64_copy_pmull(uint64_t crc, void *dst, const void *src, size_t len)
 {
-	return crc64_pmull_core(crc, dst, src, len);
+	return crc64_pmull_core(crc, pi_copy_dst(dst), src, len);
 }
 
 PMULL static INLINE void crc64_multi_pmull_core(uint8_t *dst, const uint8_t *src,
@@ -1320,7 +1364,7 @@ PMULL void pi_crc64_copy_multi_pmull(void *dst, const void *src, size_t interval
 	if (!interval || interval % 128)
 		crc64_multi_each(pi_crc64_pmull, pi_crc64_copy_pmull, dst, src, interval, n, out);
 	else
-		crc64_multi_pmull_core(dst, src, interval, n, out);
+		crc64_multi_pmull_core(pi_copy_dst(dst), src, interval, n, out);
 }
 
 PMULL void pi_crc64_multi_pmull(const void *src, size_t interval, size_t n, uint64_t *out)
