@@ -9,6 +9,8 @@
 #                      arm64, run under qemu-user (tests/cross.sh); make check too
 #   make check-cross CROSS_ARCH=s390x  the same on big-endian s390x (not in check)
 #   make bench-arm64   the same, then pi_bench under qemu-user (emulated figures)
+#   make bench-isal    pi_bench's guards at 512 bytes and 4 KiB against trixie's
+#                      ISA-L 2.31 (CRC-64/NVME), fetched once into DIO_CACHE
 #   make check-debug   the guest suite on the debug kernel; prints the module's coverage
 #   make check-kcsan   the stress and fuzz programs on the KCSAN+UBSAN kernel
 #   make fuzz DURATION=3600  the coverage-guided ioctl fuzzer, corpus kept between runs
@@ -116,7 +118,7 @@ UNIT_TESTLIB	?= $(TESTLIB_OBJS)
 UNIT_LIBS	?= $(TEST_LIBS)
 BENCH_LIBS	?= -luring -laio -lpthread
 
-.PHONY: all module userspace lib tools tests bench examples man bench-guest bench-counts bench-icount deps check check-debug \
+.PHONY: all module userspace lib tools tests bench examples man bench-guest bench-counts bench-icount bench-isal deps check check-debug \
 	check-unit check-static check-arm64 check-cross bench-arm64 check-dkms check-deb check-kcsan fuzz flakes boot-loop dkms-install deb demo \
 	install uninstall clean FORCE
 .DELETE_ON_ERROR:
@@ -375,6 +377,14 @@ bench-arm64:
 	@scripts/deps.sh --check || scripts/deps.sh
 	@mkdir -p $(B)/results
 	@tests/cross.sh $(B) arm64 --bench
+
+# pi_bench's guards at the sizes PI uses (512 bytes, 4 KiB, 4 KiB at
+# 512-byte intervals) against ISA-L's CRC-64/NVME, which Debian 12's ISA-L
+# (2.30) lacks: trixie's libisal2 (2.31), unpacked once into
+# $(DIO_CACHE)/isal-trixie by scripts/isal-trixie.sh (root, the trixie
+# chroot's apt), loaded beside the host's; PI_BENCH_ROUNDS rounds (5).
+bench-isal: lib $(B)/bench/pi_bench
+	@lib=$$(scripts/isal-trixie.sh --lib) && PI_BENCH_ISAL="$$lib" $(B)/bench/pi_bench sizes
 
 # The static checks alone (make check runs them too).
 check-static:

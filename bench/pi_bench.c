@@ -6,7 +6,10 @@
  * streaming over a 64 MiB buffer for each guard implementation, every
  * CRC64 path whatever the CPU's dispatch would pick (a path the CPU cannot
  * execute is reported, not run), with ISA-L's own PCLMULQDQ and VPCLMULQDQ
- * entry points beside them and the ratios ours / ISA-L; then
+ * entry points beside them and the ratios ours / ISA-L; then the guards
+ * at the sizes PI uses (512 bytes, 4 KiB, 4 KiB at 512-byte intervals)
+ * against ISA-L's CRC-64/NVME where an ISA-L with it is there
+ * (sizes_table(); "pi_bench sizes" runs it alone); then
  * dio_pi_generate()/dio_pi_verify() on 1 MiB at 512- and 4096-byte
  * intervals; then dio_pi_generate_copy() against memcpy() of the same
  * 1 MiB, and each several-interval copying CRC path (the loop under
@@ -26,6 +29,7 @@
  * verification, exits with status 1.  The IP sum paths too are each run
  * whatever the dispatch picks, plain and copying.
  */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +107,7 @@ static uint64_t f_crc16_isal16(const void *b, size_t n) { return crc16_t10dif_by
 static uint64_t f_crc64_v512(const void *b, size_t n) { return pi_crc64_vpclmul512(0, b, n); }
 static uint64_t f_crc64_v256(const void *b, size_t n) { return pi_crc64_vpclmul256(0, b, n); }
 static uint64_t f_crc64_pclmul(const void *b, size_t n) { return pi_crc64_pclmul(0, b, n); }
+static uint64_t f_crc64_pclavx(const void *b, size_t n) { return pi_crc64_pclmul_avx(0, b, n); }
 static uint64_t f_c64_jones8(const void *b, size_t n) { return crc64_jones_refl_by8(0, b, n); }
 static uint64_t f_c64_ecma8(const void *b, size_t n) { return crc64_ecma_refl_by8(0, b, n); }
 static uint64_t f_c64_jones16(const void *b, size_t n) { return crc64_jones_refl_by16_10(0, b, n); }
@@ -181,6 +186,29 @@ static double measure(sum_fn fn, const void *buf, size_t len, double budget)
 }
 
 /*
+ * Clean upper register halves before a timing: ISA-L's AVX-512 kernels
+ * (_by16_10) return without VZEROUPPER, and legacy SSE code after them,
+ * its own 128-bit kernels and ours alike, then runs at a fraction of its
+ * speed on this CPU (see bench/README.md).  Each pair starts from the
+ * state a program that uses only one of them would be in.
+ */
+#ifdef PI_X86
+__attribute__((target("avx")))
+static void clean_upper_avx(void)
+{
+	_mm256_zeroupper();
+}
+#endif
+
+static void clean_upper(void)
+{
+#ifdef PI_X86
+	if (__builtin_cpu_supports("avx"))
+		clean_upper_avx();
+#endif
+}
+
+/*
  * Two functions timed turn about, in short trials (about a millisecond,
  * less than a scheduler time slice) until the budget is spent, the best
  * of each kept: on a machine shared with other work, both get the same
@@ -188,11 +216,17 @@ static double measure(sum_fn fn, const void *buf, size_t len, double budget)
  * Rates in GB/s into *ra and *rb.
  */
 static void measure_pair(sum_fn fa, sum_fn fb, const void *buf, size_t len,
-			 double budget, double *ra, double *rb)
+			 double budget, double *ra, double *rb, int dirty)
 {
 	double t0, t, best_a = 1e30, best_b = 1e30, start = now();
 	size_t reps = 1;
 
+	clean_upper();
+#ifdef PI_X86
+	/* Or as after ISA-L's AVX-512 CRC (which needs AVX-512: isal_has_by16()). */
+	if (dirty)
+		sink ^= crc64_jones_refl_by16_10(0, buf, len);
+#endif
 	sink ^= fa(buf, len) ^ fb(buf, len);
 	for (;;) {
 		t0 = now();
@@ -252,6 +286,8 @@ static const struct pair {
 	int (*usable)(void);	/* both can run */
 } pairs[] = {
 #ifdef PI_X86
+	{ "crc64 avx pclmul fold8", "isal crc64_jones_refl_by8",
+	  f_crc64_pclavx, f_c64_jones8, pi_crc64_have_pclmul_avx },
 	{ "crc64 pclmul fold8", "isal crc64_jones_refl_by8",
 	  f_crc64_pclmul, f_c64_jones8, have_pclmul },
 	{ "crc64 vpclmul256", "isal crc64_jones_refl_by8",
@@ -347,6 +383,7 @@ static void guard_table(const uint8_t *stream)
 #ifdef PI_X86
 		{ "AVX-512 VPCLMULQDQ", f_crc64_v512, pi_crc64_have_vpclmul512, 1 },
 		{ "VPCLMULQDQ AVX2", f_crc64_v256, pi_crc64_have_vpclmul256, 1 },
+		{ "AVX PCLMULQDQ fold8", f_crc64_pclavx, pi_crc64_have_pclmul_avx, 1 },
 		{ "PCLMULQDQ fold8", f_crc64_pclmul, pi_crc64_have_pclmul, 1 },
 #endif
 #ifdef PI_ARM64
@@ -418,11 +455,404 @@ static void ratio_table(const uint8_t *stream)
 			printf("ratio %s / %s: not supported by this CPU\n", r->a, r->b);
 			continue;
 		}
-		measure_pair(r->fa, r->fb, hot, HOT_LEN, 0.6, &a, &b);
-		measure_pair(r->fa, r->fb, stream, stream_len, 1.5, &sa, &sb);
+		measure_pair(r->fa, r->fb, hot, HOT_LEN, 0.6, &a, &b, 0);
+		measure_pair(r->fa, r->fb, stream, stream_len, 1.5, &sa, &sb, 0);
 		printf("ratio %s / %s: %.2f\n", r->a, r->b, a / b);
 		printf("  (%.2f vs %.2f GB/s; stream %u MiB: %.2f vs %.2f GB/s, ratio %.2f)\n",
 		       a, b, stream_mib, sa, sb, sa / sb);
+	}
+}
+
+
+/*
+ * ---- the sizes PI uses, against ISA-L's CRC-64/NVME ("pi_bench sizes") ----
+ *
+ * One 512-byte interval is the common case (SCSI); 4 KiB the other.  Each
+ * row times ours against ISA-L's peer turn about (measure_pair()) on a hot
+ * buffer, in PI_BENCH_ROUNDS rounds (default 5) over all rows, and prints
+ * the median ratio (ours / ISA-L, speed over speed: above 1 is faster) with
+ * the lowest and highest.  Single buffers at 512 bytes and 4 KiB; then
+ * 4 KiB at 512-byte intervals, the library's own calls (dio_pi_generate(),
+ * dio_pi_verify(): eight guards and tuples) against eight calls of ISA-L.
+ *
+ * ISA-L has CRC-64/NVME from 2.31 on (crc64_rocksoft_refl(), with the
+ * same conventions as dio_pi_crc64_nvme(): the seed and the result are
+ * finished CRCs, all ones in and out inside); Debian 12's 2.30 lacks it.
+ * The rows take it from the ISA-L pi_bench runs with if that has it, else
+ * from the library PI_BENCH_ISAL names (make bench-isal: trixie's 2.31,
+ * loaded beside the host's own with dlopen()), else they say so.  The
+ * rows against 2.30's crc64_jones_refl kernels (the same folding with
+ * another polynomial) stay for comparison with earlier figures.  The
+ * loaded functions must give the test vectors of the NVM Command Set
+ * specification and the library's results, or pi_bench exits with 1.
+ */
+typedef uint64_t (*isal64_fn)(uint64_t crc, const unsigned char *buf, uint64_t len);
+typedef uint16_t (*isal16_fn)(uint16_t crc, const unsigned char *buf, uint64_t len);
+
+static struct {
+	const char *where;		/* "linked" or the path */
+	isal64_fn rs;			/* crc64_rocksoft_refl, dispatched */
+	isal64_fn rs8, rs16;		/* _by8, _by16_10 (x86-64) */
+	isal64_fn rspmull;		/* _pmull (AArch64) */
+	isal16_fn crc16;		/* crc16_t10dif of the same library */
+	char version[32];
+} rk;
+
+static uint64_t f_rs(const void *b, size_t n) { return rk.rs(0, b, n); }
+#ifdef PI_X86
+static uint64_t f_rs8(const void *b, size_t n) { return rk.rs8(0, b, n); }
+static uint64_t f_rs16(const void *b, size_t n) { return rk.rs16(0, b, n); }
+#endif
+#ifdef PI_ARM64
+static uint64_t f_rspmull(const void *b, size_t n) { return rk.rspmull(0, b, n); }
+#endif
+static uint64_t f_rk_crc16(const void *b, size_t n) { return rk.crc16(0, b, n); }
+static uint64_t f_crc16_public(const void *b, size_t n) { return dio_pi_crc16_t10dif(0, b, n); }
+
+/* Eight (n / 512) calls of one function, 512 bytes each: what ISA-L offers. */
+#define SIZES_IV	512
+#define EACH512(name, call)						\
+	static uint64_t name(const void *b, size_t n)			\
+	{								\
+		const uint8_t *p = b;					\
+		uint64_t s = 0;						\
+									\
+		for (size_t i = 0; i < n; i += SIZES_IV)		\
+			s ^= call(0, p + i, SIZES_IV);			\
+		return s;						\
+	}
+EACH512(f_rs_each, rk.rs)
+EACH512(f_rk_crc16_each, rk.crc16)
+/* One several-interval call, 512-byte intervals: what the library makes. */
+#define MULTI512(name, fn)						\
+	static uint64_t name(const void *b, size_t n)			\
+	{								\
+		uint64_t out[4096 / SIZES_IV], s = 0;			\
+									\
+		fn(b, SIZES_IV, n / SIZES_IV, out);			\
+		for (size_t i = 0; i < n / SIZES_IV; i++)		\
+			s ^= out[i];					\
+		return s;						\
+	}
+MULTI512(f_multi, pi_crc64_multi)
+
+static uint64_t f_multi16(const void *b, size_t n)
+{
+	uint16_t out[4096 / SIZES_IV];
+	uint64_t s = 0;
+
+	pi_crc16_multi(b, SIZES_IV, n / SIZES_IV, out);
+	for (size_t i = 0; i < n / SIZES_IV; i++)
+		s ^= out[i];
+	return s;
+}
+#ifdef PI_X86
+MULTI512(f_multi_v512, pi_crc64_multi_vpclmul512)
+MULTI512(f_multi_v256, pi_crc64_multi_vpclmul256)
+MULTI512(f_multi_pclavx, pi_crc64_multi_pclmul_avx)
+MULTI512(f_multi_pclmul, pi_crc64_multi_pclmul)
+#endif
+#ifdef PI_ARM64
+MULTI512(f_multi_pmull, pi_crc64_multi_pmull)
+#endif
+#ifdef PI_X86
+EACH512(f_rs8_each, rk.rs8)
+EACH512(f_rs16_each, rk.rs16)
+EACH512(f_jones8_each, crc64_jones_refl_by8)
+EACH512(f_jones16_each, crc64_jones_refl_by16_10)
+#endif
+#ifdef PI_ARM64
+EACH512(f_rspmull_each, rk.rspmull)
+#endif
+
+/* The library's calls over 4 KiB at 512-byte intervals, type 1. */
+static struct dio_pi_profile sz_p16, sz_p64;
+static uint8_t sz_pi[4096 / SIZES_IV * 16];
+
+static uint64_t sz_generate(const struct dio_pi_profile *p, const void *b, size_t n)
+{
+	dio_pi_generate(p, b, n, sz_pi,
+			&(struct dio_pi_params){ .seed = 1000, .app_tag = 0x1234 });
+	return sz_pi[0];
+}
+
+static uint64_t sz_verify(const struct dio_pi_profile *p, const void *b, size_t n)
+{
+	if (dio_pi_verify(p, b, n, sz_pi,
+			  &(struct dio_pi_params){ .seed = 1000, .app_tag = 0x1234,
+						   .app_mask = 0xffff,
+						   .chk_flags = DIO_PI_CHK_ALL }, NULL)) {
+		fprintf(stderr, "pi_bench: dio_pi_verify failed\n");
+		exit(1);
+	}
+	return 0;
+}
+
+static uint64_t f_gen64(const void *b, size_t n) { return sz_generate(&sz_p64, b, n); }
+static uint64_t f_ver64(const void *b, size_t n) { return sz_verify(&sz_p64, b, n); }
+static uint64_t f_gen16(const void *b, size_t n) { return sz_generate(&sz_p16, b, n); }
+static uint64_t f_ver16(const void *b, size_t n) { return sz_verify(&sz_p16, b, n); }
+
+static int have_rk(void) { return rk.rs != NULL; }
+#ifdef PI_X86
+static int have_rk8(void) { return rk.rs8 && have_pclmul(); }
+static int have_rk8_avx(void) { return rk.rs8 && pi_crc64_have_pclmul_avx(); }
+static int have_rk8_v256(void) { return rk.rs8 && pi_crc64_have_vpclmul256(); }
+static int have_rk16(void) { return rk.rs16 && isal_has_by16(); }
+static int have_jones16(void) { return isal_has_by16(); }
+static int have_rk8_dirty(void) { return have_rk8() && isal_has_by16(); }
+static int have_rk8_avx_dirty(void) { return have_rk8_avx() && isal_has_by16(); }
+#endif
+#ifdef PI_ARM64
+static int have_rkpmull(void) { return rk.rspmull && pi_crc64_have_pmull(); }
+#endif
+
+/* Look for ISA-L's CRC-64/NVME: linked, or PI_BENCH_ISAL's; check it. */
+static void rk_load(void)
+{
+	static const char vec[] = "123456789";
+	const char *path = getenv("PI_BENCH_ISAL");
+	void *h = RTLD_DEFAULT;
+	uint8_t *b = malloc(4096);
+	isal64_fn *fns[] = { &rk.rs, &rk.rs8, &rk.rs16, &rk.rspmull };
+
+	rk.where = "linked";
+	if (!dlsym(RTLD_DEFAULT, "crc64_rocksoft_refl") && path && *path) {
+		/* Its own symbols first: the host's ISA-L is loaded too. */
+		h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+		if (!h) {
+			fprintf(stderr, "pi_bench: PI_BENCH_ISAL: %s\n", dlerror());
+			exit(1);
+		}
+		rk.where = path;
+	}
+	rk.rs = (isal64_fn)dlsym(h, "crc64_rocksoft_refl");
+	if (!rk.rs)
+		return;
+	rk.rs8 = (isal64_fn)dlsym(h, "crc64_rocksoft_refl_by8");
+	rk.rs16 = (isal64_fn)dlsym(h, "crc64_rocksoft_refl_by16_10");
+	rk.rspmull = (isal64_fn)dlsym(h, "crc64_rocksoft_refl_pmull");
+	rk.crc16 = (isal16_fn)dlsym(h, "crc16_t10dif");
+	snprintf(rk.version, sizeof(rk.version), "unknown version");
+	{
+		/* isa-l.h's ISAL_VERSION is not exported; the soname's file is. */
+		Dl_info di;
+
+		if (dladdr((void *)rk.rs, &di) && di.dli_fname) {
+			char real[4096];
+			const char *v;
+
+			if (realpath(di.dli_fname, real) && (v = strstr(real, ".so.")))
+				snprintf(rk.version, sizeof(rk.version), "%s", v + 4);
+		}
+	}
+	if (!b)
+		exit(1);
+	for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
+		isal64_fn fn = *fns[f];
+
+		if (!fn)
+			continue;
+		/* The NVM Command Set's examples, and the library's results. */
+		memset(b, 0, 4096);
+		if (fn(0, (const unsigned char *)vec, 9) != 0xae8b14860a799888ULL ||
+		    fn(0, b, 4096) != 0x6482d367eb22b64eULL)
+			goto bad;
+		for (size_t i = 0; i < 4096; i++)
+			b[i] = i * 0x9e3779b1u >> 13;
+		for (size_t len = 0; len <= 4096; len += len < 64 ? 1 : 61)
+			if (fn(0, b, len) != pi_crc64_slice8(0, b, len) ||
+			    fn(0x1234, b, len) != pi_crc64_slice8(0x1234, b, len))
+				goto bad;
+	}
+	if (rk.crc16 && rk.crc16(0, (const unsigned char *)vec, 9) != 0xd0db)
+		goto bad;
+	free(b);
+	return;
+bad:
+	fprintf(stderr, "pi_bench: ISA-L's crc64_rocksoft_refl (%s) differs from CRC-64/NVME\n",
+		rk.where);
+	exit(1);
+}
+
+struct size_row {
+	const char *a, *b;
+	sum_fn fa, fb;
+	size_t len;
+	int (*usable)(void);
+	int dirty;	/* timed after an ISA-L AVX-512 kernel, upper halves dirty */
+};
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+static void sizes_table(const uint8_t *stream)
+{
+	static const struct size_row rows[] = {
+		{ "crc64 public", "isal crc64_rocksoft_refl", f_crc64_public, f_rs, 512, have_rk, 0 },
+		{ "crc64 public", "isal crc64_rocksoft_refl", f_crc64_public, f_rs, 4096, have_rk, 0 },
+#ifdef PI_X86
+		{ "crc64 vpclmul512", "isal crc64_rocksoft_refl_by16_10", f_crc64_v512, f_rs16,
+		  512, have_rk16, 0 },
+		{ "crc64 vpclmul512", "isal crc64_rocksoft_refl_by16_10", f_crc64_v512, f_rs16,
+		  4096, have_rk16, 0 },
+		{ "crc64 vpclmul256", "isal crc64_rocksoft_refl_by8", f_crc64_v256, f_rs8,
+		  512, have_rk8_v256, 0 },
+		{ "crc64 vpclmul256", "isal crc64_rocksoft_refl_by8", f_crc64_v256, f_rs8,
+		  4096, have_rk8_v256, 0 },
+		{ "crc64 avx pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclavx, f_rs8,
+		  512, have_rk8_avx, 0 },
+		{ "crc64 avx pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclavx, f_rs8,
+		  4096, have_rk8_avx, 0 },
+		{ "crc64 pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclmul, f_rs8,
+		  512, have_rk8, 0 },
+		{ "crc64 pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclmul, f_rs8,
+		  4096, have_rk8, 0 },
+		{ "crc64 avx pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclavx, f_rs8,
+		  512, have_rk8_avx_dirty, 1 },
+		{ "crc64 avx pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclavx, f_rs8,
+		  4096, have_rk8_avx_dirty, 1 },
+		{ "crc64 pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclmul, f_rs8,
+		  512, have_rk8_dirty, 1 },
+		{ "crc64 pclmul fold8", "isal crc64_rocksoft_refl_by8", f_crc64_pclmul, f_rs8,
+		  4096, have_rk8_dirty, 1 },
+		{ "crc64 vpclmul512", "isal 2.30 crc64_jones_refl_by16_10", f_crc64_v512,
+		  f_c64_jones16, 512, have_jones16, 0 },
+		{ "crc64 vpclmul512", "isal 2.30 crc64_jones_refl_by16_10", f_crc64_v512,
+		  f_c64_jones16, 4096, have_jones16, 0 },
+		{ "crc64 pclmul fold8", "isal 2.30 crc64_jones_refl_by8", f_crc64_pclmul,
+		  f_c64_jones8, 512, have_pclmul, 0 },
+		{ "crc64 pclmul fold8", "isal 2.30 crc64_jones_refl_by8", f_crc64_pclmul,
+		  f_c64_jones8, 4096, have_pclmul, 0 },
+#endif
+#ifdef PI_ARM64
+		{ "crc64 pmull fold8", "isal crc64_rocksoft_refl_pmull", f_crc64_pmull, f_rspmull,
+		  512, have_rkpmull, 0 },
+		{ "crc64 pmull fold8", "isal crc64_rocksoft_refl_pmull", f_crc64_pmull, f_rspmull,
+		  4096, have_rkpmull, 0 },
+#endif
+		{ "crc16 public", "isal crc16_t10dif", f_crc16_public, f_rk_crc16, 512, have_rk, 0 },
+		{ "crc16 public", "isal crc16_t10dif", f_crc16_public, f_rk_crc16, 4096, have_rk,
+		  0 },
+		/* 4 KiB at 512-byte intervals: eight guards. */
+		{ "dio_pi_generate CRC64", "8 x isal crc64_rocksoft_refl", f_gen64, f_rs_each,
+		  0, have_rk, 0 },
+		{ "dio_pi_verify CRC64", "8 x isal crc64_rocksoft_refl", f_ver64, f_rs_each,
+		  0, have_rk, 0 },
+		{ "crc64 multi (dispatched)", "8 x isal crc64_rocksoft_refl", f_multi, f_rs_each,
+		  0, have_rk, 0 },
+#ifdef PI_X86
+		{ "crc64 multi vpclmul512", "8 x isal crc64_rocksoft_refl_by16_10", f_multi_v512,
+		  f_rs16_each, 0, have_rk16, 0 },
+		{ "crc64 multi vpclmul256", "8 x isal crc64_rocksoft_refl_by8", f_multi_v256,
+		  f_rs8_each, 0, have_rk8_v256, 0 },
+		{ "crc64 multi avx pclmul", "8 x isal crc64_rocksoft_refl_by8", f_multi_pclavx,
+		  f_rs8_each, 0, have_rk8_avx, 0 },
+		{ "crc64 multi pclmul", "8 x isal crc64_rocksoft_refl_by8", f_multi_pclmul,
+		  f_rs8_each, 0, have_rk8, 0 },
+		{ "crc64 multi vpclmul512", "8 x isal 2.30 crc64_jones_refl_by16_10", f_multi_v512,
+		  f_jones16_each, 0, have_jones16, 0 },
+		{ "crc64 multi pclmul", "8 x isal 2.30 crc64_jones_refl_by8", f_multi_pclmul,
+		  f_jones8_each, 0, have_pclmul, 0 },
+#endif
+#ifdef PI_ARM64
+		{ "crc64 multi pmull", "8 x isal crc64_rocksoft_refl_pmull", f_multi_pmull,
+		  f_rspmull_each, 0, have_rkpmull, 0 },
+#endif
+		{ "crc16 multi (dispatched)", "8 x isal crc16_t10dif", f_multi16, f_rk_crc16_each,
+		  0, have_rk, 0 },
+		{ "dio_pi_generate CRC16", "8 x isal crc16_t10dif", f_gen16, f_rk_crc16_each,
+		  0, have_rk, 0 },
+		{ "dio_pi_verify CRC16", "8 x isal crc16_t10dif", f_ver16, f_rk_crc16_each,
+		  0, have_rk, 0 },
+	};
+	enum { N = sizeof(rows) / sizeof(rows[0]), MAXR = 99 };
+	const char *env = getenv("PI_BENCH_ROUNDS");
+	int rounds = env ? atoi(env) : 5;
+	static double ratio[N][MAXR], ra[N][MAXR], rb[N][MAXR];
+	const uint8_t *hot = stream + 12345 * 64;
+
+	if (rounds < 1 || rounds > MAXR) {
+		fprintf(stderr, "pi_bench: PI_BENCH_ROUNDS: 1 to %d\n", MAXR);
+		exit(2);
+	}
+	rk_load();
+	/* Ours on the buffers they are timed on: every path, plain and several-interval. */
+	for (const struct pi_crc64_path *cp = pi_crc64_paths; cp->name; cp++) {
+		uint64_t out[4096 / SIZES_IV];
+
+		if (cp->supported && !cp->supported())
+			continue;
+		cp->multi(hot, SIZES_IV, 4096 / SIZES_IV, out);
+		for (size_t i = 0; i < 4096 / SIZES_IV; i++)
+			if (out[i] != pi_crc64_slice8(0, hot + i * SIZES_IV, SIZES_IV) ||
+			    cp->crc(0, hot + i * SIZES_IV, SIZES_IV) != out[i] ||
+			    cp->crc(0, hot, 4096) != pi_crc64_slice8(0, hot, 4096)) {
+				fprintf(stderr, "pi_bench: CRC64 %s: wrong at 512 bytes or 4 KiB\n",
+					cp->name);
+				exit(1);
+			}
+	}
+	{
+		uint16_t out[4096 / SIZES_IV];
+
+		pi_crc16_multi(hot, SIZES_IV, 4096 / SIZES_IV, out);
+		for (size_t i = 0; i < 4096 / SIZES_IV; i++)
+			if (out[i] != pi_crc16_slice8(0, hot + i * SIZES_IV, SIZES_IV)) {
+				fprintf(stderr, "pi_bench: CRC16 several-interval: wrong\n");
+				exit(1);
+			}
+	}
+	dio_pi_profile_init(&sz_p16, DIO_GUARD_CRC16, SIZES_IV, 1);
+	dio_pi_profile_init(&sz_p64, DIO_GUARD_CRC64, SIZES_IV, 1);
+	printf("\nthe sizes PI uses, ours / ISA-L, hot buffers, turn about, median of %d"
+	       " rounds [lowest, highest]\n", rounds);
+	if (rk.rs)
+		printf("ISA-L with crc64_rocksoft_refl: %s (%s)\n", rk.where, rk.version);
+	else
+		printf("ISA-L with crc64_rocksoft_refl: none (the linked one is older than 2.31;"
+		       " PI_BENCH_ISAL=path/libisal.so.2, or make bench-isal)\n");
+	printf("CRC64 dispatch: %s; 4 KiB at 512-byte intervals: 8 guards a call\n",
+	       pi_crc64_dispatch_name());
+	for (int r = 0; r < rounds; r++)
+		for (size_t i = 0; i < N; i++) {
+			size_t len = rows[i].len ? rows[i].len : 4096;
+
+			if (!rows[i].usable())
+				continue;
+			/* The library's calls first compute the tuples verify checks. */
+			f_gen16(hot, 4096);
+			if (rows[i].fa == f_ver64)
+				f_gen64(hot, 4096);
+			measure_pair(rows[i].fa, rows[i].fb, hot, len, 0.15, &ra[i][r], &rb[i][r],
+				     rows[i].dirty);
+			ratio[i][r] = ra[i][r] / rb[i][r];
+		}
+	for (size_t i = 0; i < N; i++) {
+		double sorted[MAXR];
+		char where[48];
+		int mid;
+
+		if (rows[i].len)
+			snprintf(where, sizeof(where), "%zu bytes%s", rows[i].len,
+				 rows[i].dirty ? ", dirty upper" : "");
+		else
+			snprintf(where, sizeof(where), "4 KiB at 512");
+		if (!rows[i].usable()) {
+			printf("ratio %s / %s, %s: not available here\n", rows[i].a, rows[i].b, where);
+			continue;
+		}
+		memcpy(sorted, ratio[i], rounds * sizeof(double));
+		qsort(sorted, rounds, sizeof(double), cmp_double);
+		for (mid = 0; ratio[i][mid] != sorted[rounds / 2]; mid++)
+			;
+		printf("ratio %s / %s, %s: %.3f [%.3f, %.3f] (%.2f vs %.2f GB/s)\n", rows[i].a,
+		       rows[i].b, where, sorted[rounds / 2], sorted[0], sorted[rounds - 1],
+		       ra[i][mid], rb[i][mid]);
 	}
 }
 
@@ -604,7 +1034,7 @@ static void multi_table(const uint8_t *data)
 		multi64_path = NULL;
 		for (multi_iv = 512; multi_iv <= 4096; multi_iv *= 8) {
 			check_multi(p->name, data, GENVER_LEN);
-			measure_pair(f_memcpy, f_multi_path, data, GENVER_LEN, 0.4, &mc, &gc);
+			measure_pair(f_memcpy, f_multi_path, data, GENVER_LEN, 0.4, &mc, &gc, 0);
 			printf("%-23s %4zu bytes %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n",
 			       p->name, multi_iv, gc, mc, gc / mc);
 		}
@@ -620,7 +1050,7 @@ static void multi_table(const uint8_t *data)
 		multi64_path = p->copy_multi;
 		for (multi_iv = 512; multi_iv <= 4096; multi_iv *= 8) {
 			check_multi(p->name, data, GENVER_LEN);
-			measure_pair(f_memcpy, f_multi_path, data, GENVER_LEN, 0.4, &mc, &gc);
+			measure_pair(f_memcpy, f_multi_path, data, GENVER_LEN, 0.4, &mc, &gc, 0);
 			printf("%-23s %4zu bytes %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n",
 			       p->name, multi_iv, gc, mc, gc / mc);
 		}
@@ -656,7 +1086,7 @@ static void copy_table(const uint8_t *data)
 				fprintf(stderr, "pi_bench: dio_pi_generate_copy differs\n");
 				exit(1);
 			}
-			measure_pair(f_memcpy, f_generate_copy, data, GENVER_LEN, 0.5, &mc, &gc);
+			measure_pair(f_memcpy, f_generate_copy, data, GENVER_LEN, 0.5, &mc, &gc, 0);
 			cg = measure(f_copy_then_generate, data, GENVER_LEN, 0.25);
 			printf("%-5s interval %-13u %7.2f GB/s %9.2f GB/s %9.2f GB/s\n",
 			       g[i].name, iv[j], mc, gc, cg);
@@ -678,7 +1108,7 @@ static void copy_table(const uint8_t *data)
 			fprintf(stderr, "pi_bench: CRC16 copy %s: wrong\n", p->name);
 			exit(1);
 		}
-		measure_pair(f_memcpy, f_crc16_copy_path, data, GENVER_LEN, 0.4, &mc, &gc);
+		measure_pair(f_memcpy, f_crc16_copy_path, data, GENVER_LEN, 0.4, &mc, &gc, 0);
 		printf("%-28s %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n", p->name, gc, mc,
 		       gc / mc);
 	}
@@ -696,7 +1126,7 @@ static void copy_table(const uint8_t *data)
 			fprintf(stderr, "pi_bench: CRC64 copy %s: wrong\n", p->name);
 			exit(1);
 		}
-		measure_pair(f_memcpy, f_crc64_copy_path, data, GENVER_LEN, 0.4, &mc, &gc);
+		measure_pair(f_memcpy, f_crc64_copy_path, data, GENVER_LEN, 0.4, &mc, &gc, 0);
 		printf("%-28s %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n", p->name, gc, mc,
 		       gc / mc);
 	}
@@ -716,7 +1146,7 @@ static void copy_table(const uint8_t *data)
 			exit(1);
 		}
 		for (ip_copy_iv = 512; ip_copy_iv <= 4096; ip_copy_iv *= 8) {
-			measure_pair(f_memcpy, f_ip_copy_path, data, GENVER_LEN, 0.4, &mc, &gc);
+			measure_pair(f_memcpy, f_ip_copy_path, data, GENVER_LEN, 0.4, &mc, &gc, 0);
 			printf("%-17s %4zu bytes %7.2f GB/s (memcpy %.2f GB/s, ratio %.2f)\n", p->name,
 			       ip_copy_iv, gc, mc, gc / mc);
 		}
@@ -731,11 +1161,15 @@ int main(int argc, char **argv)
 	const char *mib = getenv("PI_BENCH_STREAM_MIB");
 	uint8_t *buf;
 	double start = now();
-	/* "pi_bench copy": the copy-and-generate section alone. */
+	/*
+	 * "pi_bench copy": the copy-and-generate section alone; "pi_bench
+	 * sizes": the one against ISA-L at 512 bytes and 4 KiB alone.
+	 */
 	int copy_only = argc > 1 && !strcmp(argv[1], "copy");
+	int sizes_only = argc > 1 && !strcmp(argv[1], "sizes");
 
-	if (argc > 2 || (argc > 1 && !copy_only)) {
-		fprintf(stderr, "usage: pi_bench [copy]\n");
+	if (argc > 2 || (argc > 1 && !copy_only && !sizes_only)) {
+		fprintf(stderr, "usage: pi_bench [copy|sizes]\n");
 		return 2;
 	}
 	if (mib) {
@@ -752,12 +1186,17 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < stream_len; i += 8)	/* fault in, not zero pages */
 		memcpy(buf + i, &(uint64_t){ i * 0x9e3779b97f4a7c15ULL }, 8);
 	printf("pi_bench: one thread, best of %d trials, GB/s = 1e9 bytes/s\n\n", TRIALS);
-	if (!copy_only) {
-		guard_table(buf);
-		ratio_table(buf);
-		genver_table(buf);
+	if (sizes_only) {
+		sizes_table(buf);
+	} else {
+		if (!copy_only) {
+			guard_table(buf);
+			ratio_table(buf);
+			sizes_table(buf);
+			genver_table(buf);
+		}
+		copy_table(buf);
 	}
-	copy_table(buf);
 	printf("\ntotal %.1f s\n", now() - start);
 	free(buf);
 	return 0;

@@ -288,6 +288,43 @@ static inline uint64_t guard_next(int gt, struct cursor *c, size_t n)
 	return guard_split(gt, c, n);
 }
 
+/*
+ * The CRC guards of up to GUARD_BATCH whole intervals that lie in the
+ * cursor's segment (at most left of them), into g64 or g16, one call of
+ * the several-interval CRC (pi_crc64_multi(), pi_crc16_multi()); advances
+ * the cursor past them.  Returns how many: 0 when the next interval
+ * spans segments (guard_next() sums it piece by piece).  One call per
+ * interval paid, at 512 bytes, the serial end of each CRC and a call
+ * through the dispatch every time; the several-interval loops end each
+ * interval with one product per lane and a table step, straight-line
+ * code the CPU runs beside the next interval's loads (pi_crc64.c).
+ */
+#define GUARD_BATCH	16
+
+static inline size_t guards_flat(int gt, struct cursor *c, size_t iv, uint64_t left,
+				 uint64_t *g64, uint16_t *g16)
+{
+	const uint8_t *b;
+	size_t k;
+
+	cursor_settle(c);
+	/* A power of two (profile_valid()): no division. */
+	k = (c->iov->iov_len - c->off) >> __builtin_ctzl(iv);
+	if (k > left)
+		k = left;
+	if (k > GUARD_BATCH)
+		k = GUARD_BATCH;
+	if (!k)
+		return 0;
+	b = (const uint8_t *)c->iov->iov_base + c->off;
+	if (gt == DIO_GUARD_CRC64)
+		pi_crc64_multi(b, iv, k, g64);
+	else
+		pi_crc16_multi(b, iv, k, g16);
+	c->off += k * iv;
+	return k;
+}
+
 /* Skip the next n bytes without reading them. */
 static void cursor_skip(struct cursor *c, size_t n)
 {
@@ -349,16 +386,35 @@ generate_loop(int gt, const struct dio_pi_profile *p, struct cursor *c,
 	      uint64_t n, uint8_t *pi, uint64_t seed, uint16_t app_tag)
 {
 	int wide = gt == DIO_GUARD_CRC64;
-	uint64_t mask = wide ? REF_MASK48 : REF_MASK32;
+	/*
+	 * The profile in locals: the tuple stores (bytes) may alias it, and
+	 * the compiler would load it again for every tuple.  Type 3 has no
+	 * reference tag: the kernel writes 0.
+	 */
+	uint64_t mask = p->pi_type == 3 ? 0 : wide ? REF_MASK48 : REF_MASK32;
+	size_t iv = p->interval, md = p->md_size;
 	struct tuple t = { .app = app_tag };
 
 	/* Only the tuple of each interval's metadata is written. */
 	pi += p->pi_offset;
-	for (uint64_t i = 0; i < n; i++, pi += p->md_size) {
-		t.guard = guard_next(gt, c, p->interval);
-		/* Type 3 has no reference tag: the kernel writes 0. */
-		t.ref = p->pi_type == 3 ? 0 : (seed + i) & mask;
-		tuple_put(wide, pi, &t);
+	for (uint64_t i = 0; i < n; ) {
+		uint64_t g64[GUARD_BATCH];
+		uint16_t g16[GUARD_BATCH];
+		size_t k = gt == DIO_GUARD_IP ? 0 : guards_flat(gt, c, iv, n - i, g64, g16);
+
+		if (!k) {
+			t.guard = guard_next(gt, c, iv);
+			t.ref = (seed + i) & mask;
+			tuple_put(wide, pi, &t);
+			i++;
+			pi += md;
+			continue;
+		}
+		for (size_t j = 0; j < k; j++, i++, pi += md) {
+			t.guard = wide ? g64[j] : g16[j];
+			t.ref = (seed + i) & mask;
+			tuple_put(wide, pi, &t);
+		}
 	}
 }
 
@@ -522,19 +578,39 @@ verify_loop(int gt, const struct dio_pi_profile *p, struct cursor *c, uint64_t n
 {
 	int wide = gt == DIO_GUARD_CRC64;
 	uint64_t mask = wide ? REF_MASK48 : REF_MASK32;
+	uint64_t g64[GUARD_BATCH];
+	uint16_t g16[GUARD_BATCH];
+	size_t have = 0, next = 0;	/* CRC guards computed ahead, the next one */
 	struct tuple t;
 
 	pi += p->pi_offset;
 	for (uint64_t i = 0; i < n; i++, pi += p->md_size) {
+		/*
+		 * CRCs go several intervals a call (guards_flat()), escaped ones
+		 * too: computed and not looked at, as a batch is cheaper than
+		 * a call each.
+		 */
+		if ((a->chk & DIO_PI_CHK_GUARD) && gt != DIO_GUARD_IP && next == have) {
+			have = guards_flat(gt, c, p->interval, n - i, g64, g16);
+			next = 0;
+		}
 		tuple_get(wide, pi, &t);
 		if (tuple_escaped(p->pi_type, &t, mask)) {
-			if (a->chk & DIO_PI_CHK_GUARD)
+			if (next < have)
+				next++;
+			else if (a->chk & DIO_PI_CHK_GUARD)
 				cursor_skip(c, p->interval);
 			continue;
 		}
 		if (a->chk & DIO_PI_CHK_GUARD) {
-			uint64_t g = guard_next(gt, c, p->interval);
+			uint64_t g;
 
+			if (next < have) {
+				g = wide ? g64[next] : g16[next];
+				next++;
+			} else {
+				g = guard_next(gt, c, p->interval);
+			}
 			if (g != t.guard)
 				return pi_fail(a, i, DIO_PI_TAG_GUARD, g, t.guard);
 		}

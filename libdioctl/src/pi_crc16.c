@@ -100,8 +100,10 @@ uint16_t pi_crc16_slice8(uint16_t crc, const void *buf, size_t len)
  */
 static uint16_t (*crc16_copy_impl)(uint16_t crc, void *dst, const void *src,
 				   size_t len) = pi_crc16_copy_isal;
-static void (*crc16_multi_impl)(void *dst, const void *src, size_t interval, size_t n,
-				uint16_t *out) = pi_crc16_copy_multi_isal;
+static void (*crc16_copy_multi_impl)(void *dst, const void *src, size_t interval, size_t n,
+				     uint16_t *out) = pi_crc16_copy_multi_isal;
+static void (*crc16_multi_impl)(const void *src, size_t interval, size_t n,
+				uint16_t *out) = pi_crc16_multi_isal;
 static const char *crc16_impl_name = "ISA-L crc16_t10dif_copy";
 
 #ifdef PI_X86
@@ -172,11 +174,13 @@ static void crc16_init_copy(void)
 			  __builtin_cpu_supports("avx512bw");
 	if (have_vpclmul512) {
 		crc16_copy_impl = pi_crc16_copy_vpclmul512;
-		crc16_multi_impl = pi_crc16_copy_multi_vpclmul512;
+		crc16_copy_multi_impl = pi_crc16_copy_multi_vpclmul512;
+		crc16_multi_impl = pi_crc16_multi_vpclmul512;
 		crc16_impl_name = "AVX-512 VPCLMULQDQ";
 	} else if (have_vpclmul256) {
 		crc16_copy_impl = pi_crc16_copy_vpclmul256;
-		crc16_multi_impl = pi_crc16_copy_multi_vpclmul256;
+		crc16_copy_multi_impl = pi_crc16_copy_multi_vpclmul256;
+		crc16_multi_impl = pi_crc16_multi_vpclmul256;
 		crc16_impl_name = "VPCLMULQDQ AVX2";
 	}
 }
@@ -212,22 +216,36 @@ uint16_t pi_crc16_copy_isal(uint16_t crc, void *dst, const void *src, size_t len
 void pi_crc16_copy_multi(void *dst, const void *src, size_t interval, size_t n,
 			 uint16_t *out)
 {
-	crc16_multi_impl(dst, src, interval, n, out);
+	crc16_copy_multi_impl(dst, src, interval, n, out);
 }
 
-/* n intervals, one call of fn each. */
-static inline void crc16_multi_each(uint16_t (*fn)(uint16_t, void *, const void *, size_t),
+void pi_crc16_multi(const void *src, size_t interval, size_t n, uint16_t *out)
+{
+	crc16_multi_impl(src, interval, n, out);
+}
+
+/*
+ * n intervals, one call each: of copy when dst is not NULL, else of
+ * ISA-L's crc16_t10dif() (the plain CRC every path here shares).
+ */
+static inline void crc16_multi_each(uint16_t (*copy)(uint16_t, void *, const void *, size_t),
 				    uint8_t *dst, const uint8_t *src, size_t interval,
 				    size_t n, uint16_t *out)
 {
-	for (size_t m = 0; m < n; m++, dst += interval, src += interval)
-		out[m] = fn(0, dst, src, interval);
+	for (size_t m = 0, o = 0; m < n; m++, o += interval)
+		out[m] = dst ? copy(0, dst + o, src + o, interval) :
+			       crc16_t10dif(0, src + o, interval);
 }
 
 void pi_crc16_copy_multi_isal(void *dst, const void *src, size_t interval, size_t n,
 			      uint16_t *out)
 {
 	crc16_multi_each(pi_crc16_copy_isal, dst, src, interval, n, out);
+}
+
+void pi_crc16_multi_isal(const void *src, size_t interval, size_t n, uint16_t *out)
+{
+	crc16_multi_each(pi_crc16_copy_isal, NULL, src, interval, n, out);
 }
 
 #ifdef PI_X86
@@ -300,13 +318,17 @@ VPCLMUL256 static INLINE __m256i k16load256(unsigned int d)
 	return _mm256_broadcastsi128_si256(k16load(d));
 }
 
-/* Loads 32 bytes, stores them at dst, returns them lane-reversed. */
+/*
+ * Loads 32 bytes, stores them at dst (unless dst is NULL: the several-
+ * interval functions without the copy), returns them lane-reversed.
+ */
 VPCLMUL256 static INLINE __m256i ldc256(uint8_t *dst, const uint8_t *src, size_t i)
 {
 	const __m256i rev = _mm256_setr_epi8(BSWAP128_BYTES, BSWAP128_BYTES);
 	__m256i v = _mm256_loadu_si256((const __m256i *)(src + i));
 
-	_mm256_storeu_si256((__m256i *)(dst + i), v);
+	if (dst)
+		_mm256_storeu_si256((__m256i *)(dst + i), v);
 	return _mm256_shuffle_epi8(v, rev);
 }
 
@@ -317,7 +339,7 @@ VPCLMUL256 static INLINE __m256i ldc256(uint8_t *dst, const uint8_t *src, size_t
 VPCLMUL256 uint16_t pi_crc16_copy_vpclmul256(uint16_t crc, void *dstv, const void *srcv,
 					     size_t len)
 {
-	uint8_t *dst = dstv;
+	uint8_t *dst = pi_copy_dst(dstv);
 	const uint8_t *src = srcv;
 	__m256i y0, y1, y2, y3, k;
 	__m128i x;
@@ -364,7 +386,8 @@ VPCLMUL512 static INLINE __m512i ldc512(uint8_t *dst, const uint8_t *src, size_t
 	const __m512i rev = _mm512_broadcast_i32x4(_mm_setr_epi8(BSWAP128_BYTES));
 	__m512i v = _mm512_loadu_si512((const void *)(src + i));
 
-	_mm512_storeu_si512((void *)(dst + i), v);
+	if (dst)
+		_mm512_storeu_si512((void *)(dst + i), v);
 	return _mm512_shuffle_epi8(v, rev);
 }
 
@@ -375,7 +398,7 @@ VPCLMUL512 static INLINE __m512i ldc512(uint8_t *dst, const uint8_t *src, size_t
 VPCLMUL512 uint16_t pi_crc16_copy_vpclmul512(uint16_t crc, void *dstv, const void *srcv,
 					     size_t len)
 {
-	uint8_t *dst = dstv;
+	uint8_t *dst = pi_copy_dst(dstv);
 	const uint8_t *src = srcv;
 	__m512i z0, z1, z2, z3, k, kl;
 	__m256i y;
@@ -423,32 +446,29 @@ VPCLMUL256 static INLINE __m256i fold256_lanes(__m256i x, __m256i k)
 				_mm256_clmulepi64_epi128(x, k, 0x11));
 }
 
-/* Several intervals, four 256-bit registers, 128 bytes a round. */
-VPCLMUL256 void pi_crc16_copy_multi_vpclmul256(void *dstv, const void *srcv, size_t interval,
-					       size_t n, uint16_t *out)
+/*
+ * Several intervals, four 256-bit registers, 128 bytes a round; copied
+ * unless dst is NULL.
+ */
+VPCLMUL256 static INLINE void crc16_multi_vpclmul256_core(uint8_t *dst, const uint8_t *src,
+							  size_t interval, size_t n,
+							  uint16_t *out)
 {
-	uint8_t *dst = dstv;
-	const uint8_t *src = srcv;
 	const __m256i k = k16load256(1024);
 	const __m256i kf0 = _mm256_load_si256((const __m256i *)kfin16[8]);
 	const __m256i kf1 = _mm256_load_si256((const __m256i *)kfin16[10]);
 	const __m256i kf2 = _mm256_load_si256((const __m256i *)kfin16[12]);
 	const __m256i kf3 = _mm256_load_si256((const __m256i *)kfin16[14]);
 
-	if (!interval || interval % 128) {
-		crc16_multi_each(pi_crc16_copy_vpclmul256, dst, src, interval, n, out);
-		_mm256_zeroupper();	/* the constants above */
-		return;
-	}
-	for (size_t m = 0; m < n; m++, dst += interval, src += interval) {
+	for (size_t m = 0, o = 0; m < n; m++, o += interval) {
 		__m256i y0, y1, y2, y3;
 		__m128i x;
 
-		y0 = ldc256(dst, src, 0);
-		y1 = ldc256(dst, src, 32);
-		y2 = ldc256(dst, src, 64);
-		y3 = ldc256(dst, src, 96);
-		for (size_t i = 128; i < interval; i += 128) {
+		y0 = ldc256(dst, src, o);
+		y1 = ldc256(dst, src, o + 32);
+		y2 = ldc256(dst, src, o + 64);
+		y3 = ldc256(dst, src, o + 96);
+		for (size_t i = o + 128; i < o + interval; i += 128) {
 			y0 = fold256(y0, k, ldc256(dst, src, i));
 			y1 = fold256(y1, k, ldc256(dst, src, i + 32));
 			y2 = fold256(y2, k, ldc256(dst, src, i + 64));
@@ -463,24 +483,44 @@ VPCLMUL256 void pi_crc16_copy_multi_vpclmul256(void *dstv, const void *srcv, siz
 	_mm256_zeroupper();
 }
 
+VPCLMUL256 void pi_crc16_copy_multi_vpclmul256(void *dst, const void *src, size_t interval,
+					       size_t n, uint16_t *out)
+{
+	if (!interval || interval % 128)
+		crc16_multi_each(pi_crc16_copy_vpclmul256, dst, src, interval, n, out);
+	else
+		crc16_multi_vpclmul256_core(pi_copy_dst(dst), src, interval, n, out);
+}
+
+VPCLMUL256 void pi_crc16_multi_vpclmul256(const void *src, size_t interval, size_t n,
+					  uint16_t *out)
+{
+	if (!interval || interval % 128)
+		crc16_multi_each(pi_crc16_copy_vpclmul256, NULL, src, interval, n, out);
+	else
+		crc16_multi_vpclmul256_core(NULL, src, interval, n, out);
+}
+
 /*
- * One interval of the several-interval AVX-512 path, copied: sixteen
- * lanes, each taken to its share of T by its own constant (kf0..kf3),
- * then their XOR and the Barrett step.  Inlined with interval a constant
- * for 512-byte intervals: straight-line code, no inner loop.
+ * T of one interval of the several-interval AVX-512 path, at src + o
+ * (copied to dst + o unless dst is NULL): sixteen lanes, each taken to
+ * its share of T by its own constant (kf0..kf3), then their XOR.  Inlined
+ * with interval a constant for 512-byte intervals: straight-line code, no
+ * inner loop.
  */
-VPCLMUL512 static INLINE uint16_t crc16_interval512(uint8_t *dst, const uint8_t *src,
-						    size_t interval, __m512i k, __m512i kf0,
-						    __m512i kf1, __m512i kf2, __m512i kf3)
+VPCLMUL512 static INLINE __m128i crc16_interval512_t(uint8_t *dst, const uint8_t *src,
+						    size_t o, size_t interval, __m512i k,
+						    __m512i kf0, __m512i kf1, __m512i kf2,
+						    __m512i kf3)
 {
 	__m512i z0, z1, z2, z3, a, b;
 	__m256i y;
 
-	z0 = ldc512(dst, src, 0);
-	z1 = ldc512(dst, src, 64);
-	z2 = ldc512(dst, src, 128);
-	z3 = ldc512(dst, src, 192);
-	for (size_t i = 256; i < interval; i += 256) {
+	z0 = ldc512(dst, src, o);
+	z1 = ldc512(dst, src, o + 64);
+	z2 = ldc512(dst, src, o + 128);
+	z3 = ldc512(dst, src, o + 192);
+	for (size_t i = o + 256; i < o + interval; i += 256) {
 		z0 = fold512(z0, k, ldc512(dst, src, i));
 		z1 = fold512(z1, k, ldc512(dst, src, i + 64));
 		z2 = fold512(z2, k, ldc512(dst, src, i + 128));
@@ -497,34 +537,93 @@ VPCLMUL512 static INLINE uint16_t crc16_interval512(uint8_t *dst, const uint8_t 
 				      _mm512_clmulepi64_epi128(z3, kf3, 0x11), a, 0x96);
 	a = _mm512_xor_si512(a, b);
 	y = _mm256_xor_si256(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1));
-	return crc16_barrett(_mm_xor_si128(_mm256_castsi256_si128(y),
-					   _mm256_extracti128_si256(y, 1)));
+	return _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
 }
 
-/* Several intervals, four 512-bit registers, 256 bytes a round. */
-VPCLMUL512 void pi_crc16_copy_multi_vpclmul512(void *dstv, const void *srcv, size_t interval,
-					       size_t n, uint16_t *out)
+/*
+ * crc16_barrett() of four intervals' T at once, one in each lane of t,
+ * into out[0..3]: two 512-bit products for the four instead of two
+ * 128-bit ones each (the products are what these loops wait for, as in
+ * pi_crc64.c's barrett4_512()).
+ */
+VPCLMUL512 static INLINE void crc16_barrett4_512(__m512i t, uint16_t *out)
 {
-	uint8_t *dst = dstv;
-	const uint8_t *src = srcv;
+	const __m512i c = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k16b));
+	const __m512i even = _mm512_set_epi64(0, 0, 0, 0, 6, 4, 2, 0);
+	__m512i a = _mm512_bsrli_epi128(t, 2), q;
+
+	q = _mm512_clmulepi64_epi128(a, c, 0x00);
+	q = _mm512_xor_si512(_mm512_bsrli_epi128(q, 8), a);
+	q = _mm512_clmulepi64_epi128(q, c, 0x10);
+	q = _mm512_permutexvar_epi64(even, _mm512_xor_si512(q, t));
+	_mm_storel_epi64((__m128i *)out, _mm512_cvtepi64_epi16(q));
+}
+
+/*
+ * Several intervals, four 512-bit registers, 256 bytes a round; without
+ * the copy, four intervals' Barrett steps together.
+ */
+VPCLMUL512 static INLINE void crc16_multi_vpclmul512_loop(uint8_t *dst, const uint8_t *src,
+							  size_t interval, size_t n,
+							  uint16_t *out)
+{
 	const __m512i k = k16load512(2048);
 	const __m512i kf0 = _mm512_load_si512((const void *)kfin16[0]);
 	const __m512i kf1 = _mm512_load_si512((const void *)kfin16[4]);
 	const __m512i kf2 = _mm512_load_si512((const void *)kfin16[8]);
 	const __m512i kf3 = _mm512_load_si512((const void *)kfin16[12]);
+	size_t m = 0;
 
-	if (!interval || interval % 256) {
-		crc16_multi_each(pi_crc16_copy_vpclmul512, dst, src, interval, n, out);
-		_mm256_zeroupper();	/* the constants above */
+#define T(j)	crc16_interval512_t(dst, src, (m + (j)) * interval, interval, k, kf0, kf1, kf2, kf3)
+	/* Copying: Barrett each, as pi_crc64.c's loop and for the same reason. */
+	if (dst) {
+		for (; m < n; m++, dst += interval, src += interval)
+			out[m] = crc16_barrett(crc16_interval512_t(dst, src, 0, interval, k, kf0,
+								   kf1, kf2, kf3));
+		_mm256_zeroupper();
 		return;
 	}
-	if (interval == 512)
-		for (size_t m = 0; m < n; m++, dst += 512, src += 512)
-			out[m] = crc16_interval512(dst, src, 512, k, kf0, kf1, kf2, kf3);
-	else
-		for (size_t m = 0; m < n; m++, dst += interval, src += interval)
-			out[m] = crc16_interval512(dst, src, interval, k, kf0, kf1, kf2, kf3);
+	for (; m + 4 <= n; m += 4) {
+		__m512i t = _mm512_castsi128_si512(T(0));
+
+		t = _mm512_inserti32x4(t, T(1), 1);
+		t = _mm512_inserti32x4(t, T(2), 2);
+		t = _mm512_inserti32x4(t, T(3), 3);
+		crc16_barrett4_512(t, out + m);
+	}
+	for (; m < n; m++)
+		out[m] = crc16_barrett(T(0));
+#undef T
 	_mm256_zeroupper();
+}
+
+VPCLMUL512 static INLINE void crc16_multi_vpclmul512_core(uint8_t *dst, const uint8_t *src,
+							  size_t interval, size_t n,
+							  uint16_t *out)
+{
+	/* 512-byte intervals: interval a constant, no inner loop. */
+	if (interval == 512)
+		crc16_multi_vpclmul512_loop(dst, src, 512, n, out);
+	else
+		crc16_multi_vpclmul512_loop(dst, src, interval, n, out);
+}
+
+VPCLMUL512 void pi_crc16_copy_multi_vpclmul512(void *dst, const void *src, size_t interval,
+					       size_t n, uint16_t *out)
+{
+	if (!interval || interval % 256)
+		crc16_multi_each(pi_crc16_copy_vpclmul512, dst, src, interval, n, out);
+	else
+		crc16_multi_vpclmul512_core(pi_copy_dst(dst), src, interval, n, out);
+}
+
+VPCLMUL512 void pi_crc16_multi_vpclmul512(const void *src, size_t interval, size_t n,
+					  uint16_t *out)
+{
+	if (!interval || interval % 256)
+		crc16_multi_each(pi_crc16_copy_vpclmul512, NULL, src, interval, n, out);
+	else
+		crc16_multi_vpclmul512_core(NULL, src, interval, n, out);
 }
 #endif /* PI_X86 */
 
@@ -533,11 +632,11 @@ VPCLMUL512 void pi_crc16_copy_multi_vpclmul512(void *dstv, const void *srcv, siz
 const struct pi_crc16_path pi_crc16_paths[] = {
 #ifdef PI_X86
 	{ "AVX-512 VPCLMULQDQ", "vpclmul512", pi_crc16_copy_vpclmul512,
-	  pi_crc16_have_vpclmul512, pi_crc16_copy_multi_vpclmul512 },
+	  pi_crc16_have_vpclmul512, pi_crc16_copy_multi_vpclmul512, pi_crc16_multi_vpclmul512 },
 	{ "VPCLMULQDQ AVX2", "vpclmul256", pi_crc16_copy_vpclmul256,
-	  pi_crc16_have_vpclmul256, pi_crc16_copy_multi_vpclmul256 },
+	  pi_crc16_have_vpclmul256, pi_crc16_copy_multi_vpclmul256, pi_crc16_multi_vpclmul256 },
 #endif
 	{ "ISA-L crc16_t10dif_copy", "isal", pi_crc16_copy_isal, NULL,
-	  pi_crc16_copy_multi_isal },
-	{ NULL, NULL, NULL, NULL, NULL },
+	  pi_crc16_copy_multi_isal, pi_crc16_multi_isal },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };

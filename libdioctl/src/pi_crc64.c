@@ -11,7 +11,8 @@
  *    eight registers, 256 bytes a round;
  *  - x86-64, PCLMULQDQ (any x86-64 since 2010): eight 128-bit registers,
  *    128 bytes a round, as ISA-L's crc64_*_refl_by8 and the kernel's
- *    crc-pclmul template;
+ *    crc-pclmul template; VEX-encoded on CPUs with AVX, legacy SSE on
+ *    the others;
  *  - AArch64 (little-endian), PMULL (the ARMv8 Crypto extension, HWCAP
  *    "pmull"): the same eight-lane rounds as PCLMULQDQ, as ISA-L's
  *    crc64_*_refl_pmull;
@@ -20,7 +21,21 @@
  *
  * Each has a twin that also copies the data it reads to a destination
  * (pi_crc64_copy_*(), for dio_pi_generate_copy()): one pass over the data
- * instead of two.
+ * instead of two; and several-interval versions of both
+ * (pi_crc64_multi_*(), pi_crc64_copy_multi_*()) for the PI calls, whose
+ * intervals (512 bytes, 4 KiB) are each a CRC of its own.
+ *
+ * At the sizes PI uses the end of a CRC weighs: ISA-L's kernels (2.31 has
+ * crc64_rocksoft_refl_by8 and _by16_10 for this CRC) fold their lanes
+ * onto one, then 128 to 64 bits, then Barrett: on 128-bit registers 17
+ * products after the last round, four deep, on 512-bit ones three of
+ * them 128-bit.  Here a length that is a multiple of the round ends with
+ * each lane taken straight to the 128-bit remainder by its own constant
+ * (kfin: 15 products, one deep) and a table step for the last 64 bits
+ * (step8_of_t()); other lengths end their last 1 to 15 bytes with one
+ * fold of two shuffled blocks, not a table lookup per byte
+ * (fold_partial()).  The carry-less multiplier is what both wait for:
+ * bench/README.md has the figures against ISA-L.
  *
  * Notation.  P = x^64 + P' is the polynomial.  In the reflected world a
  * 64-bit register word w stands for sum(w_i * x^(63-i)): the first byte in
@@ -47,8 +62,9 @@
 
 typedef uint64_t (*crc64_fn)(uint64_t crc, const void *buf, size_t len);
 typedef uint64_t (*crc64_copy_fn)(uint64_t crc, void *dst, const void *src, size_t len);
-typedef void (*crc64_multi_fn)(void *dst, const void *src, size_t interval, size_t n,
-			       uint64_t *out);
+typedef void (*crc64_copy_multi_fn)(void *dst, const void *src, size_t interval, size_t n,
+				    uint64_t *out);
+typedef void (*crc64_multi_fn)(const void *src, size_t interval, size_t n, uint64_t *out);
 
 /* crc64_tab[k][b]: CRC register after byte b followed by k zero bytes. */
 static uint64_t crc64_tab[8][256];
@@ -56,7 +72,7 @@ static crc64_fn crc64_impl = pi_crc64_slice8;
 static crc64_copy_fn crc64_copy_impl = pi_crc64_copy_slice8;
 static const char *crc64_impl_name = "slice-by-8";
 #ifdef PI_X86
-static int have_pclmul, have_vpclmul256, have_vpclmul512;
+static int have_pclmul, have_pclmul_avx, have_vpclmul256, have_vpclmul512;
 #endif
 #ifdef PI_ARM64
 static int have_pmull;
@@ -78,7 +94,8 @@ static uint64_t k_mu;
  * 9+2j of the j-th of four 256-bit ones, 8+j of eight 128-bit ones.
  */
 static uint64_t kfin[16][2] __attribute__((aligned(64)));
-static crc64_multi_fn crc64_multi_impl = pi_crc64_copy_multi_slice8;
+static crc64_copy_multi_fn crc64_copy_multi_impl = pi_crc64_copy_multi_slice8;
+static crc64_multi_fn crc64_multi_impl = pi_crc64_multi_slice8;
 
 static void crc64_init_tables(void)
 {
@@ -186,23 +203,33 @@ static void crc64_init(void)
 	__builtin_cpu_init();
 	have_pclmul = __builtin_cpu_supports("pclmul") &&
 		      __builtin_cpu_supports("sse4.1");
+	have_pclmul_avx = have_pclmul && __builtin_cpu_supports("avx");
 	have_vpclmul256 = have_pclmul && __builtin_cpu_supports("vpclmulqdq") &&
 			  __builtin_cpu_supports("avx2");
 	have_vpclmul512 = have_vpclmul256 && __builtin_cpu_supports("avx512f");
 	if (have_vpclmul512) {
 		crc64_impl = pi_crc64_vpclmul512;
 		crc64_copy_impl = pi_crc64_copy_vpclmul512;
-		crc64_multi_impl = pi_crc64_copy_multi_vpclmul512;
+		crc64_copy_multi_impl = pi_crc64_copy_multi_vpclmul512;
+		crc64_multi_impl = pi_crc64_multi_vpclmul512;
 		crc64_impl_name = "AVX-512 VPCLMULQDQ";
 	} else if (have_vpclmul256) {
 		crc64_impl = pi_crc64_vpclmul256;
 		crc64_copy_impl = pi_crc64_copy_vpclmul256;
-		crc64_multi_impl = pi_crc64_copy_multi_vpclmul256;
+		crc64_copy_multi_impl = pi_crc64_copy_multi_vpclmul256;
+		crc64_multi_impl = pi_crc64_multi_vpclmul256;
 		crc64_impl_name = "VPCLMULQDQ AVX2";
+	} else if (have_pclmul_avx) {
+		crc64_impl = pi_crc64_pclmul_avx;
+		crc64_copy_impl = pi_crc64_copy_pclmul_avx;
+		crc64_copy_multi_impl = pi_crc64_copy_multi_pclmul_avx;
+		crc64_multi_impl = pi_crc64_multi_pclmul_avx;
+		crc64_impl_name = "AVX PCLMULQDQ";
 	} else if (have_pclmul) {
 		crc64_impl = pi_crc64_pclmul;
 		crc64_copy_impl = pi_crc64_copy_pclmul;
-		crc64_multi_impl = pi_crc64_copy_multi_pclmul;
+		crc64_copy_multi_impl = pi_crc64_copy_multi_pclmul;
+		crc64_multi_impl = pi_crc64_multi_pclmul;
 		crc64_impl_name = "PCLMULQDQ";
 	}
 #endif
@@ -211,7 +238,8 @@ static void crc64_init(void)
 	if (have_pmull) {
 		crc64_impl = pi_crc64_pmull;
 		crc64_copy_impl = pi_crc64_copy_pmull;
-		crc64_multi_impl = pi_crc64_copy_multi_pmull;
+		crc64_copy_multi_impl = pi_crc64_copy_multi_pmull;
+		crc64_multi_impl = pi_crc64_multi_pmull;
 		crc64_impl_name = "PMULL";
 	}
 #endif
@@ -221,6 +249,11 @@ static void crc64_init(void)
 int pi_crc64_have_pclmul(void)
 {
 	return have_pclmul;
+}
+
+int pi_crc64_have_pclmul_avx(void)
+{
+	return have_pclmul_avx;
 }
 
 int pi_crc64_have_vpclmul256(void)
@@ -276,8 +309,8 @@ static uint64_t crc64_reg_slice8(uint64_t reg, const uint8_t *p, size_t len)
 }
 
 /*
- * The end of every folding path: bytes src[i..len) (fewer than 16, or all
- * of a short buffer) by table, copied first when there is a destination.
+ * Bytes src[i..len) by table, copied first when there is a destination:
+ * a buffer shorter than 16 bytes, and the PMULL path's last 1 to 15.
  */
 static inline uint64_t crc64_tail(uint64_t reg, uint8_t *dst, const uint8_t *src,
 				  size_t i, size_t len)
@@ -310,24 +343,36 @@ uint64_t pi_crc64_copy(uint64_t crc, void *dst, const void *src, size_t len)
 
 void pi_crc64_copy_multi(void *dst, const void *src, size_t interval, size_t n, uint64_t *out)
 {
-	crc64_multi_impl(dst, src, interval, n, out);
+	crc64_copy_multi_impl(dst, src, interval, n, out);
+}
+
+void pi_crc64_multi(const void *src, size_t interval, size_t n, uint64_t *out)
+{
+	crc64_multi_impl(src, interval, n, out);
 }
 
 /*
- * n intervals one call each; the multi paths' fallback for an interval
- * that is not a multiple of their round.
+ * n intervals one call each, copying when dst is not NULL; the multi
+ * paths' fallback for an interval that is not a multiple of their round.
  */
-static inline void crc64_multi_each(crc64_copy_fn fn, uint8_t *dst, const uint8_t *src,
-				    size_t interval, size_t n, uint64_t *out)
+static inline void crc64_multi_each(crc64_fn fn, crc64_copy_fn copy, uint8_t *dst,
+				    const uint8_t *src, size_t interval, size_t n,
+				    uint64_t *out)
 {
-	for (size_t m = 0; m < n; m++, dst += interval, src += interval)
-		out[m] = fn(0, dst, src, interval);
+	for (size_t m = 0, off = 0; m < n; m++, off += interval)
+		out[m] = dst ? copy(0, dst + off, src + off, interval) :
+			       fn(0, src + off, interval);
 }
 
 void pi_crc64_copy_multi_slice8(void *dst, const void *src, size_t interval, size_t n,
 				uint64_t *out)
 {
-	crc64_multi_each(pi_crc64_copy_slice8, dst, src, interval, n, out);
+	crc64_multi_each(pi_crc64_slice8, pi_crc64_copy_slice8, dst, src, interval, n, out);
+}
+
+void pi_crc64_multi_slice8(const void *src, size_t interval, size_t n, uint64_t *out)
+{
+	crc64_multi_each(pi_crc64_slice8, pi_crc64_copy_slice8, NULL, src, interval, n, out);
 }
 
 #define INLINE inline __attribute__((always_inline))
@@ -339,12 +384,30 @@ void pi_crc64_copy_multi_slice8(void *dst, const void *src, size_t interval, siz
  * The cores take the destination of the copy, or NULL; they are inlined
  * into the plain and the copying entry points, where the NULL is a
  * constant, so that the plain ones have no trace of the copy.
+ *
+ * Two builds of the same C code: legacy SSE (PCLMUL) for CPUs without
+ * AVX, and VEX-encoded (PCLMUL_AVX: three operands, no register copies)
+ * for CPUs with AVX but no VPCLMULQDQ.  A legacy SSE instruction that
+ * writes an XMM register keeps the register's upper bits, so when
+ * someone left them dirty (256- or 512-bit code returning without
+ * VZEROUPPER: ISA-L's own AVX-512 CRC kernels do) every such write waits
+ * for the register's previous value: GCC's code, which copies each lane
+ * through one scratch register before its two products, then runs its
+ * eight lanes one after another, at half speed or less (bench/README.md,
+ * "Dirty upper halves").  A VEX write clears the upper bits instead and
+ * waits for nothing.
  */
 #define PCLMUL __attribute__((target("pclmul,sse4.1")))
+#define PCLMUL_AVX __attribute__((target("pclmul,avx,sse4.1")))
 
 PCLMUL static INLINE __m128i kload(unsigned int d)
 {
 	return _mm_load_si128((const __m128i *)fold_k[d / 128]);
+}
+
+PCLMUL static INLINE __m128i kfinload(unsigned int e)
+{
+	return _mm_load_si128((const __m128i *)kfin[e]);
 }
 
 /* x folded forward by the constant's distance (no data added). */
@@ -373,11 +436,27 @@ PCLMUL static INLINE __m128i ld128(uint8_t *dst, const uint8_t *src, size_t i)
 /*
  * The register for a 128-bit state X, i.e. X*x^64 mod P.  First
  * X*x^64 = L*x^128 + H*x^64 == T = T1*x^64 + T0 (one product by
- * rev64(x^127 mod P) = fold_k[1].hi), then T mod P = (T1*x^64 mod P) + T0
- * by Barrett: q = floor(T1*x^64 / P) = T1 + floor(T1*mu' / x^64), and
- * T1*x^64 mod P = low64(q*P').  The shifts undo the one-bit offset of
- * reflected products.  barrett64() is the second step alone, T (T1 the
- * low quadword) to the register.
+ * rev64(x^127 mod P) = fold_k[1].hi), then T mod P = (T1*x^64 mod P) + T0.
+ * T1*x^64 mod P is the register after eight zero bytes from register T1:
+ * one slice-by-8 step, eight independent table loads.  That replaces
+ * Barrett's two dependent products (q = floor(T1*x^64 / P) = T1 +
+ * floor(T1*mu' / x^64), T1*x^64 mod P = low64(q*P'), which the PMULL
+ * path still does): the carry-less multiplier is what every path here
+ * waits for (ISA-L's kernels as much: the same number of folds), and the
+ * table step takes two of its products off each CRC, 3% of those of a
+ * 512-byte interval on 128-bit registers, 11% on 512-bit ones, in loads
+ * the multiplier does not wait for.  step8_of_t() is the second step
+ * alone, T (T1 the low quadword) to the register.
+ */
+PCLMUL static INLINE uint64_t step8_of_t(__m128i t)
+{
+	return crc64_step8(_mm_cvtsi128_si64(t)) ^ (uint64_t)_mm_extract_epi64(t, 1);
+}
+
+/*
+ * The same by Barrett, for the AVX-512 copying several-interval loop
+ * (see there): q = T1 ^ (T1*mu' >> 64), T1*x^64 mod P = low64(q*P'), the
+ * shifts undoing the one-bit offset of reflected products.
  */
 PCLMUL static INLINE uint64_t barrett64(__m128i t)
 {
@@ -396,7 +475,42 @@ PCLMUL static INLINE uint64_t reduce128(__m128i x)
 {
 	__m128i t = _mm_clmulepi64_si128(x, kload(128), 0x10);	/* L * k.hi */
 
-	return barrett64(_mm_xor_si128(t, _mm_srli_si128(x, 8)));
+	return step8_of_t(_mm_xor_si128(t, _mm_srli_si128(x, 8)));
+}
+
+/*
+ * The last t = len - i bytes (1 to 15) after the state x, which stands
+ * for the 16 bytes before src + i: x's first t bytes become a block of
+ * their own (zeros before them change nothing), folded by 16 bytes onto
+ * x's other 16 - t bytes followed by the t new ones.  Those are the
+ * buffer's last 16 bytes, loaded at once, their first 16 - t (already in
+ * x) replaced by x's.  One fold and three byte shuffles instead of a
+ * table lookup per byte (ISA-L's ending).  Needs i >= 16.  When copying,
+ * the 16 bytes are stored back at the same place: the first 16 - t of
+ * them were already copied, with the same values.
+ *
+ * shuf_tab[t..t+15] is the shuffle that moves x's first t bytes to the
+ * top (the high bit set: a zero byte); XORed with 0x80 it moves x's
+ * other bytes to the bottom and its high bits select the loaded ones.
+ */
+static const uint8_t shuf_tab[32] __attribute__((aligned(16))) = {
+	0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87,
+	0x88, 0x89, 0x8a, 0x8b, 0x8c, 0x8d, 0x8e, 0x8f,
+	0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+};
+
+PCLMUL static INLINE __m128i fold_partial(__m128i x, uint8_t *dst, const uint8_t *src,
+					  size_t i, size_t len)
+{
+	__m128i b = _mm_loadu_si128((const __m128i *)(src + len - 16));
+	__m128i mh = _mm_loadu_si128((const __m128i *)(shuf_tab + (len - i)));
+	__m128i ml = _mm_xor_si128(mh, _mm_set1_epi8((char)0x80));
+
+	if (dst)
+		_mm_storeu_si128((__m128i *)(dst + len - 16), b);
+	return fold_onto(_mm_shuffle_epi8(x, mh), kload(128),
+			 _mm_blendv_epi8(_mm_shuffle_epi8(x, ml), b, ml));
 }
 
 /* 16-byte blocks from src + i on, one at a time, then the tail. */
@@ -407,7 +521,33 @@ PCLMUL static INLINE uint64_t crc64_finish128(__m128i x, uint8_t *dst, const uin
 
 	for (; len - i >= 16; i += 16)
 		x = fold_onto(x, k, ld128(dst, src, i));
-	return crc64_tail(reduce128(x), dst, src, i, len);
+	if (i != len)
+		x = fold_partial(x, dst, src, i, len);
+	return ~reduce128(x);
+}
+
+/*
+ * Eight lanes that end the message (its last 128 bytes), each straight to
+ * its share of T by its own constant (kfin[8..15]), then Barrett: one
+ * product deep, where folding the lanes onto the last one and reducing
+ * that (reduce128()) is two.  The last lane's high half needs no product:
+ * kfin[15].hi = rev64(x^63 mod P) = 1, so its share is the half itself,
+ * moved down (as in reduce128()); fifteen products, as many as ISA-L's
+ * eight-to-one folds and its 128-to-64-bit step.
+ */
+PCLMUL static INLINE __m128i last_lane(__m128i x7, __m128i kf15)
+{
+	return _mm_xor_si128(_mm_clmulepi64_si128(x7, kf15, 0x00), _mm_srli_si128(x7, 8));
+}
+
+PCLMUL static INLINE uint64_t lanes8_reg(__m128i x0, __m128i x1, __m128i x2, __m128i x3,
+					 __m128i x4, __m128i x5, __m128i x6, __m128i x7)
+{
+	x0 = _mm_xor_si128(fold(x0, kfinload(8)), fold(x1, kfinload(9)));
+	x2 = _mm_xor_si128(fold(x2, kfinload(10)), fold(x3, kfinload(11)));
+	x4 = _mm_xor_si128(fold(x4, kfinload(12)), fold(x5, kfinload(13)));
+	x6 = _mm_xor_si128(fold(x6, kfinload(14)), last_lane(x7, kfinload(15)));
+	return step8_of_t(_mm_xor_si128(_mm_xor_si128(x0, x2), _mm_xor_si128(x4, x6)));
 }
 
 PCLMUL static INLINE uint64_t crc64_pclmul_core(uint64_t crc, uint8_t *dst,
@@ -446,6 +586,9 @@ PCLMUL static INLINE uint64_t crc64_pclmul_core(uint64_t crc, uint8_t *dst,
 		x6 = fold_onto(x6, k, ld128(dst, src, i + 96));
 		x7 = fold_onto(x7, k, ld128(dst, src, i + 112));
 	}
+	/* A multiple of 128 bytes (every PI interval): the lanes end it. */
+	if (i == len)
+		return ~lanes8_reg(x0, x1, x2, x3, x4, x5, x6, x7);
 	/* 8 -> 1: lane j is 7 - j blocks before lane 7; independent folds. */
 	x0 = _mm_xor_si128(fold(x0, kload(896)), fold(x1, kload(768)));
 	x2 = _mm_xor_si128(fold(x2, kload(640)), fold(x3, kload(512)));
@@ -462,76 +605,101 @@ PCLMUL uint64_t pi_crc64_pclmul(uint64_t crc, const void *buf, size_t len)
 
 PCLMUL uint64_t pi_crc64_copy_pclmul(uint64_t crc, void *dst, const void *src, size_t len)
 {
-	return crc64_pclmul_core(crc, dst, src, len);
+	return crc64_pclmul_core(crc, pi_copy_dst(dst), src, len);
+}
+
+PCLMUL_AVX uint64_t pi_crc64_pclmul_avx(uint64_t crc, const void *buf, size_t len)
+{
+	return crc64_pclmul_core(crc, NULL, buf, len);
+}
+
+PCLMUL_AVX uint64_t pi_crc64_copy_pclmul_avx(uint64_t crc, void *dst, const void *src,
+					     size_t len)
+{
+	return crc64_pclmul_core(crc, pi_copy_dst(dst), src, len);
 }
 
 /*
  * ---- several intervals, PCLMULQDQ ----
  *
- * pi_crc64_copy_multi_*(): the CRC of each of n intervals (from 0, as
- * dio_pi_crc64_nvme(0, ...)), copying them, for dio_pi_generate_copy().
- * Per interval, the same rounds as the path's single-buffer loop; at the
- * end every lane goes straight to its share of T with its own constant
- * (kfin), the shares are XORed together and one Barrett step makes the
- * register: one product deep instead of a chain of folds, no table, no
- * call, no branch but the loops'.  The intervals are independent, so the
- * CPU overlaps one interval's end with the next one's loads.  An interval
- * that is not a multiple of the path's round goes through its plain
- * copying function, one call each.
+ * pi_crc64_multi_*() and pi_crc64_copy_multi_*(): the CRC of each of n
+ * intervals (from 0, as dio_pi_crc64_nvme(0, ...)), copying them or not:
+ * dio_pi_generate_copy()'s loop, and dio_pi_generate()'s and
+ * dio_pi_verify()'s on contiguous data.  Per interval, the same rounds as
+ * the path's single-buffer loop; at the end every lane goes straight to
+ * its share of T with its own constant (kfin), the shares are XORed
+ * together and one Barrett step makes the register: one product deep
+ * instead of a chain of folds, no table, no call, no branch but the
+ * loops'.  The intervals are independent, so the CPU overlaps one
+ * interval's end with the next one's loads.  An interval that is not a
+ * multiple of the path's round goes through its plain or copying
+ * function, one call each.
  */
-PCLMUL static INLINE __m128i kfinload(unsigned int e)
+PCLMUL static INLINE void crc64_multi_pclmul_core(uint8_t *dst, const uint8_t *src,
+						  size_t interval, size_t n, uint64_t *out)
 {
-	return _mm_load_si128((const __m128i *)kfin[e]);
-}
-
-/* The 16 bytes at src + i, stored at dst + i. */
-PCLMUL static INLINE __m128i ldst128(uint8_t *dst, const uint8_t *src, size_t i)
-{
-	__m128i v = _mm_loadu_si128((const __m128i *)(src + i));
-
-	_mm_storeu_si128((__m128i *)(dst + i), v);
-	return v;
-}
-
-PCLMUL void pi_crc64_copy_multi_pclmul(void *dstv, const void *srcv, size_t interval,
-				       size_t n, uint64_t *out)
-{
-	uint8_t *dst = dstv;
-	const uint8_t *src = srcv;
 	const __m128i k = kload(1024), init = _mm_cvtsi64_si128(-1);
 
-	if (!interval || interval % 128) {
-		crc64_multi_each(pi_crc64_copy_pclmul, dst, src, interval, n, out);
-		return;
-	}
-	for (size_t m = 0; m < n; m++, dst += interval, src += interval) {
+	for (size_t m = 0, o = 0; m < n; m++, o += interval) {
 		__m128i x0, x1, x2, x3, x4, x5, x6, x7;
 
-		x0 = _mm_xor_si128(ldst128(dst, src, 0), init);
-		x1 = ldst128(dst, src, 16);
-		x2 = ldst128(dst, src, 32);
-		x3 = ldst128(dst, src, 48);
-		x4 = ldst128(dst, src, 64);
-		x5 = ldst128(dst, src, 80);
-		x6 = ldst128(dst, src, 96);
-		x7 = ldst128(dst, src, 112);
-		for (size_t i = 128; i < interval; i += 128) {
-			x0 = fold_onto(x0, k, ldst128(dst, src, i));
-			x1 = fold_onto(x1, k, ldst128(dst, src, i + 16));
-			x2 = fold_onto(x2, k, ldst128(dst, src, i + 32));
-			x3 = fold_onto(x3, k, ldst128(dst, src, i + 48));
-			x4 = fold_onto(x4, k, ldst128(dst, src, i + 64));
-			x5 = fold_onto(x5, k, ldst128(dst, src, i + 80));
-			x6 = fold_onto(x6, k, ldst128(dst, src, i + 96));
-			x7 = fold_onto(x7, k, ldst128(dst, src, i + 112));
+		x0 = _mm_xor_si128(ld128(dst, src, o), init);
+		x1 = ld128(dst, src, o + 16);
+		x2 = ld128(dst, src, o + 32);
+		x3 = ld128(dst, src, o + 48);
+		x4 = ld128(dst, src, o + 64);
+		x5 = ld128(dst, src, o + 80);
+		x6 = ld128(dst, src, o + 96);
+		x7 = ld128(dst, src, o + 112);
+		for (size_t i = o + 128; i < o + interval; i += 128) {
+			x0 = fold_onto(x0, k, ld128(dst, src, i));
+			x1 = fold_onto(x1, k, ld128(dst, src, i + 16));
+			x2 = fold_onto(x2, k, ld128(dst, src, i + 32));
+			x3 = fold_onto(x3, k, ld128(dst, src, i + 48));
+			x4 = fold_onto(x4, k, ld128(dst, src, i + 64));
+			x5 = fold_onto(x5, k, ld128(dst, src, i + 80));
+			x6 = fold_onto(x6, k, ld128(dst, src, i + 96));
+			x7 = fold_onto(x7, k, ld128(dst, src, i + 112));
 		}
-		x0 = _mm_xor_si128(fold(x0, kfinload(8)), fold(x1, kfinload(9)));
-		x2 = _mm_xor_si128(fold(x2, kfinload(10)), fold(x3, kfinload(11)));
-		x4 = _mm_xor_si128(fold(x4, kfinload(12)), fold(x5, kfinload(13)));
-		x6 = _mm_xor_si128(fold(x6, kfinload(14)), fold(x7, kfinload(15)));
-		x0 = _mm_xor_si128(_mm_xor_si128(x0, x2), _mm_xor_si128(x4, x6));
-		out[m] = ~barrett64(x0);
+		out[m] = ~lanes8_reg(x0, x1, x2, x3, x4, x5, x6, x7);
 	}
+}
+
+PCLMUL void pi_crc64_copy_multi_pclmul(void *dst, const void *src, size_t interval,
+				       size_t n, uint64_t *out)
+{
+	if (!interval || interval % 128)
+		crc64_multi_each(pi_crc64_pclmul, pi_crc64_copy_pclmul, dst, src, interval, n, out);
+	else
+		crc64_multi_pclmul_core(pi_copy_dst(dst), src, interval, n, out);
+}
+
+PCLMUL void pi_crc64_multi_pclmul(const void *src, size_t interval, size_t n, uint64_t *out)
+{
+	if (!interval || interval % 128)
+		crc64_multi_each(pi_crc64_pclmul, pi_crc64_copy_pclmul, NULL, src, interval, n, out);
+	else
+		crc64_multi_pclmul_core(NULL, src, interval, n, out);
+}
+
+PCLMUL_AVX void pi_crc64_copy_multi_pclmul_avx(void *dst, const void *src, size_t interval,
+					       size_t n, uint64_t *out)
+{
+	if (!interval || interval % 128)
+		crc64_multi_each(pi_crc64_pclmul_avx, pi_crc64_copy_pclmul_avx, dst, src,
+				 interval, n, out);
+	else
+		crc64_multi_pclmul_core(pi_copy_dst(dst), src, interval, n, out);
+}
+
+PCLMUL_AVX void pi_crc64_multi_pclmul_avx(const void *src, size_t interval, size_t n,
+					  uint64_t *out)
+{
+	if (!interval || interval % 128)
+		crc64_multi_each(pi_crc64_pclmul_avx, pi_crc64_copy_pclmul_avx, NULL, src,
+				 interval, n, out);
+	else
+		crc64_multi_pclmul_core(NULL, src, interval, n, out);
 }
 
 /*
@@ -549,11 +717,24 @@ VPCLMUL256 static INLINE __m256i kload256(unsigned int d)
 	return _mm256_broadcastsi128_si256(kload(d));
 }
 
+/* kfin[e] and kfin[e + 1], the constants of a register's two lanes. */
+VPCLMUL256 static INLINE __m256i kfin256(unsigned int e)
+{
+	return _mm256_load_si256((const __m256i *)kfin[e]);
+}
+
 VPCLMUL256 static INLINE __m256i fold256(__m256i x, __m256i k, __m256i data)
 {
 	return _mm256_xor_si256(_mm256_xor_si256(_mm256_clmulepi64_epi128(x, k, 0x00),
 						 _mm256_clmulepi64_epi128(x, k, 0x11)),
 				data);
+}
+
+/* Each lane of x folded by its own constant in k, no data added. */
+VPCLMUL256 static INLINE __m256i fold256_lanes(__m256i x, __m256i k)
+{
+	return _mm256_xor_si256(_mm256_clmulepi64_epi128(x, k, 0x00),
+				_mm256_clmulepi64_epi128(x, k, 0x11));
 }
 
 VPCLMUL256 static INLINE __m256i ld256(uint8_t *dst, const uint8_t *src, size_t i)
@@ -563,6 +744,34 @@ VPCLMUL256 static INLINE __m256i ld256(uint8_t *dst, const uint8_t *src, size_t 
 	if (dst)
 		_mm256_storeu_si256((__m256i *)(dst + i), v);
 	return v;
+}
+
+/* The XOR of a register's two lanes. */
+VPCLMUL256 static INLINE __m128i xor_lanes256(__m256i y)
+{
+	return _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
+}
+
+/*
+ * T of the four registers (eight lanes) that end the message, each lane by
+ * its own constant (kfin[8..15]); of the eight (sixteen lanes) that end
+ * it, by kfin[0..15].  The caller clears the upper halves and does Barrett.
+ */
+VPCLMUL256 static INLINE __m128i lanes8_t256(__m256i y0, __m256i y1, __m256i y2, __m256i y3)
+{
+	y0 = _mm256_xor_si256(fold256_lanes(y0, kfin256(8)), fold256_lanes(y1, kfin256(10)));
+	y2 = _mm256_xor_si256(fold256_lanes(y2, kfin256(12)), fold256_lanes(y3, kfin256(14)));
+	return xor_lanes256(_mm256_xor_si256(y0, y2));
+}
+
+VPCLMUL256 static INLINE __m128i lanes16_t256(__m256i y0, __m256i y1, __m256i y2, __m256i y3,
+					      __m256i y4, __m256i y5, __m256i y6, __m256i y7)
+{
+	y0 = _mm256_xor_si256(fold256_lanes(y0, kfin256(0)), fold256_lanes(y1, kfin256(2)));
+	y2 = _mm256_xor_si256(fold256_lanes(y2, kfin256(4)), fold256_lanes(y3, kfin256(6)));
+	y4 = _mm256_xor_si256(fold256_lanes(y4, kfin256(8)), fold256_lanes(y5, kfin256(10)));
+	y6 = _mm256_xor_si256(fold256_lanes(y6, kfin256(12)), fold256_lanes(y7, kfin256(14)));
+	return xor_lanes256(_mm256_xor_si256(_mm256_xor_si256(y0, y2), _mm256_xor_si256(y4, y6)));
 }
 
 VPCLMUL256 static INLINE uint64_t crc64_vpclmul256_core(uint64_t crc, uint8_t *dst,
@@ -595,6 +804,12 @@ VPCLMUL256 static INLINE uint64_t crc64_vpclmul256_core(uint64_t crc, uint8_t *d
 			y6 = fold256(y6, k, ld256(dst, src, i + 192));
 			y7 = fold256(y7, k, ld256(dst, src, i + 224));
 		}
+		/* A multiple of 256 bytes: the sixteen lanes end it. */
+		if (i == len) {
+			x = lanes16_t256(y0, y1, y2, y3, y4, y5, y6, y7);
+			_mm256_zeroupper();	/* as below */
+			return ~step8_of_t(x);
+		}
 		/* y0..y3 are 128 bytes before y4..y7. */
 		k = kload256(1024);
 		y0 = fold256(y0, k, y4);
@@ -608,6 +823,11 @@ VPCLMUL256 static INLINE uint64_t crc64_vpclmul256_core(uint64_t crc, uint8_t *d
 		y1 = fold256(y1, k, ld256(dst, src, i + 32));
 		y2 = fold256(y2, k, ld256(dst, src, i + 64));
 		y3 = fold256(y3, k, ld256(dst, src, i + 96));
+	}
+	if (i == len) {
+		x = lanes8_t256(y0, y1, y2, y3);
+		_mm256_zeroupper();
+		return ~step8_of_t(x);
 	}
 	/* y0, y1 are 64 bytes before y2, y3; then y2 32 bytes before y3. */
 	k = kload256(512);
@@ -634,63 +854,53 @@ VPCLMUL256 uint64_t pi_crc64_vpclmul256(uint64_t crc, const void *buf, size_t le
 VPCLMUL256 uint64_t pi_crc64_copy_vpclmul256(uint64_t crc, void *dst, const void *src,
 					     size_t len)
 {
-	return crc64_vpclmul256_core(crc, dst, src, len);
-}
-
-VPCLMUL256 static INLINE __m256i ldst256(uint8_t *dst, const uint8_t *src, size_t i)
-{
-	__m256i v = _mm256_loadu_si256((const __m256i *)(src + i));
-
-	_mm256_storeu_si256((__m256i *)(dst + i), v);
-	return v;
-}
-
-/* Each lane of x folded by its own constant in k, no data added. */
-VPCLMUL256 static INLINE __m256i fold256_lanes(__m256i x, __m256i k)
-{
-	return _mm256_xor_si256(_mm256_clmulepi64_epi128(x, k, 0x00),
-				_mm256_clmulepi64_epi128(x, k, 0x11));
+	return crc64_vpclmul256_core(crc, pi_copy_dst(dst), src, len);
 }
 
 /* Several intervals: four registers, 128 bytes a round, as above. */
-VPCLMUL256 void pi_crc64_copy_multi_vpclmul256(void *dstv, const void *srcv, size_t interval,
-					       size_t n, uint64_t *out)
+VPCLMUL256 static INLINE void crc64_multi_vpclmul256_core(uint8_t *dst, const uint8_t *src,
+							  size_t interval, size_t n,
+							  uint64_t *out)
 {
-	uint8_t *dst = dstv;
-	const uint8_t *src = srcv;
 	const __m256i k = kload256(1024);
-	const __m256i kf0 = _mm256_load_si256((const __m256i *)kfin[8]);
-	const __m256i kf1 = _mm256_load_si256((const __m256i *)kfin[10]);
-	const __m256i kf2 = _mm256_load_si256((const __m256i *)kfin[12]);
-	const __m256i kf3 = _mm256_load_si256((const __m256i *)kfin[14]);
 	const __m256i init = _mm256_zextsi128_si256(_mm_cvtsi64_si128(-1));
 
-	if (!interval || interval % 128) {
-		crc64_multi_each(pi_crc64_copy_vpclmul256, dst, src, interval, n, out);
-		_mm256_zeroupper();	/* the constants above */
-		return;
-	}
-	for (size_t m = 0; m < n; m++, dst += interval, src += interval) {
+	for (size_t m = 0, o = 0; m < n; m++, o += interval) {
 		__m256i y0, y1, y2, y3;
-		__m128i x;
 
-		y0 = _mm256_xor_si256(ldst256(dst, src, 0), init);
-		y1 = ldst256(dst, src, 32);
-		y2 = ldst256(dst, src, 64);
-		y3 = ldst256(dst, src, 96);
-		for (size_t i = 128; i < interval; i += 128) {
-			y0 = fold256(y0, k, ldst256(dst, src, i));
-			y1 = fold256(y1, k, ldst256(dst, src, i + 32));
-			y2 = fold256(y2, k, ldst256(dst, src, i + 64));
-			y3 = fold256(y3, k, ldst256(dst, src, i + 96));
+		y0 = _mm256_xor_si256(ld256(dst, src, o), init);
+		y1 = ld256(dst, src, o + 32);
+		y2 = ld256(dst, src, o + 64);
+		y3 = ld256(dst, src, o + 96);
+		for (size_t i = o + 128; i < o + interval; i += 128) {
+			y0 = fold256(y0, k, ld256(dst, src, i));
+			y1 = fold256(y1, k, ld256(dst, src, i + 32));
+			y2 = fold256(y2, k, ld256(dst, src, i + 64));
+			y3 = fold256(y3, k, ld256(dst, src, i + 96));
 		}
-		y0 = _mm256_xor_si256(fold256_lanes(y0, kf0), fold256_lanes(y1, kf1));
-		y2 = _mm256_xor_si256(fold256_lanes(y2, kf2), fold256_lanes(y3, kf3));
-		y0 = _mm256_xor_si256(y0, y2);
-		x = _mm_xor_si128(_mm256_castsi256_si128(y0), _mm256_extracti128_si256(y0, 1));
-		out[m] = ~barrett64(x);
+		out[m] = ~step8_of_t(lanes8_t256(y0, y1, y2, y3));
 	}
 	_mm256_zeroupper();
+}
+
+VPCLMUL256 void pi_crc64_copy_multi_vpclmul256(void *dst, const void *src, size_t interval,
+					       size_t n, uint64_t *out)
+{
+	if (!interval || interval % 128)
+		crc64_multi_each(pi_crc64_vpclmul256, pi_crc64_copy_vpclmul256, dst, src,
+				 interval, n, out);
+	else
+		crc64_multi_vpclmul256_core(pi_copy_dst(dst), src, interval, n, out);
+}
+
+VPCLMUL256 void pi_crc64_multi_vpclmul256(const void *src, size_t interval, size_t n,
+					  uint64_t *out)
+{
+	if (!interval || interval % 128)
+		crc64_multi_each(pi_crc64_vpclmul256, pi_crc64_copy_vpclmul256, NULL, src,
+				 interval, n, out);
+	else
+		crc64_multi_vpclmul256_core(NULL, src, interval, n, out);
 }
 
 /*
@@ -704,6 +914,12 @@ VPCLMUL256 void pi_crc64_copy_multi_vpclmul256(void *dstv, const void *srcv, siz
 VPCLMUL512 static INLINE __m512i kload512(unsigned int d)
 {
 	return _mm512_broadcast_i32x4(kload(d));
+}
+
+/* kfin[e..e + 3], the constants of a register's four lanes. */
+VPCLMUL512 static INLINE __m512i kfin512(unsigned int e)
+{
+	return _mm512_load_si512((const void *)kfin[e]);
 }
 
 VPCLMUL512 static INLINE __m512i fold512(__m512i x, __m512i k, __m512i data)
@@ -723,11 +939,53 @@ VPCLMUL512 static INLINE __m512i ld512(uint8_t *dst, const uint8_t *src, size_t 
 	return v;
 }
 
+/* The XOR of a register's four lanes. */
+VPCLMUL512 static INLINE __m128i xor_lanes512(__m512i z)
+{
+	__m256i y = _mm256_xor_si256(_mm512_castsi512_si256(z), _mm512_extracti64x4_epi64(z, 1));
+
+	return _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
+}
+
+/*
+ * T of the four registers (sixteen lanes) that end the message, each lane
+ * by its own constant (kf0..kf3: kfin[0..15]), three-way XORs.  The
+ * caller clears the upper halves and does Barrett.
+ */
+VPCLMUL512 static INLINE __m128i lanes16_t512(__m512i z0, __m512i z1, __m512i z2, __m512i z3,
+					      __m512i kf0, __m512i kf1, __m512i kf2,
+					      __m512i kf3)
+{
+	__m512i a, b;
+
+	a = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z0, kf0, 0x00),
+				      _mm512_clmulepi64_epi128(z0, kf0, 0x11),
+				      _mm512_clmulepi64_epi128(z1, kf1, 0x00), 0x96);
+	b = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z1, kf1, 0x11),
+				      _mm512_clmulepi64_epi128(z2, kf2, 0x00),
+				      _mm512_clmulepi64_epi128(z2, kf2, 0x11), 0x96);
+	a = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z3, kf3, 0x00),
+				      _mm512_clmulepi64_epi128(z3, kf3, 0x11), a, 0x96);
+	return xor_lanes512(_mm512_xor_si512(a, b));
+}
+
+/*
+ * T to the register at the end of the AVX-512 single-buffer path: the
+ * table step (step8_of_t()), or Barrett when copying: at these speeds the
+ * copy's loads and stores, not the multiplier, are the limit, and the
+ * table's eight loads cost more than two products (an A/B harness: 1 MiB
+ * in 512-byte pieces copied in 24.6 us with Barrett, 26.0 with the table,
+ * 28.0 before either ending; in 4096-byte pieces 22.4, 22.6, 22.7).
+ */
+VPCLMUL512 static INLINE uint64_t reg512_of_t(const uint8_t *dst, __m128i t)
+{
+	return dst ? barrett64(t) : step8_of_t(t);
+}
+
 VPCLMUL512 static INLINE uint64_t crc64_vpclmul512_core(uint64_t crc, uint8_t *dst,
 							const uint8_t *src, size_t len)
 {
 	__m512i z0, z1, z2, z3, k, kl;
-	__m256i y;
 	__m128i x;
 	size_t i = 64;
 
@@ -747,6 +1005,13 @@ VPCLMUL512 static INLINE uint64_t crc64_vpclmul512_core(uint64_t crc, uint8_t *d
 			z2 = fold512(z2, k, ld512(dst, src, i + 128));
 			z3 = fold512(z3, k, ld512(dst, src, i + 192));
 		}
+		/* A multiple of 256 bytes (every PI interval): the lanes end it. */
+		if (i == len) {
+			x = lanes16_t512(z0, z1, z2, z3, kfin512(0), kfin512(4), kfin512(8),
+					 kfin512(12));
+			_mm256_zeroupper();	/* as in the 256-bit path */
+			return ~reg512_of_t(dst, x);
+		}
 		k = kload512(1024);
 		z2 = fold512(z0, k, z2);
 		z3 = fold512(z1, k, z3);
@@ -755,13 +1020,20 @@ VPCLMUL512 static INLINE uint64_t crc64_vpclmul512_core(uint64_t crc, uint8_t *d
 	k = kload512(512);
 	for (; len - i >= 64; i += 64)
 		z0 = fold512(z0, k, ld512(dst, src, i));
+	if (i == len) {
+		/* The last 64 bytes' four lanes, by kfin[12..15]. */
+		kl = kfin512(12);
+		x = xor_lanes512(_mm512_xor_si512(_mm512_clmulepi64_epi128(z0, kl, 0x00),
+						  _mm512_clmulepi64_epi128(z0, kl, 0x11)));
+		_mm256_zeroupper();
+		return ~reg512_of_t(dst, x);
+	}
 	/* Lanes 0..2 are 3..1 blocks before lane 3: fold them onto it. */
 	kl = _mm512_inserti32x4(_mm512_castsi128_si512(kload(384)), kload(256), 1);
 	kl = _mm512_inserti32x4(kl, kload(128), 2);
 	kl = _mm512_inserti32x4(kl, _mm_setzero_si128(), 3);
 	z0 = fold512(z0, kl, _mm512_maskz_mov_epi64(0xc0, z0));
-	y = _mm256_xor_si256(_mm512_castsi512_si256(z0), _mm512_extracti64x4_epi64(z0, 1));
-	x = _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
+	x = xor_lanes512(z0);
 	_mm256_zeroupper();	/* as in the 256-bit path */
 	return crc64_finish128(x, dst, src, i, len);
 }
@@ -774,80 +1046,134 @@ VPCLMUL512 uint64_t pi_crc64_vpclmul512(uint64_t crc, const void *buf, size_t le
 VPCLMUL512 uint64_t pi_crc64_copy_vpclmul512(uint64_t crc, void *dst, const void *src,
 					     size_t len)
 {
-	return crc64_vpclmul512_core(crc, dst, src, len);
-}
-
-VPCLMUL512 static INLINE __m512i ldst512(uint8_t *dst, const uint8_t *src, size_t i)
-{
-	__m512i v = _mm512_loadu_si512((const void *)(src + i));
-
-	_mm512_storeu_si512((void *)(dst + i), v);
-	return v;
+	return crc64_vpclmul512_core(crc, pi_copy_dst(dst), src, len);
 }
 
 /*
- * One interval of the several-interval AVX-512 path, copied: sixteen
- * lanes, each taken to its share of T by its own constant (kf0..kf3),
- * then their XOR and the Barrett step.  Inlined with interval a constant
- * for 512-byte intervals: straight-line code, no inner loop.
+ * T of one interval of the several-interval AVX-512 path, at src + o:
+ * sixteen lanes, each taken to its share of T by its own constant
+ * (kf0..kf3).  Inlined with interval a constant for 512-byte intervals:
+ * straight-line code, no inner loop.
  */
-VPCLMUL512 static INLINE uint64_t crc64_interval512(uint8_t *dst, const uint8_t *src,
-						    size_t interval, __m512i k, __m512i kf0,
-						    __m512i kf1, __m512i kf2, __m512i kf3)
+VPCLMUL512 static INLINE __m128i crc64_interval512_t(uint8_t *dst, const uint8_t *src,
+						     size_t o, size_t interval, __m512i k,
+						     __m512i kf0, __m512i kf1, __m512i kf2,
+						     __m512i kf3)
 {
 	const __m512i init = _mm512_zextsi128_si512(_mm_cvtsi64_si128(-1));
-	__m512i z0, z1, z2, z3, a, b;
-	__m256i y;
+	__m512i z0, z1, z2, z3;
 
-	z0 = _mm512_xor_si512(ldst512(dst, src, 0), init);
-	z1 = ldst512(dst, src, 64);
-	z2 = ldst512(dst, src, 128);
-	z3 = ldst512(dst, src, 192);
-	for (size_t i = 256; i < interval; i += 256) {
-		z0 = fold512(z0, k, ldst512(dst, src, i));
-		z1 = fold512(z1, k, ldst512(dst, src, i + 64));
-		z2 = fold512(z2, k, ldst512(dst, src, i + 128));
-		z3 = fold512(z3, k, ldst512(dst, src, i + 192));
+	z0 = _mm512_xor_si512(ld512(dst, src, o), init);
+	z1 = ld512(dst, src, o + 64);
+	z2 = ld512(dst, src, o + 128);
+	z3 = ld512(dst, src, o + 192);
+	for (size_t i = o + 256; i < o + interval; i += 256) {
+		z0 = fold512(z0, k, ld512(dst, src, i));
+		z1 = fold512(z1, k, ld512(dst, src, i + 64));
+		z2 = fold512(z2, k, ld512(dst, src, i + 128));
+		z3 = fold512(z3, k, ld512(dst, src, i + 192));
 	}
-	/* Sixteen lanes, sixteen constants, three-way XORs. */
-	a = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z0, kf0, 0x00),
-				      _mm512_clmulepi64_epi128(z0, kf0, 0x11),
-				      _mm512_clmulepi64_epi128(z1, kf1, 0x00), 0x96);
-	b = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z1, kf1, 0x11),
-				      _mm512_clmulepi64_epi128(z2, kf2, 0x00),
-				      _mm512_clmulepi64_epi128(z2, kf2, 0x11), 0x96);
-	a = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z3, kf3, 0x00),
-				      _mm512_clmulepi64_epi128(z3, kf3, 0x11), a, 0x96);
-	a = _mm512_xor_si512(a, b);
-	y = _mm256_xor_si256(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1));
-	return ~barrett64(_mm_xor_si128(_mm256_castsi256_si128(y),
-					_mm256_extracti128_si256(y, 1)));
+	return lanes16_t512(z0, z1, z2, z3, kf0, kf1, kf2, kf3);
 }
 
-/* Several intervals: four registers, 256 bytes a round, as above. */
-VPCLMUL512 void pi_crc64_copy_multi_vpclmul512(void *dstv, const void *srcv, size_t interval,
+/*
+ * The registers of four intervals at once, their T in the four lanes of
+ * t, into out[0..3], finished (inverted).  One table step each
+ * (step8_of_t()) would be some thirty scalar instructions an interval;
+ * Barrett on all four lanes together is two 512-bit products and a few
+ * shifts for the four: q = T1 ^ (T1*mu' >> 64), T1*x^64 mod P =
+ * low64(q*P'), the one-bit offset of reflected products undone in each
+ * lane as in the PMULL path's pm_barrett64().  The results are the high
+ * quadwords; one permutation gathers them for a 256-bit store.
+ */
+VPCLMUL512 static INLINE void barrett4_512(__m512i t, uint64_t *out)
+{
+	const __m512i mu = _mm512_set1_epi64((long long)k_mu);
+	const __m512i poly = _mm512_set1_epi64((long long)CRC64_POLY_REFL);
+	const __m512i hi = _mm512_set_epi64(0, 0, 0, 0, 7, 5, 3, 1);
+	__m512i v, w;
+
+	v = _mm512_clmulepi64_epi128(t, mu, 0x00);
+	v = _mm512_xor_si512(t, _mm512_slli_epi64(v, 1));	/* q */
+	w = _mm512_clmulepi64_epi128(v, poly, 0x00);
+	/* (w.hi << 1 | w.lo >> 63) ^ t.hi, inverted: in the high quadwords. */
+	w = _mm512_ternarylogic_epi64(_mm512_slli_epi64(w, 1),
+				      _mm512_unpacklo_epi64(_mm512_setzero_si512(),
+							    _mm512_srli_epi64(w, 63)), t, 0x69);
+	_mm256_storeu_si256((__m256i *)out,
+			    _mm512_castsi512_si256(_mm512_permutexvar_epi64(hi, w)));
+}
+
+/*
+ * Several intervals: four registers, 256 bytes a round, as above.  How
+ * each interval's T becomes its register was measured (an A/B harness,
+ * the variants in one process, turn about, on the shared 2-vCPU host):
+ * plain, four intervals together (barrett4_512()) were as fast as a table
+ * step each with the other vCPU idle (72 ns per 4 KiB at 512-byte
+ * intervals, Barrett each 78) and far faster with it busy (77-80 ns
+ * against 74-112); the intervals left over take a table step each.
+ * Copying, where the loop also stores 64 bytes a load, Barrett each is the
+ * one that held: the table step 3% faster idle, a fifth slower busy, the
+ * groups of four 4-5% slower idle.
+ */
+VPCLMUL512 static INLINE void crc64_multi_vpclmul512_loop(uint8_t *dst, const uint8_t *src,
+							  size_t interval, size_t n,
+							  uint64_t *out)
+{
+	const __m512i k = kload512(2048);
+	const __m512i kf0 = kfin512(0), kf1 = kfin512(4), kf2 = kfin512(8), kf3 = kfin512(12);
+	size_t m = 0;
+
+#define T(j)	crc64_interval512_t(dst, src, (m + (j)) * interval, interval, k, kf0, kf1, kf2, kf3)
+	if (dst) {
+		for (; m < n; m++, dst += interval, src += interval)
+			out[m] = ~barrett64(crc64_interval512_t(dst, src, 0, interval, k, kf0, kf1,
+								kf2, kf3));
+	} else {
+		for (; m + 4 <= n; m += 4) {
+			__m512i t = _mm512_castsi128_si512(T(0));
+
+			t = _mm512_inserti32x4(t, T(1), 1);
+			t = _mm512_inserti32x4(t, T(2), 2);
+			t = _mm512_inserti32x4(t, T(3), 3);
+			barrett4_512(t, out + m);
+		}
+		for (; m < n; m++)
+			out[m] = ~step8_of_t(T(0));
+	}
+#undef T
+	_mm256_zeroupper();
+}
+
+VPCLMUL512 static INLINE void crc64_multi_vpclmul512_core(uint8_t *dst, const uint8_t *src,
+							  size_t interval, size_t n,
+							  uint64_t *out)
+{
+	/* 512-byte intervals: interval a constant, no inner loop. */
+	if (interval == 512)
+		crc64_multi_vpclmul512_loop(dst, src, 512, n, out);
+	else
+		crc64_multi_vpclmul512_loop(dst, src, interval, n, out);
+}
+
+VPCLMUL512 void pi_crc64_copy_multi_vpclmul512(void *dst, const void *src, size_t interval,
 					       size_t n, uint64_t *out)
 {
-	uint8_t *dst = dstv;
-	const uint8_t *src = srcv;
-	const __m512i k = kload512(2048);
-	const __m512i kf0 = _mm512_load_si512((const void *)kfin[0]);
-	const __m512i kf1 = _mm512_load_si512((const void *)kfin[4]);
-	const __m512i kf2 = _mm512_load_si512((const void *)kfin[8]);
-	const __m512i kf3 = _mm512_load_si512((const void *)kfin[12]);
-
-	if (!interval || interval % 256) {
-		crc64_multi_each(pi_crc64_copy_vpclmul512, dst, src, interval, n, out);
-		_mm256_zeroupper();	/* the constants above */
-		return;
-	}
-	if (interval == 512)
-		for (size_t m = 0; m < n; m++, dst += 512, src += 512)
-			out[m] = crc64_interval512(dst, src, 512, k, kf0, kf1, kf2, kf3);
+	if (!interval || interval % 256)
+		crc64_multi_each(pi_crc64_vpclmul512, pi_crc64_copy_vpclmul512, dst, src,
+				 interval, n, out);
 	else
-		for (size_t m = 0; m < n; m++, dst += interval, src += interval)
-			out[m] = crc64_interval512(dst, src, interval, k, kf0, kf1, kf2, kf3);
-	_mm256_zeroupper();
+		crc64_multi_vpclmul512_core(pi_copy_dst(dst), src, interval, n, out);
+}
+
+VPCLMUL512 void pi_crc64_multi_vpclmul512(const void *src, size_t interval, size_t n,
+					  uint64_t *out)
+{
+	if (!interval || interval % 256)
+		crc64_multi_each(pi_crc64_vpclmul512, pi_crc64_copy_vpclmul512, NULL, src,
+				 interval, n, out);
+	else
+		crc64_multi_vpclmul512_core(NULL, src, interval, n, out);
 }
 
 #endif /* PI_X86 */
@@ -903,7 +1229,7 @@ PMULL static INLINE uint64x2_t pm_ld(uint8_t *dst, const uint8_t *src, size_t i)
 	return vreinterpretq_u64_u8(v);
 }
 
-/* barrett64() of the PCLMULQDQ path: T (T1 the low lane) to the register. */
+/* Barrett, T (T1 the low lane) to the register (see step8_of_t()). */
 PMULL static INLINE uint64_t pm_barrett64(uint64x2_t t)
 {
 	uint64x2_t v, w;
@@ -925,6 +1251,20 @@ PMULL static INLINE uint64_t pm_reduce128(uint64x2_t x)
 							vgetq_lane_p64(vreinterpretq_p64_u64(k), 1)));
 
 	return pm_barrett64(veorq_u64(t, vextq_u64(x, vdupq_n_u64(0), 1)));
+}
+
+/* Eight lanes that end the message to the register, as lanes8_reg(). */
+PMULL static INLINE uint64_t pm_lanes8_reg(uint64x2_t x0, uint64x2_t x1, uint64x2_t x2,
+					   uint64x2_t x3, uint64x2_t x4, uint64x2_t x5,
+					   uint64x2_t x6, uint64x2_t x7)
+{
+	x0 = veorq_u64(pm_fold(x0, pm_load(kfin[8])), pm_fold(x1, pm_load(kfin[9])));
+	x2 = veorq_u64(pm_fold(x2, pm_load(kfin[10])), pm_fold(x3, pm_load(kfin[11])));
+	x4 = veorq_u64(pm_fold(x4, pm_load(kfin[12])), pm_fold(x5, pm_load(kfin[13])));
+	/* The last lane's high half: no product, as in lanes8_reg(). */
+	x6 = veorq_u64(pm_fold(x6, pm_load(kfin[14])),
+		       veorq_u64(pm_lo(x7, pm_load(kfin[15])), vextq_u64(x7, vdupq_n_u64(0), 1)));
+	return pm_barrett64(veorq_u64(veorq_u64(x0, x2), veorq_u64(x4, x6)));
 }
 
 PMULL static INLINE uint64_t crc64_finish_pmull(uint64x2_t x, uint8_t *dst, const uint8_t *src,
@@ -966,6 +1306,8 @@ PMULL static INLINE uint64_t crc64_pmull_core(uint64_t crc, uint8_t *dst,
 		x6 = pm_fold_onto(x6, k, pm_ld(dst, src, i + 96));
 		x7 = pm_fold_onto(x7, k, pm_ld(dst, src, i + 112));
 	}
+	if (i == len)
+		return ~pm_lanes8_reg(x0, x1, x2, x3, x4, x5, x6, x7);
 	/* 8 -> 1, as in the PCLMULQDQ path. */
 	x0 = veorq_u64(pm_fold(x0, pm_load(fold_k[7])), pm_fold(x1, pm_load(fold_k[6])));
 	x2 = veorq_u64(pm_fold(x2, pm_load(fold_k[5])), pm_fold(x3, pm_load(fold_k[4])));
@@ -982,33 +1324,27 @@ PMULL uint64_t pi_crc64_pmull(uint64_t crc, const void *buf, size_t len)
 
 PMULL uint64_t pi_crc64_copy_pmull(uint64_t crc, void *dst, const void *src, size_t len)
 {
-	return crc64_pmull_core(crc, dst, src, len);
+	return crc64_pmull_core(crc, pi_copy_dst(dst), src, len);
 }
 
-PMULL void pi_crc64_copy_multi_pmull(void *dstv, const void *srcv, size_t interval,
-				     size_t n, uint64_t *out)
+PMULL static INLINE void crc64_multi_pmull_core(uint8_t *dst, const uint8_t *src,
+						size_t interval, size_t n, uint64_t *out)
 {
-	uint8_t *dst = dstv;
-	const uint8_t *src = srcv;
 	const uint64x2_t k = pm_load(fold_k[8]);
 	const uint64x2_t init = vsetq_lane_u64(~0ULL, vdupq_n_u64(0), 0);
 
-	if (!interval || interval % 128) {
-		crc64_multi_each(pi_crc64_copy_pmull, dst, src, interval, n, out);
-		return;
-	}
-	for (size_t m = 0; m < n; m++, dst += interval, src += interval) {
+	for (size_t m = 0, o = 0; m < n; m++, o += interval) {
 		uint64x2_t x0, x1, x2, x3, x4, x5, x6, x7;
 
-		x0 = veorq_u64(pm_ld(dst, src, 0), init);
-		x1 = pm_ld(dst, src, 16);
-		x2 = pm_ld(dst, src, 32);
-		x3 = pm_ld(dst, src, 48);
-		x4 = pm_ld(dst, src, 64);
-		x5 = pm_ld(dst, src, 80);
-		x6 = pm_ld(dst, src, 96);
-		x7 = pm_ld(dst, src, 112);
-		for (size_t i = 128; i < interval; i += 128) {
+		x0 = veorq_u64(pm_ld(dst, src, o), init);
+		x1 = pm_ld(dst, src, o + 16);
+		x2 = pm_ld(dst, src, o + 32);
+		x3 = pm_ld(dst, src, o + 48);
+		x4 = pm_ld(dst, src, o + 64);
+		x5 = pm_ld(dst, src, o + 80);
+		x6 = pm_ld(dst, src, o + 96);
+		x7 = pm_ld(dst, src, o + 112);
+		for (size_t i = o + 128; i < o + interval; i += 128) {
 			x0 = pm_fold_onto(x0, k, pm_ld(dst, src, i));
 			x1 = pm_fold_onto(x1, k, pm_ld(dst, src, i + 16));
 			x2 = pm_fold_onto(x2, k, pm_ld(dst, src, i + 32));
@@ -1018,13 +1354,25 @@ PMULL void pi_crc64_copy_multi_pmull(void *dstv, const void *srcv, size_t interv
 			x6 = pm_fold_onto(x6, k, pm_ld(dst, src, i + 96));
 			x7 = pm_fold_onto(x7, k, pm_ld(dst, src, i + 112));
 		}
-		x0 = veorq_u64(pm_fold(x0, pm_load(kfin[8])), pm_fold(x1, pm_load(kfin[9])));
-		x2 = veorq_u64(pm_fold(x2, pm_load(kfin[10])), pm_fold(x3, pm_load(kfin[11])));
-		x4 = veorq_u64(pm_fold(x4, pm_load(kfin[12])), pm_fold(x5, pm_load(kfin[13])));
-		x6 = veorq_u64(pm_fold(x6, pm_load(kfin[14])), pm_fold(x7, pm_load(kfin[15])));
-		x0 = veorq_u64(veorq_u64(x0, x2), veorq_u64(x4, x6));
-		out[m] = ~pm_barrett64(x0);
+		out[m] = ~pm_lanes8_reg(x0, x1, x2, x3, x4, x5, x6, x7);
 	}
+}
+
+PMULL void pi_crc64_copy_multi_pmull(void *dst, const void *src, size_t interval,
+				     size_t n, uint64_t *out)
+{
+	if (!interval || interval % 128)
+		crc64_multi_each(pi_crc64_pmull, pi_crc64_copy_pmull, dst, src, interval, n, out);
+	else
+		crc64_multi_pmull_core(pi_copy_dst(dst), src, interval, n, out);
+}
+
+PMULL void pi_crc64_multi_pmull(const void *src, size_t interval, size_t n, uint64_t *out)
+{
+	if (!interval || interval % 128)
+		crc64_multi_each(pi_crc64_pmull, pi_crc64_copy_pmull, NULL, src, interval, n, out);
+	else
+		crc64_multi_pmull_core(NULL, src, interval, n, out);
 }
 #endif /* PI_ARM64 */
 
@@ -1034,18 +1382,23 @@ const struct pi_crc64_path pi_crc64_paths[] = {
 #ifdef PI_X86
 	{ "AVX-512 VPCLMULQDQ", "vpclmul512", pi_crc64_vpclmul512,
 	  pi_crc64_copy_vpclmul512, pi_crc64_have_vpclmul512,
-	  pi_crc64_copy_multi_vpclmul512 },
+	  pi_crc64_copy_multi_vpclmul512, pi_crc64_multi_vpclmul512 },
 	{ "VPCLMULQDQ AVX2", "vpclmul256", pi_crc64_vpclmul256,
 	  pi_crc64_copy_vpclmul256, pi_crc64_have_vpclmul256,
-	  pi_crc64_copy_multi_vpclmul256 },
+	  pi_crc64_copy_multi_vpclmul256, pi_crc64_multi_vpclmul256 },
+	{ "AVX PCLMULQDQ fold8", "pclmul_avx", pi_crc64_pclmul_avx,
+	  pi_crc64_copy_pclmul_avx, pi_crc64_have_pclmul_avx,
+	  pi_crc64_copy_multi_pclmul_avx, pi_crc64_multi_pclmul_avx },
 	{ "PCLMULQDQ fold8", "pclmul", pi_crc64_pclmul,
-	  pi_crc64_copy_pclmul, pi_crc64_have_pclmul, pi_crc64_copy_multi_pclmul },
+	  pi_crc64_copy_pclmul, pi_crc64_have_pclmul, pi_crc64_copy_multi_pclmul,
+	  pi_crc64_multi_pclmul },
 #endif
 #ifdef PI_ARM64
 	{ "PMULL fold8", "pmull", pi_crc64_pmull,
-	  pi_crc64_copy_pmull, pi_crc64_have_pmull, pi_crc64_copy_multi_pmull },
+	  pi_crc64_copy_pmull, pi_crc64_have_pmull, pi_crc64_copy_multi_pmull,
+	  pi_crc64_multi_pmull },
 #endif
 	{ "slice-by-8", "slice8", pi_crc64_slice8,
-	  pi_crc64_copy_slice8, NULL, pi_crc64_copy_multi_slice8 },
-	{ NULL, NULL, NULL, NULL, NULL, NULL },
+	  pi_crc64_copy_slice8, NULL, pi_crc64_copy_multi_slice8, pi_crc64_multi_slice8 },
+	{ NULL, NULL, NULL, NULL, NULL, NULL, NULL },
 };

@@ -10,6 +10,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The copying CRC entry points pass their destination through pi_copy_dst():
+ * their cores, shared with the plain ones, test dst (NULL: no copy) at
+ * every load, and with this the compiler knows it is not NULL and drops
+ * the tests from the copying loops.  A NULL destination is the caller's
+ * error, as for memcpy().
+ */
+static inline __attribute__((always_inline)) void *pi_copy_dst(void *dst)
+{
+	if (!dst)
+		__builtin_unreachable();
+	return dst;
+}
+
 /* CRC-16/T10-DIF, same convention as dio_pi_crc16_t10dif(). */
 uint16_t pi_crc16_bytewise(uint16_t crc, const void *buf, size_t len);
 uint16_t pi_crc16_slice8(uint16_t crc, const void *buf, size_t len);
@@ -65,6 +79,17 @@ void pi_crc16_copy_multi_vpclmul256(void *dst, const void *src, size_t interval,
 void pi_crc16_copy_multi_vpclmul512(void *dst, const void *src, size_t interval, size_t n,
 				    uint16_t *out);
 #endif
+/*
+ * The same without the copy (dio_pi_generate()'s and dio_pi_verify()'s
+ * loops on contiguous data); the ISA-L one calls crc16_t10dif() per
+ * interval.
+ */
+void pi_crc16_multi(const void *src, size_t interval, size_t n, uint16_t *out);
+void pi_crc16_multi_isal(const void *src, size_t interval, size_t n, uint16_t *out);
+#ifdef PI_X86
+void pi_crc16_multi_vpclmul256(const void *src, size_t interval, size_t n, uint16_t *out);
+void pi_crc16_multi_vpclmul512(const void *src, size_t interval, size_t n, uint16_t *out);
+#endif
 /* The name of the copying path the dispatch chose for this CPU. */
 const char *pi_crc16_dispatch_name(void);
 
@@ -76,6 +101,7 @@ struct pi_crc16_path {
 	int (*supported)(void);	/* NULL: everywhere */
 	void (*copy_multi)(void *dst, const void *src, size_t interval, size_t n,
 			   uint16_t *out);
+	void (*multi)(const void *src, size_t interval, size_t n, uint16_t *out);
 };
 extern const struct pi_crc16_path pi_crc16_paths[];
 
@@ -88,10 +114,14 @@ extern const struct pi_crc16_path pi_crc16_paths[];
 uint64_t pi_crc64_slice8(uint64_t crc, const void *buf, size_t len);
 uint64_t pi_crc64_copy_slice8(uint64_t crc, void *dst, const void *src, size_t len);
 #ifdef PI_X86
-/* PCLMULQDQ folding, 128-bit registers. */
+/* PCLMULQDQ folding, 128-bit registers, legacy SSE (CPUs without AVX). */
 uint64_t pi_crc64_pclmul(uint64_t crc, const void *buf, size_t len);
 uint64_t pi_crc64_copy_pclmul(uint64_t crc, void *dst, const void *src, size_t len);
 int pi_crc64_have_pclmul(void);
+/* The same, VEX-encoded (CPUs with AVX, without VPCLMULQDQ). */
+uint64_t pi_crc64_pclmul_avx(uint64_t crc, const void *buf, size_t len);
+uint64_t pi_crc64_copy_pclmul_avx(uint64_t crc, void *dst, const void *src, size_t len);
+int pi_crc64_have_pclmul_avx(void);
 /* VPCLMULQDQ folding on 256-bit registers, AVX2 (no AVX-512). */
 uint64_t pi_crc64_vpclmul256(uint64_t crc, const void *buf, size_t len);
 uint64_t pi_crc64_copy_vpclmul256(uint64_t crc, void *dst, const void *src, size_t len);
@@ -112,27 +142,38 @@ uint64_t pi_crc64_copy(uint64_t crc, void *dst, const void *src, size_t len);
 /*
  * The CRC-64/NVME of each of n intervals of interval bytes at src (from 0,
  * as dio_pi_crc64_nvme(0, ...)) into out[0..n), copying the n * interval
- * bytes to dst (no overlap): dio_pi_generate_copy()'s loop.  The folding
- * paths end each interval with one Barrett step when interval is a
- * multiple of their round (256 bytes for AVX-512, else 128), and call
- * their single-buffer copy per interval otherwise; slice-by-8 always does.
+ * bytes to dst (no overlap): dio_pi_generate_copy()'s loop; pi_crc64_multi()
+ * and its paths the same without the copy (dio_pi_generate()'s and
+ * dio_pi_verify()'s on contiguous data).  The folding paths end each
+ * interval with one Barrett step when interval is a multiple of their
+ * round (256 bytes for AVX-512, else 128), and call their single-buffer
+ * function per interval otherwise; slice-by-8 always does.
  */
 void pi_crc64_copy_multi(void *dst, const void *src, size_t interval, size_t n,
 			 uint64_t *out);
+void pi_crc64_multi(const void *src, size_t interval, size_t n, uint64_t *out);
 #ifdef PI_X86
 void pi_crc64_copy_multi_vpclmul512(void *dst, const void *src, size_t interval, size_t n,
 				    uint64_t *out);
 void pi_crc64_copy_multi_vpclmul256(void *dst, const void *src, size_t interval, size_t n,
 				    uint64_t *out);
+void pi_crc64_copy_multi_pclmul_avx(void *dst, const void *src, size_t interval, size_t n,
+				    uint64_t *out);
 void pi_crc64_copy_multi_pclmul(void *dst, const void *src, size_t interval, size_t n,
 				uint64_t *out);
+void pi_crc64_multi_vpclmul512(const void *src, size_t interval, size_t n, uint64_t *out);
+void pi_crc64_multi_vpclmul256(const void *src, size_t interval, size_t n, uint64_t *out);
+void pi_crc64_multi_pclmul_avx(const void *src, size_t interval, size_t n, uint64_t *out);
+void pi_crc64_multi_pclmul(const void *src, size_t interval, size_t n, uint64_t *out);
 #endif
 #ifdef PI_ARM64
 void pi_crc64_copy_multi_pmull(void *dst, const void *src, size_t interval, size_t n,
 			       uint64_t *out);
+void pi_crc64_multi_pmull(const void *src, size_t interval, size_t n, uint64_t *out);
 #endif
 void pi_crc64_copy_multi_slice8(void *dst, const void *src, size_t interval, size_t n,
 				uint64_t *out);
+void pi_crc64_multi_slice8(const void *src, size_t interval, size_t n, uint64_t *out);
 /* The name of the path the dispatch chose for this CPU. */
 const char *pi_crc64_dispatch_name(void);
 
@@ -145,6 +186,7 @@ struct pi_crc64_path {
 	int (*supported)(void);	/* NULL: everywhere */
 	void (*copy_multi)(void *dst, const void *src, size_t interval, size_t n,
 			   uint64_t *out);
+	void (*multi)(const void *src, size_t interval, size_t n, uint64_t *out);
 };
 extern const struct pi_crc64_path pi_crc64_paths[];
 

@@ -317,6 +317,7 @@ static void test_crc64_fast_vs_portable(void **state)
 	assert_string_equal(pi_crc64_dispatch_name(),
 			    pi_crc64_have_vpclmul512() ? "AVX-512 VPCLMULQDQ" :
 			    pi_crc64_have_vpclmul256() ? "VPCLMULQDQ AVX2" :
+			    pi_crc64_have_pclmul_avx() ? "AVX PCLMULQDQ" :
 			    pi_crc64_have_pclmul() ? "PCLMULQDQ" : "slice-by-8");
 #elif defined(PI_ARM64)
 	assert_string_equal(pi_crc64_dispatch_name(),
@@ -429,13 +430,36 @@ static void test_copy_paths(void **state)
  * written around the destination or past out[n - 1], for every path
  * whatever the dispatch picks, at the PI intervals, at intervals that are
  * not a multiple of a path's round (its fallback), odd interval counts
- * and any alignment of either buffer.
+ * and any alignment of either buffer (counts past 4 and 8: the four
+ * intervals AVX-512 ends together, and the ones left).  The plain ones
+ * (pi_crc64_multi(), pi_crc16_multi(), under dio_pi_generate() and
+ * dio_pi_verify()) go through the same checks, their copy a memcpy()
+ * beside them.
  */
 static const size_t multi_intervals[] = { 512, 4096, 128, 256, 384, 640, 100, 1000 };
-static const size_t multi_counts[] = { 0, 1, 2, 3, 4, 5, 7, 16, 17 };
+static const size_t multi_counts[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 16, 17 };
 
 typedef void (*multi16_fn)(void *, const void *, size_t, size_t, uint16_t *);
 typedef void (*multi64_fn)(void *, const void *, size_t, size_t, uint64_t *);
+typedef void (*plain_multi64_fn)(const void *, size_t, size_t, uint64_t *);
+
+typedef void (*plain_multi16_fn)(const void *, size_t, size_t, uint16_t *);
+
+/* A plain several-interval CRC as a copying one, for check_multi(). */
+static plain_multi64_fn plain64;
+static plain_multi16_fn plain16;
+
+static void plain64_copy(void *dst, const void *src, size_t iv, size_t n, uint64_t *out)
+{
+	plain64(src, iv, n, out);
+	memcpy(dst, src, iv * n);	/* what check_multi() checks besides */
+}
+
+static void plain16_copy(void *dst, const void *src, size_t iv, size_t n, uint16_t *out)
+{
+	plain16(src, iv, n, out);
+	memcpy(dst, src, iv * n);
+}
 
 static void check_multi(multi16_fn f16, multi64_fn f64, const uint8_t *src0, uint8_t *dst0)
 {
@@ -498,19 +522,30 @@ static void test_copy_multi_paths(void **state)
 	fill_random(src, MAXLEN + 64);
 	for (const struct pi_crc64_path *cp = pi_crc64_paths; cp->name; cp++) {
 		assert_non_null(cp->copy_multi);
-		if (path_ok(cp))
+		assert_non_null(cp->multi);
+		if (path_ok(cp)) {
 			check_multi(NULL, cp->copy_multi, src, dst);
+			plain64 = cp->multi;
+			check_multi(NULL, plain64_copy, src, dst);
+		}
 	}
 	check_multi(NULL, pi_crc64_copy_multi, src, dst);
+	plain64 = pi_crc64_multi;
+	check_multi(NULL, plain64_copy, src, dst);
 	for (const struct pi_crc16_path *hp = pi_crc16_paths; hp->name; hp++) {
 		assert_non_null(hp->copy_multi);
+		assert_non_null(hp->multi);
 		if (hp->supported && !hp->supported()) {
 			fprintf(stderr, "# CRC16 multi %s: not supported by this CPU\n", hp->name);
 			continue;
 		}
 		check_multi(hp->copy_multi, NULL, src, dst);
+		plain16 = hp->multi;
+		check_multi(plain16_copy, NULL, src, dst);
 	}
 	check_multi(pi_crc16_copy_multi, NULL, src, dst);
+	plain16 = pi_crc16_multi;
+	check_multi(plain16_copy, NULL, src, dst);
 	/* Data that makes every lane's high half non-zero: all ones. */
 	memset(src, 0xff, MAXLEN + 64);
 	for (const struct pi_crc64_path *cp = pi_crc64_paths; cp->name; cp++) {
@@ -521,6 +556,9 @@ static void test_copy_multi_paths(void **state)
 		cp->copy_multi(dst, src, 4096, 2, o);
 		assert_int_equal(o[0], ref_crc64(src, 4096));
 		assert_int_equal(o[1], o[0]);
+		cp->multi(src, 512, 2, o);
+		assert_int_equal(o[0], ref_crc64(src, 512));
+		assert_int_equal(o[1], o[0]);
 	}
 	for (const struct pi_crc16_path *hp = pi_crc16_paths; hp->name; hp++) {
 		uint16_t o[2];
@@ -529,6 +567,9 @@ static void test_copy_multi_paths(void **state)
 			continue;
 		hp->copy_multi(dst, src, 512, 2, o);
 		assert_int_equal(o[0], ref_crc16(src, 512));
+		assert_int_equal(o[1], o[0]);
+		hp->multi(src, 4096, 2, o);
+		assert_int_equal(o[0], ref_crc16(src, 4096));
 		assert_int_equal(o[1], o[0]);
 	}
 	free(src);
@@ -972,6 +1013,80 @@ static void verify_both(const struct dio_pi_profile *p, const struct bufs *b,
 					   &e2), -1);
 	assert_int_equal(errno, EILSEQ);
 	assert_memory_equal(err, &e2, sizeof(e2));
+}
+
+/*
+ * dio_pi_generate() and dio_pi_verify() take whole intervals that lie in
+ * one segment several at a time (guards_flat() in pi.c): segments of many
+ * intervals, cut anywhere, the same tuples as contiguous data; escaped
+ * tuples with wrong guards among them pass, and a wrong guard elsewhere is
+ * reported at its interval, batched or not.
+ */
+static void test_batches_and_escapes(void **state)
+{
+	static struct iovec iov[256];
+	struct dio_pi_profile p;
+
+	FOR_EACH_PROFILE(p) {
+		struct layout l = layout_of(&p);
+		uint64_t ones = p.tuple_size == 16 ? 0xffffffffffffULL : 0xffffffffULL;
+		uint64_t seed = rnd();
+		size_t nv = 40, off = 0;
+		struct dio_pi_error err;
+		struct bufs b;
+		uint8_t *pi2;
+		int n = 0;
+
+		bufs_alloc(&b, &p, nv);
+		pi2 = malloc(b.pi_len);
+		assert_non_null(pi2);
+		while (off < b.len) {
+			size_t k = (rnd() % 20) * p.interval + (rnd() % 2 ? rnd() % p.interval : 0);
+
+			if (k > b.len - off)
+				k = b.len - off;
+			iov[n].iov_base = b.data + off;
+			iov[n++].iov_len = k;
+			off += k;
+		}
+		assert_int_equal(dio_pi_generate(&p, b.data, b.len, b.pi,
+						 &(struct dio_pi_params){ .seed = seed }), 0);
+		assert_int_equal(dio_pi_generate_iov(&p, iov, n, pi2,
+						     &(struct dio_pi_params){ .seed = seed }), 0);
+		assert_memory_equal(pi2, b.pi, b.pi_len);
+		/* Every third tuple escaped, its guard wrong. */
+		for (size_t i = 0; i < nv; i += 3) {
+			uint8_t *t = b.pi + i * p.tuple_size;
+
+			put_be(t + l.guard_off, l.guard_len, ~get_be(t + l.guard_off, l.guard_len));
+			put_be(t + l.app_off, 2, 0xffff);
+			put_be(t + l.ref_off, l.ref_len, ones);
+		}
+		for (int pass = 0; pass < 2; pass++) {
+			const struct dio_pi_params prm = { .seed = seed, .app_mask = 0xffff,
+							   .chk_flags = DIO_PI_CHK_ALL };
+
+			if (pass) {
+				/* And a wrong guard where no escape is. */
+				uint8_t *t = b.pi + 29 * p.tuple_size;
+
+				put_be(t + l.guard_off, l.guard_len,
+				       get_be(t + l.guard_off, l.guard_len) ^ 1);
+			}
+			for (int contig = 0; contig < 2; contig++) {
+				int ret = contig ? dio_pi_verify(&p, b.data, b.len, b.pi, &prm, &err) :
+						   dio_pi_verify_iov(&p, iov, n, b.pi, &prm, &err);
+
+				assert_int_equal(ret, pass ? -1 : 0);
+				if (pass) {
+					assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
+					assert_int_equal(err.interval, 29);
+				}
+			}
+		}
+		free(pi2);
+		bufs_free(&b);
+	}
 }
 
 static void test_corruptions_reported_exactly(void **state)
@@ -1946,6 +2061,7 @@ int main(void)
 		cmocka_unit_test(test_generate_copy_counts),
 		cmocka_unit_test(test_ip_guard_matches_kernel_bytes),
 		cmocka_unit_test(test_iov_equals_contiguous),
+		cmocka_unit_test(test_batches_and_escapes),
 		cmocka_unit_test(test_corruptions_reported_exactly),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_chk_flags),
