@@ -208,6 +208,18 @@ void expect_exit(int got, int want)
 	assert_int_equal(got, want);
 }
 
+void dioctl_expect(int want, const char *fmt, ...)
+{
+	char *args;
+	va_list ap;
+
+	va_start(ap, fmt);
+	assert_true(vasprintf(&args, fmt, ap) >= 0);
+	va_end(ap);
+	expect_exit(run("%s", args), want);
+	free(args);
+}
+
 void expect_in(const char *path, const char *needle)
 {
 	char *s = slurp(path);
@@ -342,6 +354,18 @@ void expect_jqf(const char *filter, const char *fmt, ...)
 	va_end(ap);
 	expect_jq(filter, want);
 	free(want);
+}
+
+void expect_jq_true(const char *fmt, ...)
+{
+	char *filter;
+	va_list ap;
+
+	va_start(ap, fmt);
+	assert_true(vasprintf(&filter, fmt, ap) > 0);
+	va_end(ap);
+	expect_jq(filter, "true");
+	free(filter);
 }
 
 unsigned long long sectors_read(const char *dev)

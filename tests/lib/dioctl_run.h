@@ -66,6 +66,8 @@ int run_in(const char *prefix, const char *fmt, ...) __attribute__((format(print
  * status jq's keeping knows, and DIOCTL_OUT kept when @args ask for JSON.
  */
 void dioctl_ran(int st, const char *args);
+/* run(), failing unless it exits @want (showing what dioctl printed). */
+void dioctl_expect(int want, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Fail, showing DIOCTL_OUT and DIOCTL_ERR, unless @got is @want (an exit status). */
 void expect_exit(int got, int want);
@@ -80,6 +82,8 @@ char *jq(const char *filter);
 /* jq() is @want, or the test fails showing both and the document. */
 void expect_jq(const char *filter, const char *want);
 void expect_jqf(const char *filter, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The filter (a printf format) prints true, exactly (jq -e would take any but false and null). */
+void expect_jq_true(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
  * DIOCTL_RUN_PY_PARSE: python3 parses the documents waiting; 0, or -1
  * (and why, printed) when one does not parse.  0 without the flag.
