@@ -71,7 +71,14 @@ LIB_INTERNAL_A	:= $(B)/lib/libdioctl-internal.a
 LIB_SO		:= $(B)/libdioctl.so.$(SOVERSION).0.0
 LIB_LIBS	:= -lisal
 
-TESTLIB_SRCS	:= $(wildcard tests/lib/*.c)
+# The test helpers (tests/lib), linked into every test program but
+# dioctl_run.c: the runner of dioctl and the checks of what it printed, with
+# the short names of the programs that run the tool, linked only into the
+# guest programs that include dioctl_run.h.
+DIOCTL_RUN_OBJ	:= $(B)/tests/lib/dioctl_run.o
+DIOCTL_RUN_BINS	:= $(patsubst tests/guest/%.c,$(B)/tests/guest/%,\
+		   $(shell grep -l 'include "dioctl_run.h"' tests/guest/*.c))
+TESTLIB_SRCS	:= $(filter-out tests/lib/dioctl_run.c,$(wildcard tests/lib/*.c))
 TESTLIB_OBJS	:= $(TESTLIB_SRCS:tests/lib/%.c=$(B)/tests/lib/%.o)
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(wildcard tests/unit/*.c))
 GUEST_BINS	:= $(patsubst tests/guest/%.c,$(B)/tests/guest/%,$(wildcard tests/guest/*.c))
@@ -124,7 +131,7 @@ BENCH_LIBS	?= -luring -laio -lpthread
 .DELETE_ON_ERROR:
 # The test helpers are kept between builds (make would delete them as
 # intermediates of the test programs).
-.SECONDARY: $(TESTLIB_OBJS)
+.SECONDARY: $(TESTLIB_OBJS) $(DIOCTL_RUN_OBJ)
 
 all: module userspace
 userspace: lib tools tests bench examples man fio-engine
@@ -191,7 +198,9 @@ $(B)/tests/unit/%: tests/unit/%.c $(LIB_A) $(LIB_INTERNAL_A) $(UNIT_TESTLIB)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(UNIT_TESTLIB) $(UNIT_LIBS)
 $(B)/tests/guest/%: tests/guest/%.c $(LIB_INTERNAL_A) $(TESTLIB_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(TESTLIB_OBJS) $(TEST_LIBS)
+	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(GUEST_OBJS) $(TESTLIB_OBJS) $(TEST_LIBS)
+$(DIOCTL_RUN_BINS): $(DIOCTL_RUN_OBJ)
+$(DIOCTL_RUN_BINS): private GUEST_OBJS += $(DIOCTL_RUN_OBJ)
 # testlib.o alone: testcheck.o needs cmocka and libdioctl.
 $(B)/tests/kmodctl: tests/kmodctl.c $(B)/tests/lib/testlib.o
 	@mkdir -p $(@D)

@@ -27,7 +27,7 @@
  * - with --json, one document whatever happens: the error document of
  *   every failure path (its message the line on stderr), tag get ending
  *   its document at a bad block; every document kept for the host's
- *   validation against tools/dioctl.schema.json (keep_doc());
+ *   validation against tools/dioctl.schema.json (tests/lib/dioctl_run.h);
  * - /dev/dio_batch as group dio_batch, mode 0660: a user not in the group
  *   (uid 1000, setpriv) is told so, with the group and the mode.
  */
@@ -48,279 +48,12 @@
 #include <cmocka.h>
 
 #include "dioctl.h"
+#include "dioctl_run.h"
 #include "testlib.h"
 
 #define MiB	(1024 * 1024ULL)
-#define OUT	"/tmp/dioctl.out"
-#define ERR	"/tmp/dioctl.err"
-
-static char dioctl[512];
-
-/* Run a shell command line; its exit status (128 + signal when killed). */
-static int __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...)
-{
-	char *cmd;
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	assert_true(vasprintf(&cmd, fmt, ap) > 0);
-	va_end(ap);
-	st = system(cmd);
-	free(cmd);
-	assert_true(st != -1);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/*
- * Every JSON document dioctl prints here is kept for the host: in
- * $RESULTS/dioctl-json (build/vm/TAG/dioctl-json on the host), NNN.json,
- * with index.tsv ("NNN.json<TAB>EXIT<TAB>ARGS" a line).  After the guest,
- * tests/vm/check.sh validates them against tools/dioctl.schema.json
- * (tests/vm/json-check.py), each a test case of the suite's counts.
- */
-static char json_dir[256];	/* "": not kept (no $RESULTS) */
-static int json_kept;
-static char *kept_last;		/* the last document kept */
-static int last_exit = -1;	/* the exit status of the last dioctl run */
-
-static void keep_doc(int st, const char *args);
-static bool json_args(const char *args);
-
-/* dioctl ARGS, stdout in OUT and stderr in ERR; its exit status. */
-#define run(...) run_(__VA_ARGS__)
-static int __attribute__((format(printf, 1, 2))) run_(const char *fmt, ...)
-{
-	char *args;
-	uint64_t t0;
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	assert_true(vasprintf(&args, fmt, ap) >= 0);
-	va_end(ap);
-	t0 = tl_now_ns();
-	ret = sh("%s %s >" OUT " 2>" ERR, dioctl, args);
-	print_message("# dioctl %s: exit %d, %.1f s\n", args, ret, (tl_now_ns() - t0) / 1e9);
-	last_exit = ret;
-	if (json_args(args))
-		keep_doc(ret, args);
-	free(args);
-	return ret;
-}
-
-/* A whole file, NUL-terminated (malloc'd). */
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0;
-	ssize_t n;
-
-	assert_non_null(f);
-	n = getdelim(&buf, &len, 0, f);
-	assert_true(n >= 0 || feof(f));
-	fclose(f);
-	/* An empty file: getdelim() may have allocated, but wrote nothing. */
-	if (!buf)
-		buf = strdup("");
-	else if (n < 0)
-		buf[0] = '\0';
-	assert_non_null(buf);
-	return buf;
-}
-
-/* Keep OUT, which dioctl @args (exit status @st, -1: not known) printed. */
-static void keep_doc(int st, const char *args)
-{
-	char path[512], *doc;
-	FILE *f;
-
-	if (!json_dir[0])
-		return;
-	doc = slurp(OUT);
-	if (kept_last && !strcmp(doc, kept_last)) {
-		free(doc);
-		return;
-	}
-	snprintf(path, sizeof(path), "%s/%03d.json", json_dir, json_kept);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fputs(doc, f) >= 0 && !fclose(f), 1);
-	snprintf(path, sizeof(path), "%s/index.tsv", json_dir);
-	f = fopen(path, "a");
-	assert_non_null(f);
-	if (st < 0)
-		fprintf(f, "%03d.json\t-\t%s\n", json_kept, args);
-	else
-		fprintf(f, "%03d.json\t%d\t%s\n", json_kept, st, args);
-	assert_int_equal(fclose(f), 0);
-	json_kept++;
-	free(kept_last);
-	kept_last = doc;
-}
-
-/* Whether dioctl @args prints JSON: -j, --json, -o json (the last -j or -o wins). */
-static bool json_args(const char *args)
-{
-	char *copy = strdup(args), *save = NULL, *w, *prev = NULL;
-	bool json = false;
-
-	assert_non_null(copy);
-	for (w = strtok_r(copy, " ", &save); w; prev = w, w = strtok_r(NULL, " ", &save)) {
-		if (!strcmp(w, "-j") || !strcmp(w, "--json"))
-			json = true;
-		else if (!strncmp(w, "-o", 2) && w[2])
-			json = !strcmp(w + 2, "json");
-		else if (!strncmp(w, "--output-format=", 16))
-			json = !strcmp(w + 16, "json");
-		else if (prev && (!strcmp(prev, "-o") || !strcmp(prev, "--output-format")))
-			json = !strcmp(w, "json");
-	}
-	free(copy);
-	return json;
-}
-
-/* Fail, showing both outputs, unless the last run exited with @want. */
-static void expect_exit(int got, int want)
-{
-	last_exit = got;
-	if (got != want) {
-		char *o = slurp(OUT), *e = slurp(ERR);
-
-		print_message("# stdout:\n%s\n# stderr:\n%s\n", o, e);
-		free(o);
-		free(e);
-	}
-	assert_int_equal(got, want);
-}
-
-static void expect_in(const char *path, const char *needle)
-{
-	char *s = slurp(path);
-
-	if (!strstr(s, needle))
-		print_message("# '%s' not in %s:\n%s\n", needle, path, s);
-	assert_non_null(strstr(s, needle));
-	free(s);
-}
-
-/*
- * Every JSON document jq() reads must parse for python3's json module too
- * (what python3 -m json.tool does), a second parser, strict where jq is
- * lenient.  A python3 start costs a loaded TCG guest seconds, more than
- * most dioctl runs here: the documents a test reads are kept (each once:
- * the same bytes parse the same way) in JSON_DOC files, and one python3
- * parses them all when the test ends (json_check(), from teardown()), or
- * when JSON_DOCS are waiting.
- */
-#define JSON_DOC	"/tmp/dioctl.doc.%d"
-#define JSON_DOCS	32
-static char *json_last;		/* the last document kept */
-static int json_docs;		/* kept since the last json_check() */
-
-/* python3 parses the documents kept; -1 (and why, printed) if one does not. */
-static int json_check(void)
-{
-	char cmd[4096];
-	int i, n, ret;
-
-	if (!json_docs)
-		return 0;
-	n = snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -c 'import json, sys\n"
-		     "bad = 0\n"
-		     "for f in sys.argv[1:]:\n"
-		     "    try:\n"
-		     "        json.load(open(f))\n"
-		     "    except ValueError as e:\n"
-		     "        print(\"# %%s: %%s\" %% (f, e))\n"
-		     "        print(open(f).read())\n"
-		     "        bad = 1\n"
-		     "sys.exit(bad)'");
-	for (i = 0; i < json_docs; i++)
-		n += snprintf(cmd + n, sizeof(cmd) - n, " " JSON_DOC, i);
-	json_docs = 0;
-	free(json_last);
-	json_last = NULL;
-	if (n >= (int)sizeof(cmd))
-		return -1;
-	ret = system(cmd);
-	if (ret)
-		print_message("# python3 did not parse every JSON document (status %d)\n", ret);
-	return ret ? -1 : 0;
-}
-
-/* jq -r FILTER on OUT, its output without the last newline (malloc'd). */
-static char *jq(const char *filter)
-{
-	char *s, *doc = slurp(OUT), path[64];
-	size_t n;
-	pid_t pid;
-	FILE *f;
-	int st;
-
-	/* A document of a dioctl run through a shell (run() keeps its own). */
-	keep_doc(last_exit, "(through a shell)");
-	if (json_last && !strcmp(doc, json_last)) {
-		free(doc);
-	} else {
-		if (json_docs == JSON_DOCS)
-			assert_int_equal(json_check(), 0);
-		snprintf(path, sizeof(path), JSON_DOC, json_docs++);
-		f = fopen(path, "w");
-		assert_non_null(f);
-		assert_int_equal(fputs(doc, f) >= 0 && !fclose(f), 1);
-		free(json_last);
-		json_last = doc;
-	}
-	/* jq -r FILTER OUT >/tmp/dioctl.jq, without a shell between */
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		int fd = open("/tmp/dioctl.jq", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (fd < 0 || dup2(fd, 1) < 0)
-			_exit(126);
-		execlp("jq", "jq", "-r", filter, OUT, (char *)NULL);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
-	s = slurp("/tmp/dioctl.jq");
-	n = strlen(s);
-	if (n && s[n - 1] == '\n')
-		s[n - 1] = 0;
-	return s;
-}
-
-static void expect_jq(const char *filter, const char *want)
-{
-	char *got = jq(filter);
-
-	if (strcmp(got, want)) {
-		char *doc = slurp(OUT);
-
-		print_message("# jq '%s': got\n%s\n# want\n%s\n# the document:\n%s\n",
-			      filter, got, want, doc);
-		free(doc);
-	}
-	assert_string_equal(got, want);
-	free(got);
-}
-
-static void __attribute__((format(printf, 2, 3)))
-expect_jqf(const char *filter, const char *fmt, ...)
-{
-	char *want;
-	va_list ap;
-
-	va_start(ap, fmt);
-	assert_true(vasprintf(&want, fmt, ap) > 0);
-	va_end(ap);
-	expect_jq(filter, want);
-	free(want);
-}
+#define OUT	DIOCTL_OUT
+#define ERR	DIOCTL_ERR
 
 /*
  * OUT is the error document of a failure: "status": "error", @code,
@@ -897,18 +630,6 @@ static void test_progress(void **state)
 	expect_in(OUT, "no failures\n");
 }
 
-/* The sectors @dev ("/dev/sdb") has read so far (its stat's third field). */
-static unsigned long long sectors_read(const char *dev)
-{
-	char *v = tl_sysfs_read("/sys/block/%s/stat", tl_basename(dev));
-	unsigned long long ios = 0, merges = 0, sectors = 0;
-
-	assert_non_null(v);
-	assert_int_equal(sscanf(v, "%llu %llu %llu", &ios, &merges, &sectors), 3);
-	free(v);
-	return sectors;
-}
-
 /*
  * Wait until the scrub @pid runs has read 2 MiB of @dev beyond @base
  * sectors: it is past its start (its SIGINT handler set) and well under
@@ -1153,21 +874,9 @@ static int __attribute__((format(printf, 2, 3))) run_as(const char *groups, cons
 	ret = sh("unshare -m sh -c 'mount --bind /tmp/dioctl.group /etc/group && exec setpriv "
 		 "--reuid=1000 --regid=1000 %s %s %s' >" OUT " 2>" ERR, groups, dioctl, args);
 	print_message("# as uid 1000 (%s): dioctl %s: exit %d\n", groups, args, ret);
-	last_exit = ret;
-	if (json_args(args))
-		keep_doc(ret, args);
+	dioctl_ran(ret, args);
 	free(args);
 	return ret;
-}
-
-static void expect_not_in(const char *path, const char *needle)
-{
-	char *s = slurp(path);
-
-	if (strstr(s, needle))
-		print_message("# '%s' in %s:\n%s\n", needle, path, s);
-	assert_null(strstr(s, needle));
-	free(s);
 }
 
 static void test_group_access(void **state)
@@ -1229,7 +938,6 @@ static void test_group_access(void **state)
 
 int main(void)
 {
-	const char *b = getenv("DIO_BUILD");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_version_and_help),
 		cmocka_unit_test(test_usage_errors),
@@ -1247,19 +955,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_group_access, ctl_teardown),
 	};
 
-	snprintf(dioctl, sizeof(dioctl), "%s/tools/dioctl", b ? b : "build");
-	if (getenv("RESULTS")) {
-		snprintf(json_dir, sizeof(json_dir), "%s/dioctl-json", getenv("RESULTS"));
-		if (mkdir(json_dir, 0755) && errno != EEXIST) {
-			perror(json_dir);
-			return 1;
-		}
-	}
-	if (access(dioctl, X_OK)) {
-		fprintf(stderr, "no dioctl at %s\n", dioctl);
-		return 1;
-	}
-	if (tl_dio_load())
+	if (dioctl_run_init("dioctl-json", DIOCTL_RUN_PY_PARSE) || tl_dio_load())
 		return 1;
 	return cmocka_run_group_tests_name("dioctl", tests, NULL, NULL);
 }

@@ -28,10 +28,8 @@
  * document is kept for the host's validation against the schema
  * ($RESULTS/repair-json, tests/vm/check.sh).
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,165 +39,21 @@
 #include <linux/fs.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "dioctl.h"
+#include "dioctl_run.h"
 #include "testlib.h"
 
 #define MiB	(1024 * 1024ULL)
-#define OUT	"/tmp/repair.out"
-#define ERR	"/tmp/repair.err"
+#define OUT	DIOCTL_OUT
+#define ERR	DIOCTL_ERR
 #define IMG	"/tmp/repair.img"
 #define PROD	"/tmp/repair.producer"	/* the stderr of a pipe's producer */
 /* The disk, and as much of the NVMe namespace: 16384 blocks. */
 #define LEN	(8 * MiB)
-
-static char dioctl[512];
-static char json_dir[256];	/* "": not kept (no $RESULTS) */
-static int json_kept;
-
-/* A shell command line's exit status (128 + signal when killed). */
-static int __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...)
-{
-	char *cmd;
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	assert_true(vasprintf(&cmd, fmt, ap) > 0);
-	va_end(ap);
-	st = system(cmd);
-	free(cmd);
-	assert_true(st != -1);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* A whole file, NUL-terminated (malloc'd). */
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0;
-	ssize_t n;
-
-	assert_non_null(f);
-	n = getdelim(&buf, &len, 0, f);
-	fclose(f);
-	if (!buf)
-		buf = strdup("");
-	else if (n < 0)
-		buf[0] = '\0';
-	assert_non_null(buf);
-	return buf;
-}
-
-/* Keep OUT (a JSON document of dioctl @args, exit status @st) for the host. */
-static void keep_doc(int st, const char *args)
-{
-	char path[512], *doc;
-	FILE *f;
-
-	if (!json_dir[0])
-		return;
-	doc = slurp(OUT);
-	snprintf(path, sizeof(path), "%s/%03d.json", json_dir, json_kept);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fputs(doc, f) >= 0 && !fclose(f), 1);
-	snprintf(path, sizeof(path), "%s/index.tsv", json_dir);
-	f = fopen(path, "a");
-	assert_non_null(f);
-	fprintf(f, "%03d.json\t%d\t%s\n", json_kept, st, args);
-	assert_int_equal(fclose(f), 0);
-	json_kept++;
-	free(doc);
-}
-
-/*
- * [PRODUCER |] dioctl ARGS >OUT 2>ERR; its exit status.  @prefix: a
- * command line whose stdout is dioctl's stdin ("" for none).  A document
- * of --json (-j) is kept.
- */
-static int __attribute__((format(printf, 2, 3))) run_in(const char *prefix, const char *fmt, ...)
-{
-	char *args;
-	uint64_t t0;
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	assert_true(vasprintf(&args, fmt, ap) >= 0);
-	va_end(ap);
-	t0 = tl_now_ns();
-	ret = sh("%s%s %s >" OUT " 2>" ERR, prefix, dioctl, args);
-	print_message("# %sdioctl %s: exit %d, %.1f s\n", prefix, args, ret,
-		      (tl_now_ns() - t0) / 1e9);
-	if (strstr(args, " -j"))
-		keep_doc(ret, args);
-	free(args);
-	return ret;
-}
-#define run(...) run_in("", __VA_ARGS__)
-
-static void expect_exit(int got, int want)
-{
-	if (got != want) {
-		char *o = slurp(OUT), *e = slurp(ERR);
-
-		print_message("# stdout:\n%s\n# stderr:\n%s\n", o, e);
-		free(o);
-		free(e);
-	}
-	assert_int_equal(got, want);
-}
-
-static void expect_in(const char *path, const char *needle)
-{
-	char *s = slurp(path);
-
-	if (!strstr(s, needle))
-		print_message("# '%s' not in %s:\n%s\n", needle, path, s);
-	assert_non_null(strstr(s, needle));
-	free(s);
-}
-
-/* jq -r FILTER OUT, without its last newline, against @want. */
-static void expect_jq(const char *filter, const char *want)
-{
-	char *got, *doc;
-	size_t n;
-	pid_t pid;
-	int st;
-
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		int fd = open("/tmp/repair.jq", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (fd < 0 || dup2(fd, 1) < 0)
-			_exit(126);
-		execlp("jq", "jq", "-r", filter, OUT, (char *)NULL);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
-	got = slurp("/tmp/repair.jq");
-	n = strlen(got);
-	if (n && got[n - 1] == '\n')
-		got[n - 1] = 0;
-	if (strcmp(got, want)) {
-		doc = slurp(OUT);
-		print_message("# jq '%s': got\n%s\n# want\n%s\n# the document:\n%s\n", filter, got,
-			      want, doc);
-		free(doc);
-	}
-	assert_string_equal(got, want);
-	free(got);
-}
 
 /* Each failure: "INTERVAL OUTCOME ERROR", a line each (jq -r). */
 #define OUTCOMES ".failures[] | \"\\(.interval) \\(.repair.outcome) \\(.repair.error)\""
@@ -461,18 +315,6 @@ static void test_repair_io_errors(void **state)
 	expect_bad(sd, "");
 }
 
-/* The disk's read sectors (/sys/block/NAME/stat). */
-static unsigned long long sectors_read(const char *dev)
-{
-	char *v = tl_sysfs_read("/sys/block/%s/stat", tl_basename(dev));
-	unsigned long long ios = 0, merges = 0, sectors = 0;
-
-	assert_non_null(v);
-	assert_int_equal(sscanf(v, "%llu %llu %llu", &ios, &merges, &sectors), 3);
-	free(v);
-	return sectors;
-}
-
 static void set_ro(const char *dev, int on)
 {
 	int fd = open(dev, O_RDONLY);
@@ -525,7 +367,7 @@ static void test_repair_write_failed(void **state)
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	set_ro(sd, 0);
 	assert_true(WIFEXITED(st));
-	keep_doc(WEXITSTATUS(st), "scrub (read-only before its repairs) --repair-from -j");
+	dioctl_ran(WEXITSTATUS(st), "scrub (read-only before its repairs) --repair-from -j");
 	expect_exit(WEXITSTATUS(st), 4);
 	expect_jq(OUTCOMES, "100 write-failed EPERM");
 	expect_jq(".failures[0].repair.reason | test(\"Operation not permitted\")", "true");
@@ -554,7 +396,6 @@ static void test_usage(void **state)
 
 int main(void)
 {
-	const char *b = getenv("DIO_BUILD");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repair_from_device, setup, teardown),
@@ -564,19 +405,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_repair_write_failed, setup, teardown),
 	};
 
-	snprintf(dioctl, sizeof(dioctl), "%s/tools/dioctl", b ? b : "build");
-	if (getenv("RESULTS")) {
-		snprintf(json_dir, sizeof(json_dir), "%s/repair-json", getenv("RESULTS"));
-		if (mkdir(json_dir, 0755) && errno != EEXIST) {
-			perror(json_dir);
-			return 1;
-		}
-	}
-	if (access(dioctl, X_OK)) {
-		fprintf(stderr, "no dioctl at %s\n", dioctl);
-		return 1;
-	}
-	if (tl_dio_load())
+	if (dioctl_run_init("repair-json", 0) || tl_dio_load())
 		return 1;
 	return cmocka_run_group_tests_name("repair", tests, NULL, NULL);
 }

@@ -29,7 +29,6 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,22 +37,21 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "dioctl.h"
+#include "dioctl_run.h"
 #include "testlib.h"
 
 #define MiB	(1024 * 1024ULL)
-#define OUT	"/tmp/stacks.out"
-#define ERR	"/tmp/stacks.err"
+#define OUT	DIOCTL_OUT
+#define ERR	DIOCTL_ERR
 #define TGT	"/sys/kernel/config/target"
 /* The loopback fabric's target and initiator port names. */
 #define LOOP_WWN	"naa.5001405000000a01"
 #define LOOP_INIT	"naa.5001405000000b01"
 
-static char dioctl[512];
 /* /dev/dio_batch's mode before a test opened it to uid 1000, or -1. */
 static int ctl_mode = -1;
 
@@ -64,51 +62,6 @@ static void ctl_mode_restore(void)
 
 	if (ctl_mode >= 0 && tl_dio_ctl_chmod(ctl_mode, &old) == 0)
 		ctl_mode = -1;
-}
-
-/* Show a file on stdout (as TAP comments: the runner keeps them). */
-static void show(const char *path)
-{
-	tl_sh("sed 's/^/# /' %s", path);
-}
-
-/* dioctl ARGS, stdout in OUT and stderr in ERR; fails unless it exits @want. */
-static void __attribute__((format(printf, 2, 3))) dioctl_expect(int want, const char *fmt, ...)
-{
-	struct timespec t0, t1;
-	char args[768];
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ret = tl_sh("%s %s >" OUT " 2>" ERR, dioctl, args);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	print_message("# dioctl %s: exit %d (%.2f s)\n", args, ret,
-		      t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9);
-	if (ret != want) {
-		show(OUT);
-		show(ERR);
-	}
-	assert_int_equal(ret, want);
-}
-
-/* jq -e EXPR on OUT must be true; shows OUT when not. */
-static void __attribute__((format(printf, 1, 2))) expect_jq(const char *fmt, ...)
-{
-	char expr[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(expr, sizeof(expr), fmt, ap);
-	va_end(ap);
-	if (tl_sh("jq -e '%s' " OUT " >/dev/null", expr)) {
-		print_message("# not true of dioctl's JSON: %s\n", expr);
-		show(OUT);
-		fail();
-	}
 }
 
 /* A shell command that must succeed. */
@@ -163,7 +116,7 @@ static void pi_roundtrip(const char *dev, const char *len, int seed)
 {
 	dioctl_expect(0, "write %s -l %s --random %d --pi", dev, len, seed);
 	dioctl_expect(0, "read %s -l %s -v -j", dev, len);
-	expect_jq(".verified == true and .status == \"ok\"");
+	expect_jq_true(".verified == true and .status == \"ok\"");
 	dioctl_expect(0, "write %s -s %s -l 1M -b 4K -d 16 --random %d", dev, len, seed + 1);
 	dioctl_expect(0, "read %s -s %s -l 1M -b 4K -d 16 -v", dev, len);
 }
@@ -286,17 +239,17 @@ static void lio_fileio_case(int type)
 	 */
 	lio_fileio(file, 8, type, dev, sizeof(dev));
 	dioctl_expect(0, "query %s -j", dev);
-	expect_jq(".pi_tuple_size == 8 and .pi_interval == 512 and .pi_type == %d and "
-		  ".pi_profile == \"T10-DIF-TYPE%d-CRC\"", type, type);
+	expect_jq_true(".pi_tuple_size == 8 and .pi_interval == 512 and .pi_type == %d and "
+		       ".pi_profile == \"T10-DIF-TYPE%d-CRC\"", type, type);
 
 	/*
 	 * 1 MiB requests: 16 KiB of PI each, a buffer of several pages.  The
 	 * read is the one that ended in "Bad page state" before.
 	 */
 	dioctl_expect(0, "write %s -l 2M --random 11 --pi -j", dev);
-	expect_jq(".status == \"ok\" and .requests == 2");
+	expect_jq_true(".status == \"ok\" and .requests == 2");
 	dioctl_expect(0, "read %s -l 2M -v -j", dev);
-	expect_jq(".verified == true and .status == \"ok\"");
+	expect_jq_true(".verified == true and .status == \"ok\"");
 	/* The device's PI back to the caller, and the module's own check. */
 	dioctl_expect(0, "read %s -l 2M --pi -j", dev);
 	dioctl_expect(0, "read %s -l 2M -j", dev);
@@ -307,8 +260,8 @@ static void lio_fileio_case(int type)
 	dioctl_expect(0, "write %s -s 3M -l 256K -b 4K -d 32 --random 13 --pi", dev);
 	dioctl_expect(0, "read %s -s 3M -l 256K -b 4K -d 32 -v", dev);
 	dioctl_expect(0, "scrub %s -r 0:4M -j", dev);
-	expect_jq(".pi_failures == 0 and .complete == true and .bytes_scrubbed == %llu",
-		  4 * MiB);
+	expect_jq_true(".pi_failures == 0 and .complete == true and .bytes_scrubbed == %llu",
+		       4 * MiB);
 	/*
 	 * The corruption was reachable by any user with the door and the
 	 * disk: the same PI write and verified read as uid 1000.
@@ -324,7 +277,7 @@ static void lio_fileio_case(int type)
 	     "--random 14 --pi >" OUT " 2>" ERR, dioctl, dev);
 	must("setpriv --reuid=1000 --regid=1000 --clear-groups %s read %s -s 5M -l 1M "
 	     "-v -j >" OUT " 2>" ERR, dioctl, dev);
-	expect_jq(".verified == true and .status == \"ok\"");
+	expect_jq_true(".verified == true and .status == \"ok\"");
 	ctl_mode_restore();
 	must("chmod 0600 %s", dev);
 
@@ -347,12 +300,12 @@ static void lio_fileio_case(int type)
 	assert_int_equal(tl_sh("grep -q 'PI error: block 5 of this I/O (interval 5' " OUT), 0);
 	dioctl_expect(4, "read %s -l 64K -v -j", dev);
 	dioctl_expect(4, "scrub %s -r 0:64K -j", dev);
-	expect_jq(".pi_failures == %d", type == 1 ? 2 : 1);
-	expect_jq(".failures[0] | .offset == 2560 and .interval == 5 and .tag == \"guard\" "
-		  "and .expected == \"%#x\" and .actual == \"%#x\"", guard_now, guard_stored);
+	expect_jq_true(".pi_failures == %d", type == 1 ? 2 : 1);
+	expect_jq_true(".failures[0] | .offset == 2560 and .interval == 5 and .tag == \"guard\" "
+		       "and .expected == \"%#x\" and .actual == \"%#x\"", guard_now, guard_stored);
 	if (type == 1)
-		expect_jq(".failures[1] | .interval == 9 and .tag == \"ref\" and "
-			  ".expected == \"0x9\" and .actual == \"0x777\"");
+		expect_jq_true(".failures[1] | .interval == 9 and .tag == \"ref\" and "
+			       ".expected == \"0x9\" and .actual == \"0x777\"");
 	/* Raw: LIO and the initiator skip their checks, the data comes back. */
 	dioctl_expect(0, "read %s -s 2560 -l 512 --raw -O /tmp/stacks.raw", dev);
 	must("cmp -n 512 /tmp/stacks.raw /tmp/stacks.raw");
@@ -368,7 +321,7 @@ static void lio_fileio_case(int type)
 	/* Repaired by rewriting it: clean again. */
 	dioctl_expect(0, "write %s -l 64K --random 11 --pi", dev);
 	dioctl_expect(0, "scrub %s -r 0:64K -j", dev);
-	expect_jq(".pi_failures == 0");
+	expect_jq_true(".pi_failures == 0");
 }
 
 static void test_lio_fileio_type1(void **state)
@@ -395,17 +348,17 @@ static void test_lio_iblock(void **state)
 	must("grep -qx 1 %s/attrib/pi_prot_type", bs);
 	lio_export("iblock_1", "lio_ib", "IBLOCK", dev, sizeof(dev));
 	dioctl_expect(0, "query %s -j", dev);
-	expect_jq(".pi_tuple_size == 8 and .pi_type == 1");
+	expect_jq_true(".pi_tuple_size == 8 and .pi_type == 1");
 	pi_roundtrip(dev, "4M", 21);
 	dioctl_expect(0, "scrub %s -r 0:5M -j", dev);
-	expect_jq(".pi_failures == 0");
+	expect_jq_true(".pi_failures == 0");
 	/* LIO holds the disk below exclusively, as md and dm do. */
 	dioctl_expect(2, "query %s", sd);
 	must("grep -q 'Device or resource busy (EBUSY)' " ERR);
 	/* What LIO wrote is on it, PI included. */
 	lio_teardown();
 	dioctl_expect(0, "scrub %s -r 0:5M -j", sd);
-	expect_jq(".pi_failures == 0");
+	expect_jq_true(".pi_failures == 0");
 	dioctl_expect(0, "read %s -l 4M -v", sd);
 }
 
@@ -467,14 +420,15 @@ static void corrupt_sd(const char *sd, uint64_t lba, uint16_t *stored, uint16_t 
 static void expect_dm_report(uint64_t interval, uint16_t expected, uint16_t actual)
 {
 	if (!tl_kernel_at_least(6, 14)) {
-		expect_jq("(.failures | length) == 1 and (.failures[0] | .interval == %llu and "
-			  ".tag == \"guard\" and .expected == \"%#x\" and .actual == \"%#x\" and "
-			  ".found_by == \"device\")", (unsigned long long)interval, expected, actual);
+		expect_jq_true("(.failures | length) == 1 and (.failures[0] | .interval == %llu "
+			       "and .tag == \"guard\" and .expected == \"%#x\" and "
+			       ".actual == \"%#x\" and .found_by == \"device\")",
+			       (unsigned long long)interval, expected, actual);
 		return;
 	}
-	expect_jq("(.failures | length) == 1 and (.failures[0] | .interval == %llu and "
-		  ".tag == null and .expected == null and .found_by == \"device\" and "
-		  "(.note | test(\"tag and values unknown\")))", (unsigned long long)interval);
+	expect_jq_true("(.failures | length) == 1 and (.failures[0] | .interval == %llu and "
+		       ".tag == null and .expected == null and .found_by == \"device\" and "
+		       "(.note | test(\"tag and values unknown\")))", (unsigned long long)interval);
 }
 
 /*
@@ -492,9 +446,9 @@ static void test_dm_linear(void **state)
 	/* 16 MiB of the disk from sector 8192 (4 MiB) on. */
 	must("dmsetup create dio_lin --table '0 32768 linear %s 8192'", dn);
 	dioctl_expect(0, "query /dev/mapper/dio_lin -j");
-	expect_jq(".pi_tuple_size == 8 and .pi_type == 1 and .capacity == %llu", 16 * MiB);
+	expect_jq_true(".pi_tuple_size == 8 and .pi_type == 1 and .capacity == %llu", 16 * MiB);
 	/* A raw read needs a driver that skips its checks: dm is none. */
-	expect_jq("(.pi_caps | index(\"nocheck\")) == null");
+	expect_jq_true("(.pi_caps | index(\"nocheck\")) == null");
 	dioctl_expect(5, "read /dev/mapper/dio_lin -l 4K --raw");
 	pi_roundtrip("/dev/mapper/dio_lin", "2M", 31);
 
@@ -511,10 +465,10 @@ static void test_dm_linear(void **state)
 	/* On the disk, ref tags of the disk's own numbering. */
 	must("dmsetup remove dio_lin");
 	dioctl_expect(0, "tag get %s -L 8192 -n 3 -j", sd);
-	expect_jq("[.tags[].ref] == [\"0x00002000\", \"0x00002001\", \"0x00002002\"] or "
-		  "[.tags[].ref] == [\"0x2000\", \"0x2001\", \"0x2002\"]");
+	expect_jq_true("[.tags[].ref] == [\"0x00002000\", \"0x00002001\", \"0x00002002\"] or "
+		       "[.tags[].ref] == [\"0x2000\", \"0x2001\", \"0x2002\"]");
 	dioctl_expect(0, "scrub %s -r 4M:7M -j", sd);
-	expect_jq(".pi_failures == 0");
+	expect_jq_true(".pi_failures == 0");
 }
 
 /*
@@ -537,7 +491,8 @@ static void test_dm_linear_nvme(void **state)
 	devno(ns, dn, sizeof(dn));
 	must("dmsetup create dio_lin --table '0 32768 linear %s 8192'", dn);
 	dioctl_expect(0, "query /dev/mapper/dio_lin -j");
-	expect_jq(".pi_tuple_size == 8 and .pi_type == 1 and (.pi_caps | index(\"nocheck\")) == null");
+	expect_jq_true(".pi_tuple_size == 8 and .pi_type == 1 and "
+		       "(.pi_caps | index(\"nocheck\")) == null");
 	pi_roundtrip("/dev/mapper/dio_lin", "2M", 71);
 
 	/* Block 5 of the mapping, LBA 8197 of the namespace (QEMU: data first). */
@@ -554,15 +509,15 @@ static void test_dm_linear_nvme(void **state)
 
 	dioctl_expect(4, "scrub /dev/mapper/dio_lin -r 0:1M -j");
 	if (tl_kernel_at_least(6, 14))
-		expect_jq(".pi_failures == 1 and (.failures[0] | .interval == 5 and "
-			  ".tag == \"guard\" and .expected == \"%#x\" and .actual == \"%#x\")",
-			  now, stored);
+		expect_jq_true(".pi_failures == 1 and (.failures[0] | .interval == 5 and "
+			       ".tag == \"guard\" and .expected == \"%#x\" and .actual == \"%#x\")",
+			       now, stored);
 	else
-		expect_jq(".pi_failures == 1 and (.failures[0] | .interval == 5 and .tag == null "
-			  "and (.note | test(\"tag and values unknown\")))");
+		expect_jq_true(".pi_failures == 1 and (.failures[0] | .interval == 5 and "
+			       ".tag == null and (.note | test(\"tag and values unknown\")))");
 	dioctl_expect(0, "write /dev/mapper/dio_lin -l 64K --random 71 --pi");
 	dioctl_expect(0, "scrub /dev/mapper/dio_lin -r 0:1M -j");
-	expect_jq(".pi_failures == 0");
+	expect_jq_true(".pi_failures == 0");
 }
 
 /* scsi_debug with two hosts, one LUN behind both: its two disks. */
@@ -636,7 +591,7 @@ static void test_dm_multipath_reports(void **state)
 	two_paths(a, b);
 	mpath_create(a, b);
 	dioctl_expect(0, "query /dev/mapper/dio_mp -j");
-	expect_jq(".pi_tuple_size == 8 and .pi_type == 1");
+	expect_jq_true(".pi_tuple_size == 8 and .pi_type == 1");
 	pi_roundtrip("/dev/mapper/dio_mp", "4M", 41);
 
 	corrupt_sd(a, 7, &stored, &now);
@@ -647,7 +602,7 @@ static void test_dm_multipath_reports(void **state)
 	expect_dm_report(7, now, stored);
 	dioctl_expect(4, "scrub /dev/mapper/dio_mp -r 0:4M -j");
 	expect_dm_report(7, now, stored);
-	expect_jq(".pi_failures == 1");
+	expect_jq_true(".pi_failures == 1");
 	/* A PI error is the data's, not the path's: both paths stay, unfailed. */
 	assert_int_equal(mpath_paths("A", &fails), 2);
 	assert_int_equal(fails, 0);
@@ -709,25 +664,23 @@ static void test_dm_multipath_path_failure(void **state)
 	snprintf(path, sizeof(path), "/sys/block/%s/device/state", tl_basename(b));
 	assert_int_equal(tl_write_file(path, "offline\n"), 0);	/* the newline is required */
 	assert_int_equal(waitpid(pid, &st, 0), pid);
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		show(OUT);
-		show(ERR);
-	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		show_output();
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
-	expect_jq(".status == \"ok\" and .requests == 256 and (.failures | length) == 0");
+	expect_jq_true(".status == \"ok\" and .requests == 256 and (.failures | length) == 0");
 	/* The failed path is failed in dm's eyes, the other active. */
 	assert_int_equal(mpath_paths("A", &fails), 1);
 	assert_int_equal(mpath_paths("F", &fails), 1);
 	assert_true(fails >= 1);
 	assert_int_equal(tl_scsi_debug_ndelay(0), 0);
 	dioctl_expect(0, "read /dev/mapper/dio_mp -l 16M -v -j");
-	expect_jq(".verified == true and (.failures | length) == 0");
+	expect_jq_true(".verified == true and (.failures | length) == 0");
 	/* On the path that stayed, the LUN itself: all of it, PI included. */
 	must("dmsetup remove dio_mp");
 	must("echo running > /sys/block/%s/device/state", tl_basename(b));
 	dioctl_expect(0, "scrub %s -r 0:16M -j", a);
-	expect_jq(".pi_failures == 0 and .io_errors == 0");
+	expect_jq_true(".pi_failures == 0 and .io_errors == 0");
 }
 
 /* ---- layers that do not pass integrity on ---- */
@@ -741,7 +694,7 @@ static void expect_no_pi(const char *dev)
 	int ctx, fd, h;
 
 	dioctl_expect(0, "query %s -j", dev);
-	expect_jq(".pi_tuple_size == 0 and .pi_profile == null");
+	expect_jq_true(".pi_tuple_size == 0 and .pi_profile == null");
 	dioctl_expect(5, "write %s -l 64K --pi", dev);
 	dioctl_expect(0, "write %s -l 64K", dev);
 
@@ -854,7 +807,8 @@ static void test_md_raid1(void **state)
 		return;
 	}
 	dioctl_expect(0, "query /dev/md0 -j");
-	expect_jq(".pi_tuple_size == 8 and .pi_type == 1 and .pi_profile == \"T10-DIF-TYPE1-CRC\"");
+	expect_jq_true(".pi_tuple_size == 8 and .pi_type == 1 and "
+		       ".pi_profile == \"T10-DIF-TYPE1-CRC\"");
 	pi_roundtrip("/dev/md0", "2M", 61);
 
 	/* Block 5 of the array changed on @a behind its PI (QEMU: data first). */
@@ -862,12 +816,12 @@ static void test_md_raid1(void **state)
 	edit_file(img, off, buf, sizeof(buf), flip_byte);
 	/* The array answers from the good mirror and repairs the bad one. */
 	dioctl_expect(0, "read /dev/md0 -l 64K -v -j");
-	expect_jq(".verified == true and (.failures | length) == 0");
+	expect_jq_true(".verified == true and (.failures | length) == 0");
 	must("dmesg | grep -q 'md/raid1:md0: read error corrected'");
 	must("mdadm --stop /dev/md0");
 	dioctl_expect(0, "scrub %s -r %llu:%llu -j", a, (unsigned long long)(off - 5 * 512),
 		      (unsigned long long)(off - 5 * 512 + 64 * 1024));
-	expect_jq(".pi_failures == 0");
+	expect_jq_true(".pi_failures == 0");
 }
 
 /* md RAID5 does not pass integrity on: no PI through it. */
@@ -887,7 +841,6 @@ static void test_md_raid5_no_pi(void **state)
 
 int main(void)
 {
-	const char *b = getenv("DIO_BUILD");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_lio_fileio_type1, teardown_lio),
 		cmocka_unit_test_teardown(test_lio_fileio_type3, teardown_lio),
@@ -902,14 +855,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_md_raid5_no_pi, teardown_md),
 	};
 
-	snprintf(dioctl, sizeof(dioctl), "%s/tools/dioctl", b ? b : "build");
 	/* No udev in the guest: dmsetup makes the /dev/mapper nodes itself. */
 	setenv("DM_DISABLE_UDEV", "1", 1);
-	if (access(dioctl, X_OK)) {
-		fprintf(stderr, "no dioctl at %s\n", dioctl);
-		return 1;
-	}
-	if (tl_dio_load())
+	if (dioctl_run_init(NULL, 0) || tl_dio_load())
 		return 1;
 	return cmocka_run_group_tests_name("stacks", tests, NULL, NULL);
 }

@@ -5,9 +5,10 @@
   tests/vm/json-check.py [--schema FILE] [--require KIND,... | --every-kind] PATH...
 
 PATH: a file holding one document, or a directory of them (*.json); a
-directory's index.tsv ("FILE<TAB>EXIT<TAB>ARGS" a line, t_dioctl writes it
-in the guest) gives the exit status of the dioctl run that printed each
-one ("-": not known).  Each document is one test case: stdout held exactly
+directory's index.tsv ("FILE<TAB>EXIT<TAB>ARGS" a line, which
+tests/lib/dioctl_run.c writes in the guest for t_dioctl and t_repair)
+gives the exit status of the dioctl run that printed each one ("-": not
+known).  Each document is one test case: stdout held exactly
 one JSON document (no duplicate keys), it validates against the schema
 (tools/dioctl.schema.json, draft 2020-12), and its exit_code is the exit
 status dioctl had.  The schema's own validity is one more case, and with
