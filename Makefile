@@ -244,7 +244,7 @@ $(B)/bench/%: bench/%.c $(LIB_INTERNAL_A) tests/lib/uring_pi.h
 FIO_ENGINE	:= $(B)/fio/fio-dio_batch.so
 FIO_SRCS	:= $(wildcard fio/*.c)
 FIO_CPPFLAGS	= -D_LARGEFILE_SOURCE -D_FILE_OFFSET_BITS=64 -DFIO_INC_DEBUG
-.PHONY: fio-engine bench-fio fio-engine-suite
+.PHONY: fio-engine bench-fio fio-engine-suite bench-fio-pi
 fio-engine: $(FIO_ENGINE)
 $(B)/fio/fio-src: FORCE
 	@mkdir -p $(@D)
@@ -269,11 +269,16 @@ bench-fio:
 # in $(DIO_CACHE)/fio/SUITE; root and the network the first time), and
 # the engine is built in that root, by its gcc-14 against its libc and
 # that source, libdioctl's objects compiled in as always:
-# $(B)/fio-SUITE/fio/fio-dio_batch.so.
+# $(B)/fio-SUITE/fio/fio-dio_batch.so.  make bench-fio-pi boots the 7.3
+# guest on that root and runs the same PI job through fio's io_uring and
+# this engine (bench/run-fio-pi.sh; not a test).
 FIO_SUITE	?= forky
 fio-engine-suite:
 	@scripts/fio-src.sh --suite '$(FIO_SUITE)' --run make -C '$(CURDIR)' --no-print-directory \
 		CC=gcc-14 B='$(B)/fio-$(FIO_SUITE)' fio-engine
+bench-fio-pi:
+	@scripts/deps.sh --check || scripts/deps.sh
+	@FIO_SUITE='$(FIO_SUITE)' bench/run-fio-pi.sh
 
 deps:
 	scripts/deps.sh
