@@ -211,6 +211,9 @@ while [ $round -le "$REPS" ]; do
 	done
 	round=$((round + 1))
 done
+# Lost completions (the NVMe driver aborts a command after 30 s and resets
+# the controller after 60): the job they fall in ran long.
+dmesg | grep -E 'nvme.*(timeout|Abort status|reset)' | sed 's/^/bench-fio-pi: dmesg: /'
 if dmesg | grep -E 'BUG:|WARNING:|Oops|KASAN|refcount_t|list_add corruption|list_del corruption|general protection fault'; then
 	echo "bench-fio-pi: the kernel log has reports (above)"
 	rc=1
@@ -239,10 +242,13 @@ out=$B/bench/fio-pi-$(date +%Y%m%d-%H%M%S).txt
 	echo
 	grep -E '^(PASS|FAIL): ' "$res/guest.log"
 	echo
-	python3 - "$res/guest.log" <<'EOPY'
+	python3 - "$res/guest.log" "$FIO_RUNTIME" <<'EOPY'
 import statistics as st
 import sys
-rows, vrows = {}, []
+# A job that ran more than twice its runtime (a stall: lost completions)
+# is left out of the medians and ratios, and named.
+limit = 2000.0 * float(sys.argv[2])
+rows, vrows, stalled = {}, [], []
 for line in open(sys.argv[1], errors='replace'):
     f = line.split()
     if f and f[0] == 'VROW':
@@ -258,6 +264,9 @@ for line in open(sys.argv[1], errors='replace'):
         continue
     iops, p50, p99, usr, sys_, ios, rt, err = map(float, f[6:14])
     cpu = (usr + sys_) / 100.0 * rt * 1000.0 / ios if ios else 0.0   # us per I/O
+    if rt > limit:
+        stalled.append('round %s %s %s QD %d: ran %.1f s, %.0f IOPS' % (rnd, eng, rw, qd, rt / 1000, iops))
+        continue
     rows.setdefault((rw, qd), {}).setdefault(eng, {})[rnd] = (iops, cpu, p50 / 1000, p99 / 1000, int(err))
 def rng(v):
     return '%.2f (%.2f-%.2f)' % (st.median(v), min(v), max(v)) if v else '-'
@@ -285,6 +294,8 @@ for (rw, qd) in sorted(rows, key=lambda k: (k[1], k[0])):
     print()
 print('IOPS, cpu/io (microseconds of fio usr+sys CPU per I/O), p50/p99 (clat): medians over the rounds;')
 print('xIOPS, xCPU: the engine over io_uring in the same round, median and range over the rounds')
+for x in stalled:
+    print('left out, it stalled (more than twice the runtime): ' + x)
 if vrows:
     print()
     print('verify=crc32c with PI, 8 MiB of 4 KiB random writes at QD 32, then every block read back:')
@@ -296,6 +307,10 @@ if vrows:
             e, wi, ri, cpu, rel, '  ERROR %d' % err if err else ''))
 EOPY
 	grep '^bench-fio-pi: ' "$res/guest.log"
+	echo
+	echo "raw: ROW round engine rw qd batch IOPS clat-p50-ns clat-p99-ns usr% sys% ios runtime-ms error;"
+	echo "VROW engine write-IOPS read-IOPS writes reads usr% sys% runtime-ms error"
+	grep -E '^V?ROW ' "$res/guest.log"
 } >"$out"
 cat "$out"
 echo
