@@ -255,7 +255,7 @@ $(B)/bench/%: bench/%.c $(LIB_INTERNAL_A) tests/lib/uring_pi.h
 FIO_ENGINE	:= $(B)/fio/fio-dio_batch.so
 FIO_SRCS	:= $(wildcard fio/*.c)
 FIO_CPPFLAGS	= -D_LARGEFILE_SOURCE -D_FILE_OFFSET_BITS=64 -DFIO_INC_DEBUG
-.PHONY: fio-engine bench-fio
+.PHONY: fio-engine bench-fio fio-engine-suite bench-fio-pi
 fio-engine: $(FIO_ENGINE)
 $(B)/fio/fio-src: FORCE
 	@mkdir -p $(@D)
@@ -272,6 +272,24 @@ bench-fio:
 	@scripts/deps.sh --check || scripts/deps.sh
 	@$(MAKE) --no-print-directory userspace
 	@bench/run-fio.sh
+
+# The engine for the fio of another Debian suite (FIO_SUITE, default forky:
+# fio 3.41, whose io_uring engine drives the kernel's own user PI), for the
+# 7.3 guest: scripts/fio-src.sh --suite makes a root of its own from the
+# 7.3 chroot with that fio installed and its source configured (once,
+# in $(DIO_CACHE)/fio/SUITE; root and the network the first time), and
+# the engine is built in that root, by its gcc-14 against its libc and
+# that source, libdioctl's objects compiled in as always:
+# $(B)/fio-SUITE/fio/fio-dio_batch.so.  make bench-fio-pi boots the 7.3
+# guest on that root and runs the same PI job through fio's io_uring and
+# this engine (bench/run-fio-pi.sh; not a test).
+FIO_SUITE	?= forky
+fio-engine-suite:
+	@scripts/fio-src.sh --suite '$(FIO_SUITE)' --run make -C '$(CURDIR)' --no-print-directory \
+		CC=gcc-14 B='$(B)/fio-$(FIO_SUITE)' fio-engine
+bench-fio-pi:
+	@scripts/deps.sh --check || scripts/deps.sh
+	@FIO_SUITE='$(FIO_SUITE)' bench/run-fio-pi.sh
 
 deps:
 	scripts/deps.sh

@@ -55,21 +55,28 @@ host_debian_source() {
 	die "no $suite source found in /etc/apt/sources.list{,.d/*.sources,.d/*.list}"
 }
 
-# debian_source_enable PACKAGE VERSION: make "apt-get source
-# PACKAGE=VERSION" work (root): the running system's main archive (its
-# suite and SUITE-updates) as a deb-src entry in
+# debian_source_enable PACKAGE VERSION [SUITE]: make "apt-get source
+# PACKAGE=VERSION" work (root): the main archive of SUITE (default: the
+# running system's) and of SUITE-updates where apt has a deb entry for it
+# (testing and unstable have none) as a deb-src entry in
 # /etc/apt/sources.list.d/dio_batch-src.sources, written and apt-get
 # updated when the entry is not that one or the version is not known.
-# Status 1 when the host's source cannot be found.
+# Status 1 when no deb entry for SUITE can be found.
 debian_source_enable() {
-	local pkg=$1 ver=$2 suite src uris signed want
+	local pkg=$1 ver=$2 suite=${3:-} src uris signed want suites
 	local list=/etc/apt/sources.list.d/dio_batch-src.sources
 
-	suite=$(host_suite)
+	[ -n "$suite" ] || suite=$(host_suite)
 	src=$(host_debian_source "$suite") || return 1
 	uris=$(sed -n 1p <<<"$src") signed=$(sed -n 2p <<<"$src")
-	want=$(printf 'Types: deb-src\nURIs: %s\nSuites: %s %s-updates\nComponents: main\n%s' \
-		"$uris" "$suite" "$suite" "${signed:+Signed-By: $signed
+	suites=$suite
+	# (die, the caller's, ends host_debian_source's search there: the
+	# subshell keeps it from ending the caller.)
+	if (die() { return 1; } && host_debian_source "$suite-updates") >/dev/null 2>&1; then
+		suites="$suite $suite-updates"
+	fi
+	want=$(printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\n%s' \
+		"$uris" "$suites" "${signed:+Signed-By: $signed
 }")
 	if [ "$(cat "$list" 2>/dev/null)" != "$want" ] ||
 		! apt-cache showsrc "$pkg" 2>/dev/null | grep -q "^Version: $ver\$"; then
