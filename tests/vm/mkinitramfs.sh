@@ -11,7 +11,7 @@ busybox=$(command -v busybox || echo /bin/busybox)
 	{ echo "mkinitramfs: need a static busybox (busybox-static)" >&2; exit 1; }
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"; [ -z "${tmp:-}" ] || rm -f "$tmp"' EXIT
 mkdir -p "$work"/{bin,dev,proc,sys,newroot,mods}
 cp "$busybox" "$work/bin/busybox"
 for a in sh mount umount insmod mkdir cat echo sleep poweroff reboot chroot ls switch_root dmesg; do
@@ -57,5 +57,11 @@ for p in "${order[@]}"; do
 	esac
 	echo "$b" >>"$work/mods/order"
 done
-(cd "$work" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out.tmp"
-mv "$out.tmp" "$out"
+# A temporary file of this build's own, then renamed: two guests of one
+# kernel may build its initramfs at once (the 7.3 lane and the trixie
+# package check, the debug kernel's two parts), and neither may boot the
+# other's half-written file.
+tmp=$(mktemp "$out.XXXXXX")
+(cd "$work" && find . | cpio -o -H newc --quiet) | gzip -1 >"$tmp"
+chmod 644 "$tmp"
+mv "$tmp" "$out"
