@@ -6,6 +6,10 @@
 #                                   KCMDLINE_EXTRA (shell); never installs, fails
 #                                   with a hint when FLAVOUR is not prepared
 #   kernel.sh build-module FLAVOUR OUTDIR   build module/ for it into OUTDIR
+#   kernel.sh prepare-deb 7.3       prepare 7.3 and the layer over its chroot that
+#                                   deb-check.sh trixie builds and installs the
+#                                   packages on; print DEB_LOWER (shell: the
+#                                   overlayfs lower directories of that root)
 # FLAVOUR:
 #   6.1    Debian 12's stock kernel (linux-image-amd64)
 #   6.12   bookworm-backports' kernel, installed on the host (the suite is
@@ -225,6 +229,77 @@ prepare_73() {
 	KVER=$(newest_installed "$root73" 7.3) || die "7.3: $pkg did not install a complete kernel in $root73"
 }
 
+# --- the Debian packages on trixie: a layer over the 7.3 chroot -------------
+# tests/vm/deb-check.sh trixie builds dio-batch's packages in trixie,
+# installs them there and boots 7.3 from that root.  What it needs beyond
+# the chroot is installed once into an overlayfs upper directory over the
+# chroot, $cache/trixie-deb/layer, never into the chroot itself, which the
+# 7.3 lane builds modules in and boots its kernel from meanwhile: the
+# check mounts throwaway overlays with the layer and the chroot as their
+# lower directories (DEB_LOWER, printed by prepare-deb).  An overlay's
+# lower layers must not change under its upper one, so the layer is keyed
+# on the chroot's dpkg database (a chroot installed again gets a new
+# layer), debian/control and the list below, and its stamp is written
+# last: an interrupted build is made again from nothing, never used.
+deb73=$cache/trixie-deb
+# debian/control's Build-Depends (read from it) and build-essential, which
+# dpkg-buildpackage requires; lintian (scripts/mkdeb.sh); pkgconf (the
+# examples); what the packages depend on, so that apt-get install ./*.deb
+# finds it there and downloads nothing.
+# Not trixie's own kernel's headers (linux-headers-amd64, 6.12), so DKMS
+# builds for 7.3 alone: trixie's headers packages depend on their image,
+# 125 MB to download and about 300 MB unpacked, once, and DKMS's build
+# for 6.12 made every install of the packages 23 s of CPU longer (49 s
+# against 26; measured 2026-12-07, where it built 6.12.117+deb13 cleanly),
+# a fifth of the whole check's CPU, which make check's 45 minutes on a new
+# machine have no room for.
+deb73_pkgs=(build-essential lintian pkgconf dkms adduser)
+deb73_build_depends() { # Build-Depends of debian/control, continuation lines joined
+	awk '/^Build-Depends:/ { f = 1; sub(/^Build-Depends:[ \t]*/, ""); printf "%s", $0; next }
+		f && /^[ \t]/ { printf " %s", $0; next } { f = 0 }' "$top/debian/control" | tr -s ' \t' ' '
+}
+deb73_key() {
+	{ cat "$root73/var/lib/dpkg/status" "$top/debian/control"; echo "${deb73_pkgs[*]}"; } | sha256sum | cut -c1-12
+}
+layer73() { # COMMAND...: run as chroot73 does, in the chroot under the layer (writable)
+	# redirect_dir and metacopy off: the layer must be an upper directory
+	# any later overlay reads as a plain lower one.
+	# shellcheck disable=SC2016
+	unshare --mount --propagation private -- sh -c '
+		mount -t overlay overlay -o "redirect_dir=off,metacopy=off,lowerdir=$0,upperdir=$1/layer,workdir=$1/work" "$1/mnt" &&
+			mount -t proc proc "$1/mnt/proc" || exit 1
+		r=$1/mnt
+		shift
+		exec chroot "$r" "$@"' "$root73" "$deb73" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+}
+prepare_deb73() {
+	local key t0 bd
+	key=$(deb73_key)
+	if [ -d "$deb73/layer" ] && [ "$(cat "$deb73/stamp" 2>/dev/null)" = "$key" ]; then
+		log "7.3: the packages' layer is ready ($deb73, key $key)"
+		return 0
+	fi
+	t0=$SECONDS
+	bd=$(deb73_build_depends)
+	[ -n "$bd" ] || die "no Build-Depends in $top/debian/control"
+	log "7.3: installing the packages' needs into $deb73/layer: $bd, ${deb73_pkgs[*]}"
+	rm -rf "${deb73:?}"
+	mkdir -p "$deb73/layer" "$deb73/work" "$deb73/mnt"
+	# apt-get update only when the chroot's lists are too old to install
+	# from (a package the mirror no longer has).  dpkg without an fsync
+	# per file (a layer without its stamp is made again from nothing): one
+	# sync before the stamp.
+	local apt=(apt-get -y -q -o Dpkg::Options::=--force-unsafe-io satisfy "$bd" "${deb73_pkgs[@]}")
+	layer73 "${apt[@]}" >&2 || { layer73 apt-get -q update >&2 && layer73 "${apt[@]}" >&2; } ||
+		die "7.3: the packages' layer could not be installed"
+	layer73 apt-get -q clean >&2
+	rm -rf "${deb73:?}/work" "${deb73:?}/mnt"
+	sync
+	echo "$key" >"$deb73/stamp"
+	log "7.3: the packages' layer took $((SECONDS - t0)) s ($(du -sh "$deb73/layer" | cut -f1))"
+}
+
 # --- debug, kcsan: Debian's 6.1 source with tests/vm/guest.config + FLAVOUR.config
 # and the fixes in tests/vm/linux-6.1-patches/*.patch (upstream fixes after
 # 6.1 that the guests need; each patch says which and why).
@@ -436,6 +511,20 @@ main() {
 		env_of "$flavour"
 		log "flavour $flavour ready: $KVER"
 		;;
+	prepare-deb)
+		# The packages' trixie root (deb-check.sh trixie): the 7.3 chroot
+		# and the layer over it, made under the 7.3 lock, so that neither
+		# is changed while the other is made.
+		[ "$flavour" = 7.3 ] || die "prepare-deb: only 7.3 (trixie) has a packages' layer"
+		[ "$(id -u)" = 0 ] || die "prepare-deb needs root (apt, chroot)"
+		mkdir -p "$cache"
+		exec 9>"$cache/.prepare-7.3.lock"
+		flock 9
+		prepare_73
+		prepare_deb73
+		env_of 7.3
+		printf 'DEB_LOWER=%q\n' "$deb73/layer:$root73"
+		;;
 	env)
 		env_of "$flavour"
 		log "flavour $flavour = $KVER"
@@ -484,7 +573,7 @@ main() {
 		cp "$out/src/module/dio_batch.ko" "$out/"
 		;;
 	*)
-		echo "usage: kernel.sh prepare|env|build-module FLAVOUR [OUTDIR]" >&2
+		echo "usage: kernel.sh prepare|prepare-deb|env|build-module FLAVOUR [OUTDIR]" >&2
 		exit 2
 		;;
 	esac
