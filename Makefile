@@ -12,6 +12,8 @@
 #   make bench-isal    pi_bench's guards at 512 bytes and 4 KiB against trixie's
 #                      ISA-L 2.31 (CRC-64/NVME), fetched once into DIO_CACHE
 #   make check-debug   the guest suite on the debug kernel; prints the module's coverage
+#   make check-deb     the Debian packages built, installed and booted on bookworm
+#                      (SUITE=trixie, or make check-deb-trixie: on trixie, with 7.3)
 #   make check-kcsan   the stress and fuzz programs on the KCSAN+UBSAN kernel
 #   make fuzz DURATION=3600  the coverage-guided ioctl fuzzer, corpus kept between runs
 #   make flakes LANES="debug 6.1" RUNS=3 LOAD=2  lanes run again and again: a table of failures
@@ -126,7 +128,7 @@ UNIT_LIBS	?= $(TEST_LIBS)
 BENCH_LIBS	?= -luring -laio -lpthread
 
 .PHONY: all module userspace lib tools tests bench examples man bench-guest bench-counts bench-icount bench-isal deps check check-debug \
-	check-unit check-static check-arm64 check-cross bench-arm64 check-dkms check-deb check-kcsan fuzz flakes boot-loop dkms-install deb demo \
+	check-unit check-static check-arm64 check-cross bench-arm64 check-dkms check-deb check-deb-trixie check-kcsan fuzz flakes boot-loop dkms-install deb demo \
 	install uninstall clean FORCE
 .DELETE_ON_ERROR:
 # The test helpers are kept between builds (make would delete them as
@@ -362,10 +364,15 @@ fuzz: userspace
 	@DURATION="$(DURATION)" tests/vm/fuzz.sh || true
 	@tests/summary.sh $(B)/results
 
+# The Debian packages' check (tests/vm/deb-check.sh) alone, on SUITE:
+# bookworm (the default) or trixie.
 check-deb: userspace
 	@rm -rf $(B)/results && mkdir -p $(B)/results
-	@tests/vm/deb-check.sh || true
+	@tests/vm/deb-check.sh $(or $(SUITE),bookworm) || true
 	@tests/summary.sh $(B)/results
+
+check-deb-trixie:
+	@$(MAKE) --no-print-directory check-deb SUITE=trixie
 
 check-dkms: userspace
 	@rm -rf $(B)/results && mkdir -p $(B)/results

@@ -2,31 +2,52 @@
 # Build the Debian packages from the work tree, as a packager would:
 # dpkg-buildpackage -us -uc -b in a copy of the tracked (and new, not
 # ignored) files, then lintian, which must find no error.
-#   scripts/mkdeb.sh [OUTDIR]    (default build/deb; the .debs land there)
+#   scripts/mkdeb.sh [--root DIR] [OUTDIR]    (default build/deb; the .debs land there)
+# --root DIR: build and run lintian in the Debian root DIR instead (chroot,
+# the copy in its /build; the caller mounts its /proc and /dev):
+# tests/vm/deb-check.sh trixie builds on Debian 13 so.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+root=
+if [ "${1:-}" = --root ]; then
+	root=$(cd "${2:?mkdeb: --root needs a directory}" && pwd)
+	shift 2
+fi
 out=${1:-$top/build/deb}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 ver=$("$top/scripts/version.sh" --full)
-src=$out/dio-batch-$ver
+# Where the build happens: $work as the host sees it, $in as the build does.
+if [ -n "$root" ]; then
+	in=/build work=$root/build
+	inroot() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 "$@"; }
+else
+	in=$out work=$out
+	inroot() { "$@"; }
+fi
+src=dio-batch-$ver
 
-rm -rf "$src" "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes
-mkdir -p "$src"
+rm -rf "${work:?}/$src" "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes
+mkdir -p "$work/$src"
 (cd "$top" && git ls-files -co --exclude-standard -z | grep -zv '^build/' |
-	xargs -0 cp --parents -t "$src")
-(cd "$src" && dpkg-buildpackage -us -uc -b >"$out/build.log" 2>&1) || {
+	xargs -0 cp --parents -t "$work/$src")
+# shellcheck disable=SC2016  # $1 is the inner shell's
+inroot sh -c 'cd "$1" && dpkg-buildpackage -us -uc -b' sh "$in/$src" >"$out/build.log" 2>&1 || {
 	tail -n 40 "$out/build.log" >&2
 	echo "mkdeb: dpkg-buildpackage failed (all of it: $out/build.log)" >&2
 	exit 1
 }
-changes=$(ls "$out"/dio-batch_"$ver"_*.changes)
+changes=$(cd "$work" && ls dio-batch_"$ver"_*.changes)
 # --fail-on error: warnings are listed, errors fail.  Run as root here;
 # lintian says so and goes on.
-lintian --fail-on error --tag-display-limit 0 "$changes" >"$out/lintian.log" 2>&1 || {
+inroot lintian --fail-on error --tag-display-limit 0 "$in/$changes" >"$out/lintian.log" 2>&1 || {
 	cat "$out/lintian.log" >&2
 	echo "mkdeb: lintian reports errors" >&2
 	exit 1
 }
 cat "$out/lintian.log"
+if [ -n "$root" ]; then
+	# The .changes names the .debs and .buildinfo beside it.
+	(cd "$work" && mv ./*.deb ./*.buildinfo ./*.changes "$out/")
+fi
 ls "$out"/*.deb

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The guest suite on every kernel in KERNELS, then (DKMS_CHECK=1) the DKMS
-# check, (DEB_CHECK=1) the Debian packages' check and (ANYWHERE_CHECK=1)
+# check, (DEB_CHECK=1) the Debian packages' check on bookworm and on
+# trixie and (ANYWHERE_CHECK=1)
 # make demo and make userspace from a checkout at an awkward path
 # (anywhere-check.sh), in CHECK_LANES lanes
 # (two on two cores) that take jobs from one queue.  Guests spend much of
@@ -28,7 +29,10 @@ rm -f "$out"/.running-* "$out/over-budget.out" "$out/budget.counts"
 
 # The jobs.  First the stock kernels (longest first) and the DKMS, package
 # and checkout-anywhere checks as one job (they share the host's DKMS and
-# /lib/modules, so never side by side); last the kernels built from source
+# /lib/modules, so never side by side), then the trixie package check, a
+# job of its own (deb-trixie: it shares neither, and reads the trixie
+# chroot, which the 7.3 job ahead of it prepares on a new machine; were it
+# first, its lane would wait on kernel.sh's lock); last the kernels built from source
 # (debug, kcsan), whose build (tests/vm/kernel.sh, niced) make check starts
 # at once and which takes the cores the guests leave idle until the other
 # jobs are done.  The debug kernel's programs run in DEBUG_PARTS guests
@@ -51,6 +55,7 @@ pkgjob=
 [ "$DEB_CHECK" = 1 ] && pkgjob="${pkgjob:+$pkgjob }deb"
 [ "$ANYWHERE_CHECK" = 1 ] && pkgjob="${pkgjob:+$pkgjob }anywhere"
 [ -n "$pkgjob" ] && echo "$pkgjob" >>"$queue"
+[ "$DEB_CHECK" = 1 ] && echo deb-trixie >>"$queue"
 for k in $KERNELS; do
 	case $k in
 	debug)
@@ -99,6 +104,7 @@ lane() {
 			case $k in
 			dkms) cmd=("$here/dkms-check.sh") ;;
 			deb) cmd=("$here/deb-check.sh") ;;
+			deb-trixie) cmd=("$here/deb-check.sh" trixie) ;;
 			anywhere) cmd=("$here/anywhere-check.sh") ;;
 			debug@*) cmd=(env "DIO_PART=${k#debug@}/$DEBUG_PARTS" "$here/check.sh" debug) ;;
 			*) cmd=("$here/check.sh" "$k") ;;
@@ -182,7 +188,7 @@ fi
 for job in "${jobs[@]}"; do
 	for k in $job; do
 		case $k in
-		dkms | deb | anywhere) ;;
+		dkms | deb | deb-trixie | anywhere) ;;
 		debug@*) k=debug-p${k#debug@} ;;
 		*) k=$k${TESTS:+-$(echo "$TESTS" | tr ' ' '_')} ;;
 		esac

@@ -1,29 +1,57 @@
 #!/usr/bin/env bash
-# The Debian packages as a user gets them.  Builds them (scripts/mkdeb.sh:
-# dpkg-buildpackage and lintian), installs them with dpkg into a throwaway
-# root (the host's root under an overlay, in a private mount namespace:
-# nothing reaches the host), with a fake unsupported kernel's headers
-# package installed before them and another after them (Debian 12's dkms
-# 3.0.10 used to fail such a kernel package's postinst), builds the
-# examples there with pkg-config, then boots the 6.1 guest on that root:
-# systemd-modules-load loads the module DKMS built, udev gives
-# /dev/dio_batch to the dio_batch group (tests/vm/deb-guest.sh), and the
-# examples run against a DIF disk as a user in the group, and fail for one
-# who is not.  Then the same root boots again with systemd as init, where
-# the scrub timer enabled on the guest's disk runs by itself
-# (tests/vm/deb-systemd.sh).  dioctl must be linked with the packaged libdioctl.so.1 and
-# its package depend on libdioctl1.  Last, dpkg --purge leaves nothing
-# behind.
-# Records build/results/deb.counts ("passed failed").
-#   deb-check.sh
+# The Debian packages as a user gets them, on Debian 12 (bookworm, the
+# host) or Debian 13 (trixie).  Builds them (scripts/mkdeb.sh:
+# dpkg-buildpackage and lintian), installs them into a throwaway root (an
+# overlay, in a private mount namespace: nothing reaches the host or the
+# cache), with a fake unsupported kernel's headers package installed
+# before them and another after them (Debian 12's dkms 3.0.10 used to fail
+# such a kernel package's postinst), builds the examples there with
+# pkg-config, then boots a guest on that root: systemd-modules-load loads
+# the module DKMS built, udev gives /dev/dio_batch to the dio_batch group
+# (tests/vm/deb-guest.sh), and the examples run against a DIF disk as a
+# user in the group, and fail for one who is not.  Then the same root
+# boots again with systemd as init, where the scrub timer enabled on the
+# guest's disk runs by itself (tests/vm/deb-systemd.sh; on trixie with
+# DEB_SYSTEMD_BOOT=1, below).  dioctl must be
+# linked with the packaged libdioctl.so.1 and its package depend on
+# libdioctl1.  Last, purging the packages leaves nothing behind.
+#   bookworm  built on the host, installed with dpkg -i into the host's
+#             root under an overlay, DKMS builds for 6.1 (and 6.12),
+#             the 6.1 guests; purged with dpkg --purge
+#   trixie    built in an overlay of the 7.3 chroot and the layer
+#             kernel.sh prepare-deb 7.3 keeps over it (build dependencies,
+#             lintian), installed with apt-get install ./*.deb into
+#             another, DKMS builds for 7.3, the 7.3 guest; purged with
+#             apt-get purge
+# Records build/results/deb.counts (bookworm) or deb-trixie.counts
+# ("passed failed").
+#   deb-check.sh [bookworm|trixie]      (default bookworm)
 # The check functions below run through check(): shellcheck cannot see it.
 # shellcheck disable=SC2317
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 B=$top/build
-out=$B/vm/deb
-counts=$B/results/deb.counts
+suite=${1:-bookworm}
+case $suite in
+bookworm) tag=deb flavour=6.1 ;;
+trixie) tag=deb-trixie flavour=7.3 ;;
+*)
+	echo "usage: deb-check.sh [bookworm|trixie]" >&2
+	exit 2
+	;;
+esac
+# The second boot, with systemd as init (below): on bookworm; on trixie
+# only when asked for (DEB_SYSTEMD_BOOT=1).  It passed there too (13 cases,
+# 2026-12-07), but it is the costliest part of the trixie check, 56 s and
+# 55 to 70 s of QEMU's CPU where the rest takes about 100 s and 107 s of
+# CPU, which make check's 45 minutes on a new machine have no room for;
+# the issue asks trixie's check for the packages, DKMS, the 7.3 boot and
+# the examples, and deb-guest.sh checks the scrub's units there with
+# trixie's systemd-analyze.
+: "${DEB_SYSTEMD_BOOT:=$([ "$suite" = bookworm ] && echo 1 || echo 0)}"
+out=$B/vm/$tag
+counts=$B/results/$tag.counts
 mkdir -p "$B/results"
 
 # Everything below runs in its own mount namespace: the overlay and the
@@ -47,12 +75,59 @@ fail_setup() {
 }
 
 rm -rf "$out" && mkdir -p "$out"
-"$here/kernel.sh" prepare 6.1 >"$out/kernel.log" 2>&1 || fail_setup "kernel 6.1 not available"
-eval "$("$here/kernel.sh" env 6.1)"
+# The roots' lower directories: the host's root, or the trixie chroot and
+# its packages' layer (DEB_LOWER).
+if [ "$suite" = bookworm ]; then
+	"$here/kernel.sh" prepare 6.1 >"$out/kernel.log" 2>&1 || fail_setup "kernel 6.1 not available"
+	lower=/
+else
+	debenv=$("$here/kernel.sh" prepare-deb 7.3 2>"$out/kernel.log") ||
+		fail_setup "the trixie root (kernel.sh prepare-deb 7.3: $out/kernel.log)"
+	eval "$debenv"
+	lower=$DEB_LOWER
+fi
+eval "$("$here/kernel.sh" env "$flavour")"
+
+# overlay_root DIR: a throwaway root at DIR, the lower directories under a
+# tmpfs; chroot_mounts DIR: its /proc, /sys, /dev, /tmp, and the checkout
+# at its own path (under the chroot's own /tmp, or not in a trixie root at
+# all: the examples are built from it there).
+overlay_root() {
+	local r=$1
+	mkdir -p "$r.ovl" "$r" || return 1
+	mount -t tmpfs -o size=4g tmpfs "$r.ovl" || return 1
+	mkdir -p "$r.ovl/upper" "$r.ovl/work"
+	mount -t overlay overlay -o "lowerdir=$lower,upperdir=$r.ovl/upper,workdir=$r.ovl/work" "$r"
+}
+chroot_mounts() {
+	local r=$1
+	mount -t proc proc "$r/proc" && mount --rbind /sys "$r/sys" &&
+		mount --rbind /dev "$r/dev" && mount -t tmpfs tmpfs "$r/tmp" || return 1
+	case $top in
+	/tmp/*) mkdir -p "$r$top" && mount --bind "$top" "$r$top" ;;
+	*) [ -e "$r$top" ] || { mkdir -p "$r$top" && mount --bind "$top" "$r$top"; } ;;
+	esac
+}
+chroot_umounts() {
+	local r=$1
+	umount -R "$r/proc" "$r/sys" "$r/dev" "$r/tmp" 2>/dev/null
+	! mountpoint -q "$r$top" || umount "$r$top"
+}
 
 # --- the packages -----------------------------------------------------------
-check "packages build (dpkg-buildpackage -b) and lintian finds no error" \
-	"$top/scripts/mkdeb.sh" "$out/debs"
+if [ "$suite" = bookworm ]; then
+	check "packages build (dpkg-buildpackage -b) and lintian finds no error" \
+		"$top/scripts/mkdeb.sh" "$out/debs"
+else
+	# In a root of their own, thrown away after: the one they are
+	# installed into has none of the build's files.
+	{ overlay_root "$out/build" && chroot_mounts "$out/build"; } ||
+		fail_setup "the trixie build root"
+	check "packages build in trixie (dpkg-buildpackage -b) and trixie's lintian finds no error" \
+		"$top/scripts/mkdeb.sh" --root "$out/build" "$out/debs"
+	chroot_umounts "$out/build"
+	umount "$out/build" "$out/build.ovl"
+fi
 debs=()
 for p in dio-batch-dkms libdioctl1 libdioctl-dev dioctl; do
 	f=$(find "$out/debs" -maxdepth 1 -name "${p}_*.deb" | head -n 1)
@@ -90,26 +165,24 @@ EOF
 fake66=$(fake_headers 6.6.0-fake) || fail_setup "fake kernel headers package 6.6"
 fake67=$(fake_headers 6.7.0-fake) || fail_setup "fake kernel headers package 6.7"
 
-# --- a throwaway root: the host's, under an overlay --------------------------
+# --- a throwaway root: the host's or the trixie chroot, under an overlay ----
 root=$out/root
-mkdir -p "$out/ovl" "$root"
-mount -t tmpfs -o size=4g tmpfs "$out/ovl" || fail_setup "tmpfs for the overlay"
-mkdir -p "$out/ovl/upper" "$out/ovl/work"
-mount -t overlay overlay -o "lowerdir=/,upperdir=$out/ovl/upper,workdir=$out/ovl/work" "$root" ||
-	fail_setup "overlay over /"
-# A checkout under /tmp would be hidden by the chroot's own /tmp: it is
-# given back its path there (the examples are built from it in the root).
-chroot_mounts() {
-	mount -t proc proc "$root/proc" && mount --rbind /sys "$root/sys" &&
-		mount --rbind /dev "$root/dev" && mount -t tmpfs tmpfs "$root/tmp" || return 1
-	case $top in
-	/tmp/*) mkdir -p "$root$top" && mount --bind "$top" "$root$top" ;;
-	esac
-}
-chroot_mounts || fail_setup "the chroot's /proc, /sys, /dev, /tmp"
+overlay_root "$root" || fail_setup "overlay over $lower"
+chroot_mounts "$root" || fail_setup "the chroot's /proc, /sys, /dev, /tmp"
 mkdir -p "$root/tmp/debs"
 cp "${debs[@]}" "$fake66" "$fake67" "$root/tmp/debs/"
 inroot() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 "$@"; }
+# How the suite's users install and purge: dpkg on bookworm (as the check
+# always has), apt on trixie (what its users type).
+if [ "$suite" = bookworm ]; then
+	install_how="dpkg -i" purge_how="dpkg --purge"
+	pkg_install() { inroot dpkg -i "$@"; }
+	pkg_purge() { inroot dpkg --purge "$@"; }
+else
+	install_how="apt-get install ./*.deb" purge_how="apt-get purge"
+	pkg_install() { inroot env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"; }
+	pkg_purge() { inroot env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "$@"; }
+fi
 
 # The host must not have the packages already: the test is a first install.
 if inroot dpkg-query -W dio-batch-dkms >/dev/null 2>&1 || inroot getent group dio_batch >/dev/null ||
@@ -118,17 +191,17 @@ if inroot dpkg-query -W dio-batch-dkms >/dev/null 2>&1 || inroot getent group di
 fi
 
 check "a kernel with unsupported headers (6.6) installs before dio-batch" \
-	inroot dpkg -i "/tmp/debs/${fake66##*/}"
+	pkg_install "/tmp/debs/${fake66##*/}"
 indebs=()
 for f in "${debs[@]}"; do indebs+=("/tmp/debs/${f##*/}"); done
-check "dio-batch's four packages install (dpkg -i)" inroot dpkg -i "${indebs[@]}"
+check "dio-batch's four packages install ($install_how)" pkg_install "${indebs[@]}"
 check "DKMS built and installed the module for $KVER" \
 	test -e "$root/lib/modules/$KVER/updates/dkms/dio_batch.ko" -o \
 	-e "$root/lib/modules/$KVER/updates/dkms/dio_batch.ko.xz"
 none_for_66() { ! ls "$root"/lib/modules/6.6.0-fake/updates/dkms/dio_batch.ko* 2>/dev/null; }
 check "nothing was built for the unsupported 6.6" none_for_66
 check "a kernel with unsupported headers (6.7) installs after dio-batch" \
-	inroot dpkg -i "/tmp/debs/${fake67##*/}"
+	pkg_install "/tmp/debs/${fake67##*/}"
 check "the kernel hook for 6.7 alone succeeds (/etc/kernel/postinst.d/dkms)" \
 	inroot /etc/kernel/postinst.d/dkms 6.7.0-fake
 group_is_system() {
@@ -197,7 +270,7 @@ version_right() { inroot dioctl --version | grep -F "$(inroot dpkg-query -W -f='
 check "dioctl --version names the package's version" version_right
 
 # --- the guest, on that root ------------------------------------------------
-umount -R "$root/proc" "$root/sys" "$root/dev" "$root/tmp" 2>/dev/null
+chroot_umounts "$root"
 res=$out/guest
 mkdir -p "$res"
 cat >"$res/guest.sh" <<EOS
@@ -205,7 +278,7 @@ export KVER='$KVER'
 exec sh '$here/deb-guest.sh'
 EOS
 # A hang guard, five times the guest's time in make check (run.sh).
-VM_ROOT=$root VM_TIMEOUT=1200 "$here/run.sh" 6.1 "$res"
+VM_ROOT=$root VM_TIMEOUT=1200 "$here/run.sh" "$flavour" "$res"
 rc=$?
 if [ -s "$res/guest.log" ]; then
 	sed 's/^/guest: /' "$res/guest.log"
@@ -284,28 +357,30 @@ Wants=dio-batch-check-disk.service dio-batch-check.service
 After=basic.target
 EOF
 }
-check "the root set up for a systemd boot: $sd_unit.timer enabled (systemctl enable), last run two months ago" \
-	systemd_root
-sd_res=$out/guest-systemd
-mkdir -p "$sd_res"
-echo /lib/systemd/systemd >"$sd_res/.init"
-VM_ROOT=$root VM_TIMEOUT=900 VM_CMDLINE=systemd.unit=dio-batch-check.target "$here/run.sh" 6.1 "$sd_res"
-rc=$?
-[ ! -s "$sd_res/guest.log" ] || sed 's/^/guest (systemd): /' "$sd_res/guest.log"
-if [ -s "$sd_res/counts" ]; then
-	read -r p f <"$sd_res/counts"
-	pass=$((pass + p)) fail=$((fail + f))
-else
-	not_ok "the systemd guest ran its checks (status $rc)"
-	tail -n 40 "$sd_res/console.log" | sed 's/^/# /'
+if [ "$DEB_SYSTEMD_BOOT" = 1 ]; then
+	check "the root set up for a systemd boot: $sd_unit.timer enabled (systemctl enable), last run two months ago" \
+		systemd_root
+	sd_res=$out/guest-systemd
+	mkdir -p "$sd_res"
+	echo /lib/systemd/systemd >"$sd_res/.init"
+	VM_ROOT=$root VM_TIMEOUT=900 VM_CMDLINE=systemd.unit=dio-batch-check.target "$here/run.sh" "$flavour" "$sd_res"
+	rc=$?
+	[ ! -s "$sd_res/guest.log" ] || sed 's/^/guest (systemd): /' "$sd_res/guest.log"
+	if [ -s "$sd_res/counts" ]; then
+		read -r p f <"$sd_res/counts"
+		pass=$((pass + p)) fail=$((fail + f))
+	else
+		not_ok "the systemd guest ran its checks (status $rc)"
+		tail -n 40 "$sd_res/console.log" | sed 's/^/# /'
+	fi
+	sd_log_clean() { ! grep -E "$bad" "$sd_res/console.log" "$sd_res/dmesg.txt"; }
+	check "guest kernel log clean (systemd boot)" sd_log_clean
 fi
-sd_log_clean() { ! grep -E "$bad" "$sd_res/console.log" "$sd_res/dmesg.txt"; }
-check "guest kernel log clean (systemd boot)" sd_log_clean
 
 # --- removal ----------------------------------------------------------------
-chroot_mounts || fail_setup "the chroot's mounts, again"
-check "dpkg --purge removes the packages and the fake kernels" \
-	inroot dpkg --purge dio-batch-dkms dioctl libdioctl-dev libdioctl1 \
+chroot_mounts "$root" || fail_setup "the chroot's mounts, again"
+check "$purge_how removes the packages and the fake kernels" \
+	pkg_purge dio-batch-dkms dioctl libdioctl-dev libdioctl1 \
 	linux-headers-6.6.0-fake linux-headers-6.7.0-fake
 nothing_left() {
 	! ls -d "$root"/lib/modules/*/updates/dkms/dio_batch.ko* "$root"/var/lib/dkms/dio_batch \

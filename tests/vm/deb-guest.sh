@@ -1,6 +1,7 @@
 #!/bin/sh
-# Inside the 6.1 guest that deb-check.sh boots on its throwaway root, where
-# the packages are installed: the boot-time pieces do their work
+# Inside the guest that deb-check.sh boots on its throwaway root (6.1 on
+# bookworm's, 7.3 on trixie's), where the packages are installed: the
+# boot-time pieces do their work
 # (systemd-modules-load, udev's rule), and the examples built against the
 # packages run against a DIF disk as a user in the dio_batch group, and
 # fail for one who is not.  Writes "passed failed" to /tmp/results/counts.
@@ -10,13 +11,17 @@
 # shellcheck source=tests/vm/guest-tap.sh
 . "$(dirname "$0")/guest-tap.sh"
 
-modules_loaded() { /lib/systemd/systemd-modules-load && [ -d /sys/module/dio_batch ]; }
+# systemd's programs and units: under /usr/lib on trixie (merged /usr, and
+# the packages built there install there), /lib on an unmerged bookworm.
+sd=/usr/lib/systemd
+[ -x "$sd/systemd-udevd" ] || sd=/lib/systemd
+modules_loaded() { "$sd/systemd-modules-load" && [ -d /sys/module/dio_batch ]; }
 check "systemd-modules-load loads dio_batch (modules-load.d)" modules_loaded
 dkms_module() {
 	p=$(modinfo -n dio_batch) || return 1
 	echo "$p"
 	case $p in
-	/lib/modules/"$KVER"/updates/dkms/dio_batch.ko*) ;;
+	/lib/modules/"$KVER"/updates/dkms/dio_batch.ko* | /usr/lib/modules/"$KVER"/updates/dkms/dio_batch.ko*) ;;
 	*) return 1 ;;
 	esac
 }
@@ -24,7 +29,7 @@ check "the module loaded is the one DKMS built" dkms_module
 [ -d /sys/module/dio_batch ] || finish
 
 udev_up() {
-	/lib/systemd/systemd-udevd --daemon &&
+	"$sd/systemd-udevd" --daemon &&
 		udevadm trigger --action=add --subsystem-match=misc --subsystem-match=block &&
 		udevadm settle --timeout=60
 }
@@ -84,7 +89,8 @@ check "dioctl features as dbuser" dioctl_ok
 # so the unit cannot gain one this check does not honour; the sandboxing
 # ones (ProtectHome=, PrivateNetwork=) and the ordering ones are accepted
 # and not reproduced.
-unitdir=/lib/systemd/system
+unitdir=$sd/system
+[ -e "$unitdir/dio-batch-scrub@.service" ] || unitdir=/lib/systemd/system
 units_verify() {
 	i=$(systemd-escape --path "$dev")
 	systemd-analyze verify "$unitdir/dio-batch-scrub@$i.service" \

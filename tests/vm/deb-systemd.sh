@@ -1,6 +1,6 @@
 #!/bin/sh
-# Inside the 6.1 guest that deb-check.sh boots a second time on its
-# throwaway root, now with systemd as init (tests/vm/init starts it): run by
+# Inside the guest that deb-check.sh boots a second time on its throwaway
+# root (6.1 on bookworm's, 7.3 on trixie's), now with systemd as init (tests/vm/init starts it): run by
 # dio-batch-check.service, the last unit of dio-batch-check.target, which
 # the kernel command line names.  deb-check.sh has enabled the dioctl
 # package's dio-batch-scrub@dev-sda.timer as its header says (systemctl

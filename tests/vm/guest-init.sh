@@ -9,8 +9,9 @@ sync
 cd /
 umount /tmp/results
 echo "init: powering off"
-# Synchronous power-off (PID 1 must never exit); sysrq as a fallback, then
-# spin in the shell itself: nothing may be exec'd once the root is gone.
-/bin/busybox poweroff -f
+# Synchronous power-off (PID 1 must never exit); sysrq as a fallback (and
+# on a root without busybox: deb-check.sh trixie's), then spin in the shell
+# itself: nothing may be exec'd once the root is gone.
+[ ! -x /bin/busybox ] || /bin/busybox poweroff -f
 echo o >/proc/sysrq-trigger
 while :; do :; done
