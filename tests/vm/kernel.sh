@@ -233,14 +233,17 @@ prepare_73() {
 # tests/vm/deb-check.sh trixie builds dio-batch's packages in trixie,
 # installs them there and boots 7.3 from that root.  What it needs beyond
 # the chroot is installed once into an overlayfs upper directory over the
-# chroot, $cache/trixie-deb/layer, never into the chroot itself, which the
-# 7.3 lane builds modules in and boots its kernel from meanwhile: the
+# chroot, $cache/trixie-deb/KEY/layer, never into the chroot itself, which
+# the 7.3 lane builds modules in and boots its kernel from meanwhile: the
 # check mounts throwaway overlays with the layer and the chroot as their
 # lower directories (DEB_LOWER, printed by prepare-deb).  An overlay's
 # lower layers must not change under its upper one, so the layer is keyed
 # on the chroot's dpkg database (a chroot installed again gets a new
 # layer), debian/control and the list below, and its stamp is written
-# last: an interrupted build is made again from nothing, never used.
+# last: an interrupted build is made again from nothing, never used.  A
+# layer of another key (another tree's debian/control) is removed when a
+# new one is made, unless handed out within the last day: a check of that
+# tree may still have it mounted.
 deb73=$cache/trixie-deb
 # debian/control's Build-Depends (read from it) and build-essential, which
 # dpkg-buildpackage requires; lintian (scripts/mkdeb.sh); pkgconf (the
@@ -261,7 +264,7 @@ deb73_build_depends() { # Build-Depends of debian/control, continuation lines jo
 deb73_key() {
 	{ cat "$root73/var/lib/dpkg/status" "$top/debian/control"; echo "${deb73_pkgs[*]}"; } | sha256sum | cut -c1-12
 }
-layer73() { # COMMAND...: run as chroot73 does, in the chroot under the layer (writable)
+layer73() { # DIR COMMAND...: run as chroot73 does, in the chroot under DIR's layer (writable)
 	# redirect_dir and metacopy off: the layer must be an upper directory
 	# any later overlay reads as a plain lower one.
 	# shellcheck disable=SC2016
@@ -270,34 +273,44 @@ layer73() { # COMMAND...: run as chroot73 does, in the chroot under the layer (w
 			mount -t proc proc "$1/mnt/proc" || exit 1
 		r=$1/mnt
 		shift
-		exec chroot "$r" "$@"' "$root73" "$deb73" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-		LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+		exec chroot "$r" "$@"' "$root73" "$1" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "${@:2}"
 }
-prepare_deb73() {
-	local key t0 bd
+prepare_deb73() { # sets DEB_LAYER, the layer's directory
+	local key t0 bd d l
 	key=$(deb73_key)
-	if [ -d "$deb73/layer" ] && [ "$(cat "$deb73/stamp" 2>/dev/null)" = "$key" ]; then
-		log "7.3: the packages' layer is ready ($deb73, key $key)"
+	l=$deb73/$key
+	DEB_LAYER=$l/layer
+	if [ -d "$l/layer" ] && [ "$(cat "$l/stamp" 2>/dev/null)" = "$key" ]; then
+		touch "$l/stamp" # handed out now
+		log "7.3: the packages' layer is ready ($l)"
 		return 0
 	fi
 	t0=$SECONDS
 	bd=$(deb73_build_depends)
 	[ -n "$bd" ] || die "no Build-Depends in $top/debian/control"
-	log "7.3: installing the packages' needs into $deb73/layer: $bd, ${deb73_pkgs[*]}"
-	rm -rf "${deb73:?}"
-	mkdir -p "$deb73/layer" "$deb73/work" "$deb73/mnt"
+	for d in "$deb73"/*/; do
+		d=${d%/}
+		{ [ -d "$d" ] && [ "$d" != "$l" ]; } || continue
+		[ -z "$(find "$d/stamp" -mmin -1440 2>/dev/null)" ] || continue
+		log "7.3: removing the packages' layer $d (not this key's, not handed out for a day)"
+		rm -rf "$d"
+	done
+	log "7.3: installing the packages' needs into $l/layer: $bd, ${deb73_pkgs[*]}"
+	rm -rf "${l:?}"
+	mkdir -p "$l/layer" "$l/work" "$l/mnt"
 	# apt-get update only when the chroot's lists are too old to install
 	# from (a package the mirror no longer has).  dpkg without an fsync
 	# per file (a layer without its stamp is made again from nothing): one
 	# sync before the stamp.
 	local apt=(apt-get -y -q -o Dpkg::Options::=--force-unsafe-io satisfy "$bd" "${deb73_pkgs[@]}")
-	layer73 "${apt[@]}" >&2 || { layer73 apt-get -q update >&2 && layer73 "${apt[@]}" >&2; } ||
+	layer73 "$l" "${apt[@]}" >&2 || { layer73 "$l" apt-get -q update >&2 && layer73 "$l" "${apt[@]}" >&2; } ||
 		die "7.3: the packages' layer could not be installed"
-	layer73 apt-get -q clean >&2
-	rm -rf "${deb73:?}/work" "${deb73:?}/mnt"
+	layer73 "$l" apt-get -q clean >&2
+	rm -rf "${l:?}/work" "${l:?}/mnt"
 	sync
-	echo "$key" >"$deb73/stamp"
-	log "7.3: the packages' layer took $((SECONDS - t0)) s ($(du -sh "$deb73/layer" | cut -f1))"
+	echo "$key" >"$l/stamp"
+	log "7.3: the packages' layer took $((SECONDS - t0)) s ($(du -sh "$l/layer" | cut -f1))"
 }
 
 # --- debug, kcsan: Debian's 6.1 source with tests/vm/guest.config + FLAVOUR.config
@@ -523,7 +536,7 @@ main() {
 		prepare_73
 		prepare_deb73
 		env_of 7.3
-		printf 'DEB_LOWER=%q\n' "$deb73/layer:$root73"
+		printf 'DEB_LOWER=%q\n' "$DEB_LAYER:$root73"
 		;;
 	env)
 		env_of "$flavour"
