@@ -272,6 +272,24 @@ version_right() { inroot dioctl --version | grep -F "$(inroot dpkg-query -W -f='
 check "dioctl --version names the package's version" version_right
 
 # --- the guest, on that root ------------------------------------------------
+# guest_checks LABEL RES STATUS: the cases a guest's checks counted in RES
+# (its log shown, each line after LABEL), or one failure with the tail of
+# its console when it left no counts (run.sh's STATUS); then its kernel log
+# checked against report-patterns.
+bad=$(sed -e '/^#/d' -e '/^[[:space:]]*$/d' "$here/report-patterns" | paste -s -d '|' -)
+log_clean() { ! grep -E "$bad" "$1/console.log" "$1/dmesg.txt"; }
+guest_checks() {
+	local label=$1 res=$2 rc=$3 p f
+	[ ! -s "$res/guest.log" ] || sed "s/^/$label: /" "$res/guest.log"
+	if [ -s "$res/counts" ]; then
+		read -r p f <"$res/counts"
+		pass=$((pass + p)) fail=$((fail + f))
+	else
+		not_ok "the $label ran its checks (status $rc)"
+		tail -n 40 "$res/console.log" | sed 's/^/# /'
+	fi
+	check "$label: kernel log clean" log_clean "$res"
+}
 chroot_umounts "$root"
 res=$out/guest
 mkdir -p "$res"
@@ -281,20 +299,7 @@ exec sh '$here/deb-guest.sh'
 EOS
 # A hang guard, five times the guest's time in make check (run.sh).
 VM_ROOT=$root VM_TIMEOUT=1200 "$here/run.sh" "$flavour" "$res"
-rc=$?
-if [ -s "$res/guest.log" ]; then
-	sed 's/^/guest: /' "$res/guest.log"
-fi
-if [ -s "$res/counts" ]; then
-	read -r p f <"$res/counts"
-	pass=$((pass + p)) fail=$((fail + f))
-else
-	not_ok "the guest ran its checks (status $rc)"
-	tail -n 40 "$res/console.log" | sed 's/^/# /'
-fi
-bad=$(sed -e '/^#/d' -e '/^[[:space:]]*$/d' "$here/report-patterns" | paste -s -d '|' -)
-log_clean() { ! grep -E "$bad" "$res/console.log" "$res/dmesg.txt"; }
-check "guest kernel log clean" log_clean
+guest_checks guest "$res" $?
 
 # --- the scheduled scrub, under systemd --------------------------------------
 # The same root booted again, now with systemd as PID 1 (tests/vm/init
@@ -366,17 +371,7 @@ if [ "$DEB_SYSTEMD_BOOT" = 1 ]; then
 	mkdir -p "$sd_res"
 	echo /lib/systemd/systemd >"$sd_res/.init"
 	VM_ROOT=$root VM_TIMEOUT=900 VM_CMDLINE=systemd.unit=dio-batch-check.target "$here/run.sh" "$flavour" "$sd_res"
-	rc=$?
-	[ ! -s "$sd_res/guest.log" ] || sed 's/^/guest (systemd): /' "$sd_res/guest.log"
-	if [ -s "$sd_res/counts" ]; then
-		read -r p f <"$sd_res/counts"
-		pass=$((pass + p)) fail=$((fail + f))
-	else
-		not_ok "the systemd guest ran its checks (status $rc)"
-		tail -n 40 "$sd_res/console.log" | sed 's/^/# /'
-	fi
-	sd_log_clean() { ! grep -E "$bad" "$sd_res/console.log" "$sd_res/dmesg.txt"; }
-	check "guest kernel log clean (systemd boot)" sd_log_clean
+	guest_checks "guest (systemd)" "$sd_res" $?
 fi
 
 # --- removal ----------------------------------------------------------------
