@@ -7,7 +7,7 @@ set -euo pipefail
 
 PKGS=(
 	build-essential gcc-multilib make pkg-config
-	linux-image-amd64 linux-headers-amd64 linux-source-6.1
+	linux-image-amd64 linux-headers-amd64
 	bc bison flex libelf-dev libssl-dev dwarves xz-utils zstd rsync
 	patch			# tests/vm/linux-6.1-patches: fixes for the debug kernels
 	qemu-system-x86 busybox-static cpio kmod libkmod-dev dkms debootstrap
@@ -23,6 +23,18 @@ PKGS=(
 	fio			# fio/ engine, t_fio, make bench-fio (scripts/fio-src.sh: its source)
 	qemu-user		# tests/cross.sh runs the arm64 build under qemu-aarch64
 )
+# Debian 12's kernel source: the debug and kcsan kernels (tests/vm/kernel.sh)
+# and checkpatch.pl (tests/static-check.sh) are built from it.  Later
+# releases do not have it: there make check's kernel builds cannot run (make
+# check runs on Debian 12), while make, make deb, the fio engine and the
+# package checks need nothing of it.
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck disable=SC2317 # called by debian-source.sh
+die() { echo "deps: $*" >&2; exit 1; }
+# shellcheck source=scripts/debian-source.sh
+. "$here/debian-source.sh"
+suite=$(host_suite)
+[ "$suite" = bookworm ] && PKGS+=(linux-source-6.1)
 # The arm64 cross compiler and arm64 libraries are not in the list: they
 # cannot be installed beside it (gcc-12-aarch64-linux-gnu Conflicts:
 # gcc-multilib; libisal-dev is not Multi-Arch: same).  tests/cross.sh has
@@ -66,4 +78,24 @@ fi
 echo "deps: installing:" "${todo[@]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
-apt-get install -y -q --no-install-recommends "${todo[@]}"
+# A system running a backports kernel has some libraries from backports
+# (trixie's 7.3: libelf1t64 for its linux-kbuild), which the release's
+# -dev package of the same library cannot go with ("libelf-dev : Depends:
+# libelf1t64 (= 0.192-4) but 0.196-1~bpo13+2 is to be installed"): such a
+# package is taken from SUITE-backports instead, one at a time as apt
+# names them.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for _ in 1 2 3 4 5 6 7 8; do
+	apt-get install -y -q --no-install-recommends "${todo[@]}" 2>&1 | tee "$log" && exit 0
+	bp=$(sed -n 's/^ *\([a-z0-9][a-z0-9.+-]*\) : Depends: .* (= [^)]*) but [^ ]*~bpo[^ ]* is to be installed$/\1/p' "$log" | head -n 1)
+	if [ -z "$bp" ] || ! (die() { return 1; } && host_debian_source "$suite-backports") >/dev/null 2>&1; then
+		exit 1
+	fi
+	echo "deps: $bp from $suite-backports (what it must go with is installed from there)"
+	for i in "${!todo[@]}"; do
+		[ "${todo[$i]}" = "$bp" ] && todo[i]=$bp/$suite-backports
+	done
+	[[ " ${todo[*]} " == *" $bp/$suite-backports "* ]] || todo+=("$bp/$suite-backports")
+done
+exit 1
