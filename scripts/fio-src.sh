@@ -9,6 +9,10 @@
 # in the checkout.  Fetching needs root (a deb-src entry for the system's
 # Debian source is added to /etc/apt/sources.list.d/dio_batch-src.sources).
 # The source package comes from the running system's suite, or FIO_SUITE's.
+# Where the mirror has neither the source package nor its upstream tarball,
+# FIO_SRC names upstream's source of the same version instead: a git
+# repository of fio (its tag fio-VERSION is taken), a release tarball or
+# an unpacked tree; its FIO-VERSION-GEN must name that version.
 #
 # fio from a newer Debian suite, for the 7.3 guest (bench/run-fio-pi.sh):
 #   scripts/fio-src.sh --suite SUITE               prepare its root, print it
@@ -18,7 +22,9 @@
 # trixie) in $DIO_CACHE/fio/SUITE/root, with SUITE (forky) in its apt
 # sources at priority 100 and fio alone installed from it (pinned at 990;
 # its dependencies from trixie), busybox and jq for the guest's scripts, and
-# libisal-dev, libc6-dev and dpkg-dev to build the engine.  This script
+# libisal-dev, libc6-dev and dpkg-dev to build the engine, libcmocka0 for
+# tests/guest/t_fio (make check-fio-suite).  SUITE may be trixie itself
+# (the chroot's own suite: no source or pin is added).  This script
 # then runs inside it as above (FIO_SUITE=SUITE): the source of that fio
 # is configured with the root's own compiler and libc in the root's
 # /var/cache/dio_batch/fio/VERSION/, where `make fio-engine` run in the
@@ -43,9 +49,48 @@ die() { log "$*"; exit 1; }
 # shellcheck source=scripts/debian-source.sh
 . "$here/debian-source.sh"
 
+# fio_src_export SRC UPSTREAM TAR: upstream's source of fio UPSTREAM from
+# SRC (a git repository of fio: its tag fio-UPSTREAM; a tarball; a tree)
+# as the tar file TAR, its files under fio-UPSTREAM/, after checking that
+# its FIO-VERSION-GEN says fio-UPSTREAM.  FIO_SRC_WHAT says what it was.
+fio_src_export() {
+	local src=$1 up=$2 tar=$3 tmp commit
+	tmp=$(mktemp -d)
+	if [ -d "$src" ] && git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+		commit=$(git -C "$src" rev-parse -q --verify "refs/tags/fio-$up^{commit}") ||
+			{ log "$src: no tag fio-$up"; rm -rf "$tmp"; return 1; }
+		git -C "$src" archive --format=tar --prefix="fio-$up/" "$commit" | tar -x -C "$tmp" || { rm -rf "$tmp"; return 1; }
+		FIO_SRC_WHAT="git tag fio-$up (commit $commit) of $src"
+	elif [ -d "$src" ]; then
+		if ! { mkdir -p "$tmp/fio-$up" && cp -a "$src/." "$tmp/fio-$up/"; }; then
+			rm -rf "$tmp"
+			return 1
+		fi
+		FIO_SRC_WHAT="the tree $src"
+	elif [ -f "$src" ]; then
+		if ! { mkdir -p "$tmp/fio-$up" && tar -xaf "$src" -C "$tmp/fio-$up" --strip-components=1; }; then
+			rm -rf "$tmp"
+			return 1
+		fi
+		FIO_SRC_WHAT=${FIO_SRC_WHAT:-the tarball $src ($(sha256sum "$src" | cut -d' ' -f1))}
+	else
+		log "FIO_SRC=$src: no such file or directory"
+		rm -rf "$tmp"
+		return 1
+	fi
+	if ! grep -qx "DEF_VER=fio-$up" "$tmp/fio-$up/FIO-VERSION-GEN" 2>/dev/null; then
+		log "$src: not fio $up (FIO-VERSION-GEN: $(grep -s '^DEF_VER=' "$tmp/fio-$up/FIO-VERSION-GEN" || echo none))"
+		rm -rf "$tmp"
+		return 1
+	fi
+	mkdir -p "$(dirname "$tar")"
+	tar -C "$tmp" -cf "$tar" "fio-$up" || { rm -rf "$tmp"; return 1; }
+	rm -rf "$tmp"
+}
+
 # --- a root of its own for fio from SUITE -----------------------------------
 # What the root needs beyond the chroot; a change here makes it again.
-ROOT_PKGS=(busybox jq libisal-dev libc6-dev dpkg-dev)
+ROOT_PKGS=(busybox jq libisal-dev libc6-dev dpkg-dev libcmocka0)
 
 root_run() { # ROOT COMMAND...: in ROOT with /proc and the checkout at its path
 	# shellcheck disable=SC2016
@@ -81,13 +126,16 @@ prepare_root() { # SUITE DIR KVER CHROOT
 	# SUITE beside trixie, from the same mirror, below trixie's priority
 	# but for fio: fio comes from SUITE, what it needs from trixie (apt's
 	# fio/SUITE would take its dependencies from SUITE as well, glibc too).
-	mirror=$(sed -n 's/^URIs: *//p' "$new/root/etc/apt/sources.list.d/debian.sources" | head -n 1)
-	keyring=$(sed -n 's/^Signed-By: *//p' "$new/root/etc/apt/sources.list.d/debian.sources" | head -n 1)
+	sources=$new/root/etc/apt/sources.list.d/debian.sources
+	mirror=$(sed -n 's/^URIs: *//p' "$sources" | head -n 1)
+	keyring=$(sed -n 's/^Signed-By: *//p' "$sources" | head -n 1)
 	[ -n "$mirror" ] || die "$suite: no mirror in the chroot's debian.sources"
-	printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\n%s\n' "$mirror" "$suite" \
-		"${keyring:+Signed-By: $keyring}" >"$new/root/etc/apt/sources.list.d/$suite.sources"
-	printf 'Package: fio\nPin: release n=%s\nPin-Priority: 990\n\nPackage: *\nPin: release n=%s\nPin-Priority: 100\n' \
-		"$suite" "$suite" >"$new/root/etc/apt/preferences.d/$suite"
+	if ! sed -n 's/^Suites: *//p' "$sources" | tr ' ' '\n' | grep -qx "$suite"; then
+		printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\n%s\n' "$mirror" "$suite" \
+			"${keyring:+Signed-By: $keyring}" >"$new/root/etc/apt/sources.list.d/$suite.sources"
+		printf 'Package: fio\nPin: release n=%s\nPin-Priority: 990\n\nPackage: *\nPin: release n=%s\nPin-Priority: 100\n' \
+			"$suite" "$suite" >"$new/root/etc/apt/preferences.d/$suite"
+	fi
 	root_run "$new/root" apt-get -q update >&2 || die "$suite: apt-get update in the root failed"
 	root_run "$new/root" apt-get -y -q -o Dpkg::Options::=--force-unsafe-io install \
 		fio "${ROOT_PKGS[@]}" >&2 ||
@@ -97,8 +145,17 @@ prepare_root() { # SUITE DIR KVER CHROOT
 	grep -qE "^ *fio *[|] *$ver *[|].* $suite/main " <<<"$(root_run "$new/root" apt-cache madison fio)" ||
 		die "$suite: the fio installed ($ver) is not $suite's"
 	log "$suite: fio $ver installed; its source, configured in the root"
-	root_run "$new/root" env FIO_SUITE="$suite" CC=gcc-14 bash "$top/scripts/fio-src.sh" >/dev/null ||
+	# FIO_SRC, where the root sees it: a tarball of that version in it.
+	srcenv=()
+	if [ -n "${FIO_SRC:-}" ]; then
+		up=${ver#*:}
+		fio_src_export "$FIO_SRC" "${up%-*}" "$new/root/var/tmp/fio-src.tar" ||
+			die "$suite: FIO_SRC=$FIO_SRC has no source of fio ${up%-*}"
+		srcenv=(FIO_SRC=/var/tmp/fio-src.tar FIO_SRC_WHAT="$FIO_SRC_WHAT")
+	fi
+	root_run "$new/root" env FIO_SUITE="$suite" CC=gcc-14 "${srcenv[@]}" bash "$top/scripts/fio-src.sh" >/dev/null ||
 		die "$suite: the source of fio $ver could not be fetched or configured"
+	rm -f "$new/root/var/tmp/fio-src.tar"
 	sync
 	echo "$key fio=$ver kernel=$kver" >"$new/stamp"
 	rm -rf "$dir"
@@ -199,7 +256,13 @@ how="apt-get source fio=$ver"
 	{
 		how="fio_$upstream.orig.tar.* alone (the mirror had not the whole source package), SHA256 checked"
 		rm -rf "${top_dir:?}.tmp"/* && (cd "$top_dir.tmp" && fetch_orig_only)
-	} || die "the source of fio $ver could not be fetched"
+	} || {
+		[ -n "${FIO_SRC:-}" ] || die "the source of fio $ver could not be fetched (FIO_SRC: upstream's source of $upstream)"
+		log "no source of fio $ver from the mirror: upstream's from FIO_SRC=$FIO_SRC"
+		rm -rf "${top_dir:?}.tmp"/* && fio_src_export "$FIO_SRC" "$upstream" "$top_dir.tmp/fio-src.tar" &&
+			tar -xf "$top_dir.tmp/fio-src.tar" -C "$top_dir.tmp" && rm -f "$top_dir.tmp/fio-src.tar"
+		how="upstream's fio $upstream, not Debian's source package (the mirror had neither it nor its tarball): $FIO_SRC_WHAT; Debian's patches missing"
+	} || die "the source of fio $ver could not be fetched, nor taken from FIO_SRC=$FIO_SRC"
 # Only config-host.h (and what configure writes beside it): fio itself is
 # not built.  The options match Debian's build where they change structs
 # the engine sees (none of fio's public structs depend on the optional

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * fio through the dio_batch engine (build/fio/fio-dio_batch.so): the job
+ * fio through the dio_batch engine (build/fio/fio-dio_batch.so, or
+ * DIO_FIO_ENGINE: the engine for another Debian suite's fio, in that
+ * suite's root, make check-fio-suite): the job
  * files of fio/jobs/ run by /usr/bin/fio as a child, its JSON output
  * (--output-format=json) read with jq, its messages from its stderr.
  * Verify jobs (crc32c with verify_backlog, md5 on mixed reads and writes,
@@ -1333,7 +1335,12 @@ static int group_setup(void **state)
 		for (int i = 0; i < 3 && (s = strrchr(exe, '/')); i++)
 			*s = 0;
 	}
-	snprintf(engine, sizeof(engine), "%s/fio/fio-dio_batch.so", exe);
+	/* An engine built elsewhere: for another fio (make check-fio-suite) */
+	s = getenv("DIO_FIO_ENGINE");
+	if (s && *s)
+		snprintf(engine, sizeof(engine), "%s", s);
+	else
+		snprintf(engine, sizeof(engine), "%s/fio/fio-dio_batch.so", exe);
 	s = strrchr(exe, '/');
 	if (!s)
 		return -1;
@@ -1349,6 +1356,11 @@ static int group_setup(void **state)
 		fprintf(stderr, "t_fio: jq is missing (make deps)\n");
 		return -1;
 	}
+	/* Which fio and engine the results are for */
+	fflush(stdout);
+	if (setenv("ENGINE_SO", engine, 1) ||
+	    system("printf '# %s, engine %s\\n' \"$(" FIO " --version)\" \"$ENGINE_SO\""))
+		return -1;
 	return 0;
 }
 

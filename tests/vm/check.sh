@@ -9,7 +9,11 @@
 #   check.sh FLAVOUR        (TESTS="context io" to run a subset;
 #                            DIO_PART=1/2 or 2/2: one half of the debug
 #                            kernel's programs, results in build/vm/debug-pN;
-#                            check-all.sh then reports their coverage as one)
+#                            check-all.sh then reports their coverage as one;
+#                            VM_ROOT=DIR VM_ROOT_NAME=NAME: the guest boots
+#                            on DIR, not the host's root, results in
+#                            build/vm/FLAVOUR-NAME...; DIO_FIO_ENGINE: the
+#                            engine t_fio loads, make check-fio-suite)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -18,7 +22,8 @@ B=$top/build
 # Lines and branches of module/*.c a whole debug run must execute (percent).
 : "${COVERAGE_TARGET:=95,85}"
 # A subset run gets its own directory, so runs can go side by side.
-tag=$flavour${TESTS:+-$(echo "$TESTS" | tr ' ' '_')}${DIO_PART:+-p${DIO_PART%/*}}
+[ -z "${VM_ROOT:-}" ] || [ -n "${VM_ROOT_NAME:-}" ] || { echo "check[$flavour]: VM_ROOT without VM_ROOT_NAME" >&2; exit 2; }
+tag=$flavour${VM_ROOT:+-$VM_ROOT_NAME}${TESTS:+-$(echo "$TESTS" | tr ' ' '_')}${DIO_PART:+-p${DIO_PART%/*}}
 res=$B/vm/$tag
 counts=$B/results/$tag.counts
 mkdir -p "$B/results"
@@ -66,18 +71,25 @@ if grep -iE 'warning' "$res/build.log" >&2; then
 fi
 phase "module for $flavour" $t0
 
-# The fuzzers' knobs (DIO_FUZZ_*, DIO_KFUZZ_*) and TEST_TIMEOUT reach the
-# guest.  KFUZZ_CORPUS (a host directory, tests/vm/fuzz.sh): the coverage-
+# The fuzzers' knobs (DIO_FUZZ_*, DIO_KFUZZ_*), TEST_TIMEOUT and
+# DIO_FIO_ENGINE reach the guest.  KFUZZ_CORPUS (a host directory, tests/vm/fuzz.sh): the coverage-
 # guided fuzzer's corpus goes in through the results share and comes back.
-passenv=$(env | grep -E '^(DIO_FUZZ_|DIO_KFUZZ_|TEST_TIMEOUT=)' | sed -e "s/'/'\\\\''/g" -e "s/=\(.*\)/='\1'/" -e 's/^/export /')
+passenv=$(env | grep -E '^(DIO_FUZZ_|DIO_KFUZZ_|TEST_TIMEOUT=|DIO_FIO_ENGINE=)' | sed -e "s/'/'\\\\''/g" -e "s/=\(.*\)/='\1'/" -e 's/^/export /')
 if [ -n "${KFUZZ_CORPUS:-}" ]; then
 	mkdir -p "$KFUZZ_CORPUS" "$res/corpus"
 	cp -r "$KFUZZ_CORPUS/." "$res/corpus/"
 	passenv="$passenv
 export DIO_KFUZZ_CORPUS=/tmp/results/corpus"
 fi
+# The kernel's modules where the guest's root has them.
+guest_moddir=$MODDIR
+if [ -n "${VM_ROOT:-}" ]; then
+	guest_moddir=/usr/lib/modules/$KVER
+	[ -d "$VM_ROOT$guest_moddir" ] || fail_setup "no $guest_moddir in $VM_ROOT"
+	case $top in /tmp/*) ;; *) mkdir -p "$VM_ROOT$top" ;; esac # the guest mounts the checkout there
+fi
 cat >"$res/guest.sh" <<EOS
-export DIO_BUILD='$B' DIO_KO='$res/ko/dio_batch.ko' DIO_MODDIR='$MODDIR'
+export DIO_BUILD='$B' DIO_KO='$res/ko/dio_batch.ko' DIO_MODDIR='$guest_moddir'
 export RESULTS=/tmp/results TESTS='${TESTS:-}' DIO_FLAVOUR='$flavour' DIO_PART='${DIO_PART:-}'
 $passenv
 echo "guest: \$(uname -r)"
