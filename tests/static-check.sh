@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Static checks, three test cases named after their tools (run at once):
+# Static checks, four test cases named after what they check (run at once):
 #  - sparse: the module built for 6.1 with C=2 (every file checked), in a
 #    copy under BUILD/static (no objects land in module/): no warning
 #  - checkpatch: checkpatch.pl --strict on module/ and uapi/: no finding but
 #    those tests/checkpatch-exceptions accepts
 #  - shellcheck: the shell scripts: no finding
+#  - fuzz: every command of the uapi header is one the fuzzers know
 # Records "passed failed" in BUILD/results/static.counts; each tool's whole
 # output is in BUILD/results/static-TOOL.log.
 #   tests/static-check.sh [BUILD]        (default build; env: DIO_CACHE)
@@ -135,9 +136,30 @@ check_shellcheck() {
 		debian/*.postinst
 }
 
+# ---- the fuzzers know every command ---------------------------------------
+# A command added to the uapi header must be fuzzed: t_fuzz and t_kfuzz name
+# every DIO_IOC_* of it, and TL_IOC_LAST (tests/lib/testlib.h), past which
+# both make their unknown commands, is the highest-numbered one.
+check_fuzz() {
+	local h=uapi/linux/dio_batch.h cmds last c f bad=0
+	cmds=$(sed -n 's/^#define[[:space:]]\{1,\}\(DIO_IOC_[A-Z0-9_]*\)[[:space:]]\{1,\}_IO[RW]*([A-Z_]*, *\(0x[0-9A-Fa-f]*\),.*/\2 \1/p' "$h" |
+		while read -r nr c; do printf '%d %s\n' "$nr" "$c"; done | sort -n)
+	[ -n "$cmds" ] || { echo "$h: no DIO_IOC_* commands found"; return 1; }
+	last=$(tail -n 1 <<<"$cmds" | cut -d' ' -f2)
+	while read -r _ c; do
+		for f in tests/guest/t_fuzz.c tests/guest/t_kfuzz.c; do
+			grep -qw "$c" "$f" || { echo "$f: does not fuzz $c ($h)"; bad=1; }
+		done
+	done <<<"$cmds"
+	grep -Eq "^#define[[:space:]]+TL_IOC_LAST[[:space:]]+$last\$" tests/lib/testlib.h ||
+		{ echo "tests/lib/testlib.h: TL_IOC_LAST is not $last, the highest-numbered command of $h"; bad=1; }
+	echo "note: the fuzzers know the $(wc -l <<<"$cmds") commands of $h, the last $last"
+	return $bad
+}
+
 # ---- run them --------------------------------------------------------------
 t0=$(date +%s)
-names=(sparse checkpatch shellcheck)
+names=(sparse checkpatch shellcheck fuzz)
 declare -A pid
 for n in "${names[@]}"; do
 	"check_$n" >"$res/static-$n.log" 2>&1 &

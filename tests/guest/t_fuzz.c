@@ -114,9 +114,9 @@ static const unsigned long kind_cmd[K_UNKNOWN] = {
 	DIO_IOC_QUERY, DIO_IOC_SUBMIT, DIO_IOC_WAIT, DIO_IOC_COLLECT,
 	DIO_IOC_STAT, DIO_IOC_REGISTER, DIO_IOC_UNREGISTER, DIO_IOC_COUNTERS,
 };
-/* The ioctl numbers of dio_batch.h: 0x40 (FEATURES) to 0x4B (COUNTERS). */
-#define IOC_NR_FIRST	0x40
-#define IOC_NR_LAST	0x4b
+/* The ioctl numbers of dio_batch.h: FEATURES's to the last command's. */
+#define IOC_NR_FIRST	_IOC_NR(DIO_IOC_FEATURES)
+#define IOC_NR_LAST	_IOC_NR(TL_IOC_LAST)
 enum { FD_CTL, FD_CTX, NFDK };
 
 /* What the workers report, in shared memory. */

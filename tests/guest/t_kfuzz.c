@@ -950,7 +950,7 @@ static void do_ioctl(const struct prog *p, int i)
 	else if (c->cmd == CMD_DIR)
 		cmd = _IOC(_IOC_READ, _IOC_TYPE(cmd), _IOC_NR(cmd), _IOC_SIZE(cmd));
 	else if (c->cmd == CMD_UNKNOWN)
-		cmd = _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(DIO_IOC_COUNTERS) + 1 + c->op,
+		cmd = _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(TL_IOC_LAST) + 1 + c->op,
 			   _IOC_SIZE(cmd));
 
 	if (c->op == OP_WAIT || c->op == OP_COLLECT)

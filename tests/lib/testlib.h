@@ -24,6 +24,13 @@ int tl_kmod_probe(const char *name, const char *opts);
 int tl_kmod_remove(const char *name);
 int tl_module_loaded(const char *name);
 
+/*
+ * The highest-numbered command of <linux/dio_batch.h>: the fuzzers' unknown
+ * commands are past it.  tests/static-check.sh checks that it is, and that
+ * both fuzzers name every command, when the header gains one.
+ */
+#define TL_IOC_LAST	DIO_IOC_COUNTERS
+
 /* dio_batch itself, from $DIO_KO; 0 if it was already loaded. */
 int tl_dio_load(void);
 int tl_dio_unload(void);
