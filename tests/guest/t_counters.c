@@ -19,7 +19,9 @@
  * disk and /dev/dio_batch through a group): its own handle's counts and
  * its device's; root's keyed context refused to it, root's handle not
  * live in its own context, root's counts read only through root's
- * descriptor (which any holder may) and SUBMIT through it EXDEV.
+ * descriptor (which any holder may) and SUBMIT through it EXDEV.  dioctl
+ * stat shows the same counts (jq on its -j document, which tests/vm/check.sh
+ * validates on the host against tools/dioctl.schema.json: counters-json).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +36,7 @@
 #include <cmocka.h>
 
 #include "dioctl.h"
+#include "dioctl_run.h"
 #include "testlib.h"
 
 #define LEN	(64 * 1024)
@@ -169,7 +172,7 @@ static void dev_close(struct dev *d)
 }
 
 /* One request, submitted and waited for: 0, or SUBMIT's -errno. */
-static int run(struct dev *d, struct dio_request *r)
+static int run_req(struct dev *d, struct dio_request *r)
 {
 	struct dio_request *rp = r;
 
@@ -217,34 +220,24 @@ static void assert_pi_failure(const struct dio_request *r, int src, int tag)
 }
 
 /*
- * dioctl stat -j of @path: its document valid for tools/dioctl.schema.json
- * (json-check.py, beside the build directory) and its counts @base plus
- * @want; the plain form succeeds too.
+ * dioctl stat -j of @path: its counts @base plus @want (the document kept
+ * for the host, which validates it against tools/dioctl.schema.json:
+ * tests/vm/check.sh); the plain form succeeds too.
  */
 static void dioctl_stat(const char *path, const struct dio_counters *base,
 			const struct dio_counters *want)
 {
-	const char *b = getenv("DIO_BUILD");
-	char dioctl[512], filter[2048];
+	char filter[2048];
 	size_t i, n = 0;
 
-	snprintf(dioctl, sizeof(dioctl), "%s/tools/dioctl", b ? b : "build");
-	assert_int_equal(tl_sh("%s stat %s >/dev/null", dioctl, path), 0);
-	assert_int_equal(tl_sh("%s stat %s -j >/tmp/t_counters.json", dioctl, path), 0);
-	/* Its TAP lines, prefixed: they are not this program's cases. */
-	assert_int_equal(tl_sh("%s/../tests/vm/json-check.py --schema %s/../tools/dioctl.schema.json "
-			       "/tmp/t_counters.json >/dev/null 2>/tmp/t_counters.check || "
-			       "{ sed 's/^/# /' /tmp/t_counters.check; exit 1; }",
-			       b ? b : "build", b ? b : "build"), 0);
+	dioctl_expect(0, "stat %s", path);
+	dioctl_expect(0, "stat %s -j", path);
 	n += snprintf(filter + n, sizeof(filter) - n, ".command == \"stat\" and .exit_code == 0");
 	for (i = 0; i < NFIELDS; i++)
 		n += snprintf(filter + n, sizeof(filter) - n, " and .%s == %llu", fields[i].name,
 			      (unsigned long long)(field(base, i) + field(want, i)));
 	assert_true(n < sizeof(filter));
-	if (tl_sh("jq -e '%s' /tmp/t_counters.json >/dev/null", filter)) {
-		tl_sh("cat /tmp/t_counters.json >&2");
-		fail_msg("dioctl stat: not the counts: %s", filter);
-	}
+	expect_jq_true("%s", filter);
 }
 
 static int teardown(void **state)
@@ -288,10 +281,10 @@ static void test_handle_counts(void **state)
 	/* A write with the caller's PI, a write with the kernel's. */
 	gen(&d, off, 0x1234);
 	write_pi(&d, off, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(run_req(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	dio_req_prep_write(&r, d.h, d.data, LEN, off + LEN);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(run_req(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	want.writes = 2;
 	want.write_bytes = 2 * LEN;
@@ -299,10 +292,10 @@ static void test_handle_counts(void **state)
 
 	/* Reads: without PI (the module checks), and with a PI buffer. */
 	dio_req_prep_read(&r, d.h, d.back, LEN, off);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(run_req(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	read_pi(&d, off + LEN, 0, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(run_req(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	want.reads = 2;
 	want.read_bytes = 2 * LEN;
@@ -310,7 +303,7 @@ static void test_handle_counts(void **state)
 
 	/* App tag 0x4321 asked of blocks written with 0x1234: the module's. */
 	read_pi(&d, off, DIO_PI_CHK_APPTAG, 0x4321, 0xffff, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(run_req(&d, &r), 0);
 	assert_pi_failure(&r, DIO_PI_SRC_MODULE, DIO_PI_TAG_APP);
 	want.reads++;
 	want.pi_app++;
@@ -321,7 +314,7 @@ static void test_handle_counts(void **state)
 	gen(&d, off, 0);
 	tuple(&d, d.pi, 3)[0] ^= 0x01;
 	write_pi(&d, off, DIO_PI_VERIFY_USER, &r);
-	assert_int_equal(run(&d, &r), -EILSEQ);
+	assert_int_equal(run_req(&d, &r), -EILSEQ);
 	assert_pi_failure(&r, DIO_PI_SRC_USER, DIO_PI_TAG_GUARD);
 	want.refused++;
 	want.pi_guard++;
@@ -332,7 +325,7 @@ static void test_handle_counts(void **state)
 	gen(&d, off, 0);
 	tuple(&d, d.pi, 5)[7] ^= 0x40;
 	write_pi(&d, off, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(run_req(&d, &r), 0);
 	assert_pi_failure(&r, DIO_PI_SRC_DEVICE, DIO_PI_TAG_REF);
 	want.writes++;
 	want.pi_ref++;
@@ -347,7 +340,7 @@ static void test_handle_counts(void **state)
 	 */
 	gen(&d, off2, 0);
 	write_pi(&d, off2, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(run_req(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	want.writes++;
 	want.write_bytes += LEN;
@@ -368,10 +361,10 @@ static void test_handle_counts(void **state)
 	assert_int_equal(tl_sh("echo 1 > /sys/block/%s/integrity/write_generate",
 			       tl_basename(path)), 0);
 	read_pi(&d, off2, DIO_PI_NOCHECK | DIO_PI_CHK_GUARD, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(run_req(&d, &r), 0);
 	assert_pi_failure(&r, DIO_PI_SRC_MODULE, DIO_PI_TAG_GUARD);
 	dio_req_prep_read(&r, d.h, d.back, LEN, off2);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(run_req(&d, &r), 0);
 	assert_pi_failure(&r, DIO_PI_SRC_DEVICE, DIO_PI_TAG_GUARD);
 	want.reads += 2;
 	want.pi_guard += 2;
@@ -390,7 +383,7 @@ static void test_handle_counts(void **state)
 		assert_true((start + 1) * 512 < d.q.capacity);
 		assert_int_equal(tl_sh("echo 2 > /sys/bus/pseudo/drivers/scsi_debug/opts"), 0);
 		dio_req_prep_read(&r, d.h, d.back, LEN, start * 512 / LEN * LEN);
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(run_req(&d, &r), 0);
 		assert_int_equal(tl_sh("echo 0 > /sys/bus/pseudo/drivers/scsi_debug/opts"), 0);
 		print_message("# medium error: result %lld\n", (long long)r.result);
 		assert_true(r.result == -ENODATA || r.result == -EIO);
@@ -401,23 +394,23 @@ static void test_handle_counts(void **state)
 
 	/* A flush. */
 	dio_req_prep_flush(&r, d.h);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(run_req(&d, &r), 0);
 	assert_int_equal(r.result, 0);
 	want.flushes = 1;
 	expect_counts("flush", ctx, d.h, 0, NULL, &want);
 
 	/* Refused once the handle is found: beyond the device, misaligned. */
 	dio_req_prep_read(&r, d.h, d.back, LEN, d.q.capacity);
-	assert_int_equal(run(&d, &r), -ENXIO);
+	assert_int_equal(run_req(&d, &r), -ENXIO);
 	dio_req_prep_read(&r, d.h, d.back, LEN, 100);
-	assert_int_equal(run(&d, &r), -EINVAL);
+	assert_int_equal(run_req(&d, &r), -EINVAL);
 	want.refused += 2;
 	/* Before it: a handle that is not live, an unknown flag: nowhere. */
 	dio_req_prep_read(&r, 9999, d.back, LEN, 0);
-	assert_int_equal(run(&d, &r), -EBADF);
+	assert_int_equal(run_req(&d, &r), -EBADF);
 	dio_req_prep_read(&r, d.h, d.back, LEN, 0);
 	r.flags |= 0x8000;
-	assert_int_equal(run(&d, &r), -EINVAL);
+	assert_int_equal(run_req(&d, &r), -EINVAL);
 	expect_counts("refused", ctx, d.h, 0, NULL, &want);
 
 	/* The device's counts grew by the handle's: no other handle had it. */
@@ -473,12 +466,12 @@ static void test_device_counts(void **state)
 
 	for (i = 0; i < 2; i++) {
 		dio_req_prep_write(&r, a.h, a.data, LEN, off + i * LEN);
-		assert_int_equal(run(&a, &r), 0);
+		assert_int_equal(run_req(&a, &r), 0);
 		assert_int_equal(r.result, LEN);
 	}
 	for (i = 0; i < 3; i++) {
 		dio_req_prep_read(&r, b.h, b.back, LEN, off + (i % 2) * LEN);
-		assert_int_equal(run(&b, &r), 0);
+		assert_int_equal(run_req(&b, &r), 0);
 		assert_int_equal(r.result, LEN);
 	}
 	want_a.writes = 2;
@@ -512,7 +505,7 @@ static void test_device_counts(void **state)
 		fclose(f);
 	}
 	dio_req_prep_read(&r, a.h, a.back, LEN, off);
-	assert_int_equal(run(&a, &r), 0);
+	assert_int_equal(run_req(&a, &r), 0);
 	if (tl_kernel_at_least(6, 14)) {
 		assert_pi_failure(&r, DIO_PI_SRC_DEVICE, DIO_PI_TAG_GUARD);
 		want_a.pi_guard++;
@@ -544,7 +537,7 @@ static void test_device_counts(void **state)
 	assert_int_not_equal(b.h, h_old);
 	expect_counts("b opened again", ctx_b, b.h, 0, NULL, &(struct dio_counters){ 0 });
 	dio_req_prep_read(&r, b.h, b.back, LEN, off + LEN);
-	assert_int_equal(run(&b, &r), 0);
+	assert_int_equal(run_req(&b, &r), 0);
 	assert_int_equal(r.result, LEN);
 	want_b = (struct dio_counters){ .reads = 1, .read_bytes = LEN };
 	expect_counts("b's new handle", ctx_b, b.h, 0, NULL, &want_b);
@@ -556,7 +549,7 @@ static void test_device_counts(void **state)
 
 	/* The corrupted block written again, for the programs after this one. */
 	dio_req_prep_write(&r, a.h, a.data, LEN, off);
-	assert_int_equal(run(&a, &r), 0);
+	assert_int_equal(run_req(&a, &r), 0);
 	assert_int_equal(r.result, LEN);
 
 	dev_close(&a);
@@ -705,7 +698,7 @@ static void test_user_counts(void **state)
 	dev_open(&d, ctx, user_disk, DIO_OPEN_NOCLAIM);
 	get_counts(ctx, d.h, DIO_COUNTERS_DEVICE, &ua.dev_base);
 	dio_req_prep_write(&r, d.h, d.data, LEN, 8 * LEN);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(run_req(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	ua.root_want = (struct dio_counters){ .writes = 1, .write_bytes = LEN };
 	expect_counts("root's handle", ctx, d.h, 0, NULL, &ua.root_want);
@@ -759,7 +752,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_user_counts, teardown_user),
 	};
 
-	if (tl_dio_load())
+	if (dioctl_run_init("counters-json", 0) || tl_dio_load())
 		return 1;
 	return cmocka_run_group_tests_name("counters", tests, NULL, NULL);
 }

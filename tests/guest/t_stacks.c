@@ -664,6 +664,8 @@ static void test_dm_multipath_path_failure(void **state)
 	snprintf(path, sizeof(path), "/sys/block/%s/device/state", tl_basename(b));
 	assert_int_equal(tl_write_file(path, "offline\n"), 0);	/* the newline is required */
 	assert_int_equal(waitpid(pid, &st, 0), pid);
+	dioctl_ran(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+		   "write /dev/mapper/dio_mp -l 16M -b 64K -d 16 --random 51 --pi -j");
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		show_output();
 	assert_true(WIFEXITED(st));
@@ -857,7 +859,7 @@ int main(void)
 
 	/* No udev in the guest: dmsetup makes the /dev/mapper nodes itself. */
 	setenv("DM_DISABLE_UDEV", "1", 1);
-	if (dioctl_run_init(NULL, 0) || tl_dio_load())
+	if (dioctl_run_init("stacks-json", 0) || tl_dio_load())
 		return 1;
 	return cmocka_run_group_tests_name("stacks", tests, NULL, NULL);
 }

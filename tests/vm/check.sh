@@ -151,6 +151,8 @@ if [ "$flavour" = debug ] && [ -d "$res/gcov" ] && [ -z "${DIO_PART:-}" ]; then
 fi
 [ -d "$res/dioctl-json" ] && { read -r jp jf < <("$here/json-check.py" --every-kind "$res/dioctl-json" | tail -n 1); p=$((p + ${jp:-0})) f=$((f + ${jf:-1})); } # t_dioctl's JSON documents against tools/dioctl.schema.json
 [ -d "$res/repair-json" ] && { read -r jp jf < <("$here/json-check.py" --require scrub,error "$res/repair-json" | tail -n 1); p=$((p + ${jp:-0})) f=$((f + ${jf:-1})); } # t_repair's
+[ -d "$res/counters-json" ] && { read -r jp jf < <("$here/json-check.py" --require stat "$res/counters-json" | tail -n 1); p=$((p + ${jp:-0})) f=$((f + ${jf:-1})); } # t_counters' (dioctl stat)
+[ -d "$res/stacks-json" ] && { read -r jp jf < <("$here/json-check.py" --require query,read,write,scrub "$res/stacks-json" | tail -n 1); p=$((p + ${jp:-0})) f=$((f + ${jf:-1})); } # t_stacks' (through LIO, device-mapper, multipath, md)
 echo "$p $f" >"$counts"
 echo "check[$flavour]: $p passed, $f failed"
 [ "$f" = 0 ]
