@@ -35,6 +35,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 B=$top/build
 res=$B/bench/vm-fio-pi
 suite=${FIO_SUITE:-forky}
@@ -223,14 +225,8 @@ EOS
 } >"$res/guest.sh"
 
 echo "bench-fio-pi: booting $KVER (TCG) on $root; engines $FIO_ENGINES, ${FIO_RUNTIME}s per job, $FIO_REPS rounds" >&2
-start=$(date +%s)
-VM_ROOT=$root "$top/tests/vm/run.sh" 7.3 "$res" &
-vm=$!
-tail -n +1 -s 1 -F --pid=$vm "$res/guest.log" 2>/dev/null | grep --line-buffered -v '^[V]*ROW ' >&2
-wait $vm
+VM_ROOT=$root bench_boot bench-fio-pi 7.3 "$res" '^V?ROW ' >&2
 rc=$?
-echo "bench-fio-pi: guest ran $(($(date +%s) - start)) s, status $rc" >&2
-[ -f "$res/guest.log" ] || { tail -n 40 "$res/console.log" >&2; die "no guest log"; }
 
 out=$B/bench/fio-pi-$(date +%Y%m%d-%H%M%S).txt
 {

@@ -25,6 +25,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 B=$top/build
 res=$B/bench/vm
 flavour=${BENCH_KERNEL:-6.1}
@@ -115,18 +117,8 @@ EOS
 } >"$res/guest.sh"
 
 echo "bench: booting $KVER (TCG; about 2 minutes, more with BENCH_DIAG_ARGS); the guest's output follows" >&2
-start=$(date +%s)
-"$top/tests/vm/run.sh" "$flavour" "$res" &
-vm=$!
-tail -n +1 -s 1 -F --pid=$vm "$res/guest.log" 2>/dev/null
-wait $vm
+bench_boot bench "$flavour" "$res"
 rc=$?
-echo "bench: guest ran $(($(date +%s) - start)) s, status $rc" >&2
-[ -f "$res/guest.log" ] || { tail -n 40 "$res/console.log" >&2; die "no guest log"; }
-if grep -E 'BUG:|WARNING:|Oops|Kernel panic' "$res/console.log" >/dev/null; then
-	echo "bench: kernel reports on the console (see $res/console.log)" >&2
-	rc=1
-fi
 
 out=$B/bench/results-$(date +%Y%m%d-%H%M%S).txt
 {
