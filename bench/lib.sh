@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # What the bench scripts that boot a QEMU guest share: booting it,
-# following its output and checking what it left.  Sourced (not run) by
+# following its output and checking what it left (bench_boot), and the
+# first two lines of a results file (bench_header).  Sourced (not run) by
 # bench/run-guest.sh, bench/run-fio.sh, bench/run-fio-pi.sh,
 # bench/counts.sh and bench/icount.sh: bash, with set -uo pipefail.
 bench_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -51,3 +52,12 @@ bench_console_reports() {
 	echo "$1: kernel reports on the console (see $2/console.log)" >&2
 }
 
+# bench_header TITLE GUEST: a results file's first two lines: TITLE, the
+# date and the commit; the host's CPUs and load, and GUEST.  For
+# run-guest.sh, run-fio.sh and run-fio-pi.sh; counts.sh and icount.sh name
+# the commit measured (COUNTS_SRC, ICOUNT_SRC) and leave out the load,
+# which exact counts do not depend on.
+bench_header() {
+	echo "$1, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$bench_top" rev-parse --short HEAD 2>/dev/null || echo '?')"
+	echo "host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; guest: QEMU TCG, $2"
+}

@@ -230,8 +230,7 @@ rc=$?
 
 out=$B/bench/fio-pi-$(date +%Y%m%d-%H%M%S).txt
 {
-	echo "fio's io_uring PI against the dio_batch engine, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
-	echo "host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; guest: QEMU TCG, $(grep -m1 '^guest: ' "$res/guest.log" | cut -d' ' -f2-)"
+	bench_header "fio's io_uring PI against the dio_batch engine" "$(grep -m1 '^guest: ' "$res/guest.log" | cut -d' ' -f2-)"
 	grep -m1 '^device: ' "$res/guest.log"
 	echo "command: FIO_SUITE=$suite FIO_RUNTIME=$FIO_RUNTIME FIO_REPS=$FIO_REPS FIO_ENGINES='$FIO_ENGINES' make bench-fio-pi"
 	echo "job: bench/fio/pi.fio, md_per_io_size=64 pi_chk=GUARD,REFTAG,APPTAG apptag=0x1234, pi_act=0 (dio_batch-act1: pi_act=1)"

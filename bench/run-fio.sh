@@ -136,8 +136,7 @@ rc=$?
 
 out=$B/bench/fio-$(date +%Y%m%d-%H%M%S).txt
 {
-	echo "dio_batch fio engines, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
-	echo "host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; guest: QEMU TCG, $KVER, $(fio --version)"
+	bench_header "dio_batch fio engines" "$KVER, $(fio --version)"
 	echo "command: FIO_RUNTIME=$FIO_RUNTIME FIO_DEVICES='$FIO_DEVICES' FIO_ENGINES='$FIO_ENGINES' make bench-fio"
 	echo "Under TCG wall-clock figures are distorted: compare ratios, CPU per I/O above all."
 	echo

@@ -122,8 +122,7 @@ rc=$?
 
 out=$B/bench/results-$(date +%Y%m%d-%H%M%S).txt
 {
-	echo "dio_batch io_bench, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
-	echo "host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; guest: QEMU TCG, $KVER"
+	bench_header "dio_batch io_bench" "$KVER"
 	echo "Under TCG wall-clock figures are distorted: compare ratios, CPU per I/O above all."
 	echo
 	cat "$res/guest.log"
