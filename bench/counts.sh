@@ -37,6 +37,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 src=$(cd "${COUNTS_SRC:-$top}" && pwd) || { echo "counts: no such COUNTS_SRC" >&2; exit 1; }
 res=$top/build/bench/counts
 : "${COUNTS_N:=20000}" "${COUNTS_N0:=2000}" "${COUNTS_IDLE:=10}" "${COUNTS_REPS:=2}" "${BENCH_SDEBUG:=dev_size_mb=64 dif=0 dix=0 delay=0}"
@@ -97,18 +99,9 @@ EOS
 } >"$res/guest.sh"
 
 echo "counts: booting $KVER (TCG; 10 to 20 minutes); the guest's progress follows" >&2
-start=$(date +%s)
-"$top/tests/vm/run.sh" 6.1 "$res" &
-vm=$!
-tail -n +1 -s 1 -F --pid=$vm "$res/guest.log" 2>/dev/null
-wait $vm
+bench_boot counts 6.1 "$res"
 rc=$?
-echo "counts: guest ran $(($(date +%s) - start)) s, status $rc" >&2
-[ -s "$res/counts.raw" ] || { tail -n 40 "$res/console.log" >&2; die "no counts from the guest"; }
-if grep -E 'BUG:|WARNING:|Oops|Kernel panic' "$res/console.log" >/dev/null; then
-	echo "counts: kernel reports on the console (see $res/console.log)" >&2
-	rc=1
-fi
+bench_need counts "$res" counts.raw "no counts from the guest"
 
 out=${COUNTS_OUT:-$top/bench/results/counts-$(date +%Y%m%d-%H%M%S).txt}
 mkdir -p "$(dirname "$out")"

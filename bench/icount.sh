@@ -33,6 +33,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 src=$(cd "${ICOUNT_SRC:-$top}" && pwd) || { echo "icount: no such ICOUNT_SRC" >&2; exit 1; }
 res=$top/build/bench/icount
 : "${ICOUNT_N:=20000}" "${ICOUNT_N0:=2000}" "${ICOUNT_DEVS:=nvme sd}" "${ICOUNT_WORKLOADS:=randread randwrite}"
@@ -138,14 +140,8 @@ EOS
 } >"$res/guest.sh"
 
 echo "icount: booting $KVER (TCG, the plugin loaded); the guest's progress follows" >&2
-start=$(date +%s)
-VM_QEMU_ARGS="-plugin $res/libicount.so,out=$res/icount" "$top/tests/vm/run.sh" "$flavour" "$res" &
-vm=$!
-tail -n +1 -s 1 -F --pid=$vm "$res/guest.log" 2>/dev/null
-wait $vm
+VM_QEMU_ARGS="-plugin $res/libicount.so,out=$res/icount" bench_boot icount "$flavour" "$res"
 rc=$?
-echo "icount: guest ran $(($(date +%s) - start)) s, status $rc" >&2
-grep -E 'BUG:|WARNING:|Oops|Kernel panic' "$res/console.log" >&2 && rc=1
 
 out=${ICOUNT_OUT:-$top/bench/results/icount-$(date +%Y%m%d-%H%M%S).txt}
 mkdir -p "$(dirname "$out")"

@@ -35,6 +35,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 B=$top/build
 res=$B/bench/vm-fio-pi
 suite=${FIO_SUITE:-forky}
@@ -223,19 +225,12 @@ EOS
 } >"$res/guest.sh"
 
 echo "bench-fio-pi: booting $KVER (TCG) on $root; engines $FIO_ENGINES, ${FIO_RUNTIME}s per job, $FIO_REPS rounds" >&2
-start=$(date +%s)
-VM_ROOT=$root "$top/tests/vm/run.sh" 7.3 "$res" &
-vm=$!
-tail -n +1 -s 1 -F --pid=$vm "$res/guest.log" 2>/dev/null | grep --line-buffered -v '^[V]*ROW ' >&2
-wait $vm
+VM_ROOT=$root bench_boot bench-fio-pi 7.3 "$res" '^V?ROW ' >&2
 rc=$?
-echo "bench-fio-pi: guest ran $(($(date +%s) - start)) s, status $rc" >&2
-[ -f "$res/guest.log" ] || { tail -n 40 "$res/console.log" >&2; die "no guest log"; }
 
 out=$B/bench/fio-pi-$(date +%Y%m%d-%H%M%S).txt
 {
-	echo "fio's io_uring PI against the dio_batch engine, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
-	echo "host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; guest: QEMU TCG, $(grep -m1 '^guest: ' "$res/guest.log" | cut -d' ' -f2-)"
+	bench_header "fio's io_uring PI against the dio_batch engine" "$(grep -m1 '^guest: ' "$res/guest.log" | cut -d' ' -f2-)"
 	grep -m1 '^device: ' "$res/guest.log"
 	echo "command: FIO_SUITE=$suite FIO_RUNTIME=$FIO_RUNTIME FIO_REPS=$FIO_REPS FIO_ENGINES='$FIO_ENGINES' make bench-fio-pi"
 	echo "job: bench/fio/pi.fio, md_per_io_size=64 pi_chk=GUARD,REFTAG,APPTAG apptag=0x1234, pi_act=0 (dio_batch-act1: pi_act=1)"

@@ -19,6 +19,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 B=$top/build
 res=$B/bench/vm-fio
 flavour=${BENCH_KERNEL:-6.1}
@@ -129,19 +131,12 @@ EOS
 } >"$res/guest.sh"
 
 echo "bench-fio: booting $KVER (TCG); $(wc -w <<<"$FIO_DEVICES") devices, $(wc -w <<<"$FIO_ENGINES") engines, ${FIO_RUNTIME}s per job" >&2
-start=$(date +%s)
-"$top/tests/vm/run.sh" "$flavour" "$res" &
-vm=$!
-tail -n +1 -s 1 -F --pid=$vm "$res/guest.log" 2>/dev/null | grep --line-buffered -v '^ROW ' >&2
-wait $vm
+bench_boot bench-fio "$flavour" "$res" '^ROW ' >&2
 rc=$?
-echo "bench-fio: guest ran $(($(date +%s) - start)) s, status $rc" >&2
-[ -f "$res/guest.log" ] || { tail -n 40 "$res/console.log" >&2; die "no guest log"; }
 
 out=$B/bench/fio-$(date +%Y%m%d-%H%M%S).txt
 {
-	echo "dio_batch fio engines, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
-	echo "host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; guest: QEMU TCG, $KVER, $(fio --version)"
+	bench_header "dio_batch fio engines" "$KVER, $(fio --version)"
 	echo "command: FIO_RUNTIME=$FIO_RUNTIME FIO_DEVICES='$FIO_DEVICES' FIO_ENGINES='$FIO_ENGINES' make bench-fio"
 	echo "Under TCG wall-clock figures are distorted: compare ratios, CPU per I/O above all."
 	echo

@@ -25,6 +25,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 B=$top/build
 res=$B/bench/vm
 flavour=${BENCH_KERNEL:-6.1}
@@ -115,23 +117,12 @@ EOS
 } >"$res/guest.sh"
 
 echo "bench: booting $KVER (TCG; about 2 minutes, more with BENCH_DIAG_ARGS); the guest's output follows" >&2
-start=$(date +%s)
-"$top/tests/vm/run.sh" "$flavour" "$res" &
-vm=$!
-tail -n +1 -s 1 -F --pid=$vm "$res/guest.log" 2>/dev/null
-wait $vm
+bench_boot bench "$flavour" "$res"
 rc=$?
-echo "bench: guest ran $(($(date +%s) - start)) s, status $rc" >&2
-[ -f "$res/guest.log" ] || { tail -n 40 "$res/console.log" >&2; die "no guest log"; }
-if grep -E 'BUG:|WARNING:|Oops|Kernel panic' "$res/console.log" >/dev/null; then
-	echo "bench: kernel reports on the console (see $res/console.log)" >&2
-	rc=1
-fi
 
 out=$B/bench/results-$(date +%Y%m%d-%H%M%S).txt
 {
-	echo "dio_batch io_bench, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
-	echo "host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; guest: QEMU TCG, $KVER"
+	bench_header "dio_batch io_bench" "$KVER"
 	echo "Under TCG wall-clock figures are distorted: compare ratios, CPU per I/O above all."
 	echo
 	cat "$res/guest.log"
