@@ -309,6 +309,6 @@ EOPY
 } >"$out"
 cat "$out"
 echo
-echo "bench-fio-pi: saved to $out (status $rc)"
 grep -qE '^FAIL: |FAILED' "$res/guest.log" && rc=1
+echo "bench-fio-pi: saved to $out (status $rc)"
 [ $rc = 0 ]

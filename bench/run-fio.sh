@@ -180,6 +180,6 @@ EOPY
 } >"$out"
 cat "$out"
 echo
-echo "bench-fio: saved to $out (status $rc)"
 grep -q 'FAILED' "$res/guest.log" && rc=1
+echo "bench-fio: saved to $out (status $rc)"
 [ $rc = 0 ]
