@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -156,25 +155,8 @@ static void test_unknown_commands(void **state)
 	close(ctx);
 }
 
-/* Run @fn in a child as uid/gid 1000; returns the child's exit status. */
-static int as_user(int (*fn)(void), uid_t uid, gid_t gid)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid == 0) {
-		if (setgroups(0, NULL) || setgid(gid) || setuid(uid))
-			_exit(99);
-		_exit(fn());
-	}
-	assert_true(pid > 0);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	return WEXITSTATUS(st);
-}
-
-/* Join key 0x2000 as another user would: with DIO_FOREIGN. */
-static int join_key_0x2000(void)
+/* Join key 0x2000 as another user would, with DIO_FOREIGN: 0 or the errno. */
+static int join_key_0x2000(void *arg)
 {
 	int fd = init_raw(0x2000, DIO_FOREIGN, 0);
 
@@ -186,7 +168,7 @@ static int join_key_0x2000(void)
 }
 
 /* The same without DIO_FOREIGN. */
-static int join_key_0x2000_plain(void)
+static int join_key_0x2000_plain(void *arg)
 {
 	int fd = init_raw(0x2000, 0, 0);
 
@@ -204,7 +186,7 @@ static void test_permissions(void **state)
 	/* Owner root, mode 0600: another uid may not join. */
 	ctx = init_raw(0x2000, DIO_CREAT | DIO_EXCL, 0600);
 	assert_true(ctx >= 0);
-	assert_int_equal(as_user(join_key_0x2000, 1000, 1000), EACCES);
+	assert_int_equal(tl_run_as(1000, 1000, 0, join_key_0x2000, NULL), EACCES);
 	close(ctx);
 
 	/*
@@ -213,26 +195,26 @@ static void test_permissions(void **state)
 	 */
 	ctx = init_raw(0x2000, DIO_CREAT | DIO_EXCL, 0666);
 	assert_true(ctx >= 0);
-	assert_int_equal(as_user(join_key_0x2000_plain, 1000, 1000), EACCES);
-	assert_int_equal(as_user(join_key_0x2000, 1000, 1000), 0);
+	assert_int_equal(tl_run_as(1000, 1000, 0, join_key_0x2000_plain, NULL), EACCES);
+	assert_int_equal(tl_run_as(1000, 1000, 0, join_key_0x2000, NULL), 0);
 	close(ctx);
 
 	/* Mode 0606: others may. */
 	ctx = init_raw(0x2000, DIO_CREAT | DIO_EXCL, 0606);
 	assert_true(ctx >= 0);
-	assert_int_equal(as_user(join_key_0x2000, 1000, 1000), 0);
+	assert_int_equal(tl_run_as(1000, 1000, 0, join_key_0x2000, NULL), 0);
 	close(ctx);
 
 	/* Mode 0660 with the group: gid 0 may, gid 1000 may not. */
 	ctx = init_raw(0x2000, DIO_CREAT | DIO_EXCL, 0660);
 	assert_true(ctx >= 0);
-	assert_int_equal(as_user(join_key_0x2000, 1000, 0), 0);
-	assert_int_equal(as_user(join_key_0x2000, 1000, 1000), EACCES);
+	assert_int_equal(tl_run_as(1000, 0, 0, join_key_0x2000, NULL), 0);
+	assert_int_equal(tl_run_as(1000, 1000, 0, join_key_0x2000, NULL), EACCES);
 	/* Read permission alone is not enough. */
 	close(ctx);
 	ctx = init_raw(0x2000, DIO_CREAT | DIO_EXCL, 0604);
 	assert_true(ctx >= 0);
-	assert_int_equal(as_user(join_key_0x2000, 1000, 1000), EACCES);
+	assert_int_equal(tl_run_as(1000, 1000, 0, join_key_0x2000, NULL), EACCES);
 	close(ctx);
 }
 

@@ -26,7 +26,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <linux/fs.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -275,7 +274,6 @@ static int run_example(bool in_group, const char *name, ...)
 {
 	const char *build = getenv("DIO_BUILD");
 	char path[512], *argv[16], outpath[] = WORKDIR "/out.txt";
-	gid_t gid = GID_DIO;
 	int argc = 0, fd, st;
 	ssize_t n;
 	va_list ap;
@@ -300,9 +298,7 @@ static int run_example(bool in_group, const char *name, ...)
 	if (pid == 0) {
 		if (dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 			_exit(125);
-		if (setgroups(in_group ? 1 : 0, &gid) ||
-		    setresgid(GID_USER, GID_USER, GID_USER) ||
-		    setresuid(UID_USER, UID_USER, UID_USER)) {
+		if (tl_drop_to(UID_USER, GID_USER, in_group ? GID_DIO : 0)) {
 			perror("dropping privileges");
 			_exit(125);
 		}

@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -254,8 +253,7 @@ static void run_fio_files(struct fio_res *res, const char *const *jobs, const ch
 		if (run_memlock >= 0 &&
 		    setrlimit(RLIMIT_MEMLOCK, &(struct rlimit){ run_memlock, run_memlock }))
 			_exit(125);
-		if (run_uid && (setgroups(0, NULL) || setresgid(run_uid, run_uid, run_uid) ||
-				setresuid(run_uid, run_uid, run_uid)))
+		if (run_uid && tl_drop_to(run_uid, run_uid, 0))
 			_exit(125);
 		setenv("ENGINE", engine, 1);
 		for (int i = 0; defaults[i]; i++)
@@ -1213,38 +1211,29 @@ static void test_fixedbufs_sd(void **state)
 	res_free(&r);
 }
 
-/* A 2 MiB write of ordinary (not registered) memory, by uid 1000: its errno. */
-static int plain_2m_write_errno(void)
+/*
+ * A 2 MiB write of ordinary (not registered) memory, in a tl_run_as()
+ * child: its errno.
+ */
+static int plain_2m_write(void *arg)
 {
-	int status;
-	pid_t pid = fork();
+	struct dio_request req, *rp = &req;
+	int ctx, fd, h, ret;
+	void *buf;
 
-	assert_true(pid >= 0);
-	if (!pid) {
-		struct dio_request req, *rp = &req;
-		int ctx, fd, h, ret;
-		void *buf;
-
-		if (setgroups(0, NULL) || setresgid(U_USER, U_USER, U_USER) ||
-		    setresuid(U_USER, U_USER, U_USER))
-			_exit(100);
-		ctx = sys_dio_init(0, DIO_PRIVATE);
-		fd = open(dev, O_RDWR);
-		if (ctx < 0 || fd < 0 || posix_memalign(&buf, 4096, 2 << 20))
-			_exit(101);
-		h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
-		if (h < 0)
-			_exit(102);
-		memset(buf, 0x5a, 2 << 20);
-		dio_req_prep_write(&req, h, buf, 2 << 20, 0);
-		ret = sys_dio_submit(ctx, &rp, 1);
-		if (ret == 1)
-			_exit(sys_dio_wait(ctx, &rp, 1, NULL) == 1 && req.result == 2 << 20 ? 0 : 103);
-		_exit(errno < 100 ? errno : 104);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	return WEXITSTATUS(status);
+	ctx = sys_dio_init(0, DIO_PRIVATE);
+	fd = open(dev, O_RDWR);
+	if (ctx < 0 || fd < 0 || posix_memalign(&buf, 4096, 2 << 20))
+		return 101;
+	h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
+	if (h < 0)
+		return 102;
+	memset(buf, 0x5a, 2 << 20);
+	dio_req_prep_write(&req, h, buf, 2 << 20, 0);
+	ret = sys_dio_submit(ctx, &rp, 1);
+	if (ret == 1)
+		return sys_dio_wait(ctx, &rp, 1, NULL) == 1 && req.result == 2 << 20 ? 0 : 103;
+	return errno < 100 ? errno : 104;
 }
 
 /*
@@ -1290,7 +1279,7 @@ static void test_fixedbufs_memlock(void **state)
 
 	read_line(PINNED_PARAM, pinned_saved, sizeof(pinned_saved));
 	assert_int_equal(tl_write_file(PINNED_PARAM, "1"), 0);
-	assert_int_equal(plain_2m_write_errno(), ENOMEM);
+	assert_int_equal(tl_run_as(U_USER, U_USER, 0, plain_2m_write, NULL), ENOMEM);
 	run_memlock = 64 << 20;
 	sd_hold_ms(150);
 	run_fio(&r, "fixed-verify.fio", (const char *[]){ dev_env(), "BS=2m", "SIZE=32m", NULL });

@@ -26,7 +26,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -59,16 +58,8 @@ static bool ctl_mode_saved;
 
 /* ---- checks inside the test's process ---- */
 
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "t_fixed.c:%d: %s: ", __LINE__,	\
-				#cond);					\
-			fprintf(stderr, __VA_ARGS__);			\
-			fputc('\n', stderr);				\
-			_exit(1);					\
-		}							\
-	} while (0)
+/* Checks in the test's process, a tl_run_as() child, and in its own children. */
+#define CHECK TL_CHILD_CHECK
 
 static const char *en(int e)
 {
@@ -93,34 +84,22 @@ static const char *en(int e)
 		CHECK(r_ >= 0, "returned %ld errno %s", r_, en(e_));	\
 	} while (0)
 
-/* Run @fn in a child (as uid 1000 with @drop); the test fails if it does. */
+/* tl_run_as()'s function: the test's, which exits at its first failed check. */
+static int child_main(void *fn)
+{
+	(*(void (**)(void))fn)();
+	return 0;
+}
+
+/*
+ * Run @fn in a child (as uid 1000 with @drop, else as root); the test
+ * fails if it does.  The child inherits group_setup()'s RLIMIT_MEMLOCK.
+ */
 static void run_child(void (*fn)(void), bool drop)
 {
-	int status;
-	pid_t pid;
+	uid_t id = drop ? U_USER : 0;
 
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		/* Room for the limits the test sets once it is not root. */
-		struct rlimit rl = { 64 * MiB, 64 * MiB };
-
-		if (setrlimit(RLIMIT_MEMLOCK, &rl)) {
-			perror("RLIMIT_MEMLOCK");
-			_exit(1);
-		}
-		if (drop && (setgroups(0, NULL) ||
-			     setresgid(U_USER, U_USER, U_USER) ||
-			     setresuid(U_USER, U_USER, U_USER))) {
-			perror("drop privileges");
-			_exit(1);
-		}
-		fn();
-		_exit(0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		fail_msg("test process failed (status 0x%x)", status);
+	assert_int_equal(tl_run_as(id, id, 0, child_main, &fn), 0);
 }
 
 /* ---- helpers ---- */
@@ -661,6 +640,11 @@ static void test_fork(void **state)
 static int group_setup(void **state)
 {
 	(void)state;
+	/* Room for the limits the tests set once they are not root. */
+	if (setrlimit(RLIMIT_MEMLOCK, &(struct rlimit){ 64 * MiB, 64 * MiB })) {
+		perror("RLIMIT_MEMLOCK");
+		return -1;
+	}
 	if (tl_dio_load() < 0)
 		return -1;
 	if (tl_scsi_debug_load("dev_size_mb=64 dif=1 dix=1 guard=0", disk,

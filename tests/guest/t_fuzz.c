@@ -59,7 +59,6 @@
 #define FUZZ_MIN_RATE_DEBUG	300
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -1302,8 +1301,7 @@ static void worker(int id, int inherited_fd, int hshared, int nfds, const int *f
 	}
 	if (id == NWORKERS - 1) {
 		/* This one is not root: joins of root's 0600 contexts fail. */
-		if (setgroups(0, NULL) || setresgid(1000, 1000, 1000) ||
-		    setresuid(1000, 1000, 1000)) {
+		if (tl_drop_to(1000, 1000, 0)) {
 			bad("worker %d: dropping to uid 1000: %s", id, strerror(errno));
 			_exit(2);
 		}

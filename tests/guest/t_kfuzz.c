@@ -94,7 +94,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <regex.h>
 #include <setjmp.h>
@@ -1084,8 +1083,7 @@ static void do_fork(const struct prog *p, int i)
 	xs.proc = 1;
 	if (c->ref & 1) {
 		/* Not root: joins of root's contexts need mode and DIO_FOREIGN. */
-		if (setgroups(0, NULL) || setresgid(1000, 1000, 1000) ||
-		    setresuid(1000, 1000, 1000)) {
+		if (tl_drop_to(1000, 1000, 0)) {
 			xbad(i, "dropping to uid 1000: %s", strerror(errno));
 			_exit(2);
 		}

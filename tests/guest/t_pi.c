@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/wait.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -954,6 +953,31 @@ static void test_nvme_corruption_detected(void **state)
 		nvme_corruption(ns);
 }
 
+/* What raw_read_child() reads, and where. */
+struct raw_args {
+	struct dev *d;
+	int fd;			/* root's, O_RDONLY */
+	uint64_t off;
+};
+
+/*
+ * test_nvme_raw_unprivileged()'s tl_run_as() child: 10 when the data and
+ * the PI come back as written, 11 for EACCES, 12 for another error, 13
+ * for other bytes.
+ */
+static int raw_read_child(void *arg)
+{
+	const struct raw_args *a = arg;
+	struct dev *d = a->d;
+
+	memset(d->back, 0, LEN);
+	if (dio_pi_read_raw(a->fd, &d->p, d->back, LEN, d->pi2, a->off) < 0) {
+		printf("# dio_pi_read_raw as uid 1000: %s\n", strerror(errno));
+		return errno == EACCES ? 11 : 12;
+	}
+	return memcmp(d->back, d->data, LEN) || memcmp(d->pi2, d->pi, d->pilen) ? 13 : 10;
+}
+
 /*
  * dio_pi_read_raw() as a user who is not root, on a descriptor root opened
  * for reading (as a database gets its disks): Linux 6.1 lets only
@@ -963,43 +987,24 @@ static void test_nvme_corruption_detected(void **state)
  */
 static void test_nvme_raw_unprivileged(void **state)
 {
-	uint64_t off = 40 * LEN;
+	struct raw_args a = { .off = 40 * LEN };
 	struct dio_request r;
 	struct dev d;
 	char dev[64];
-	int fd, st;
-	pid_t pid;
+	int st;
 
 	assert_int_equal(tl_nvme_dev(1, dev, sizeof(dev)), 0);
 	dev_open(&d, dev);
 	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
-					 &(struct dio_pi_params){ .seed = seed_of(&d, off) }), 0);
-	write_pi(&d, off, 0, 0, &r);
+					 &(struct dio_pi_params){ .seed = seed_of(&d, a.off) }), 0);
+	write_pi(&d, a.off, 0, 0, &r);
 	assert_int_equal(run(&d, &r), 0);
-	fd = open(dev, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int ret;
-
-		if (setresgid(1000, 1000, 1000) || setresuid(1000, 1000, 1000))
-			_exit(90);
-		memset(d.back, 0, LEN);
-		ret = dio_pi_read_raw(fd, &d.p, d.back, LEN, d.pi2, off);
-		if (ret < 0) {
-			printf("# dio_pi_read_raw as uid 1000: %s\n", strerror(errno));
-			_exit(errno == EACCES ? 11 : 12);
-		}
-		_exit(memcmp(d.back, d.data, LEN) || memcmp(d.pi2, d.pi, d.pilen) ? 13 : 10);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	close(fd);
-	assert_true(WIFEXITED(st));
-	if (tl_kernel_at_least(6, 2))
-		assert_int_equal(WEXITSTATUS(st), 10);
-	else
-		assert_int_equal(WEXITSTATUS(st), 11);
+	a.d = &d;
+	a.fd = open(dev, O_RDONLY | O_CLOEXEC);
+	assert_true(a.fd >= 0);
+	st = tl_run_as(1000, 1000, 0, raw_read_child, &a);
+	close(a.fd);
+	assert_int_equal(st, tl_kernel_at_least(6, 2) ? 10 : 11);
 	dev_close(&d);
 }
 

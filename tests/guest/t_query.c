@@ -16,7 +16,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -199,52 +198,50 @@ static void test_nvme_profiles(void **state)
 	}
 }
 
+/* Root's context, and its handle of the device, inherited. */
+struct query_args {
+	int ctx, h;
+};
+
+/* In a tl_run_as() child: the PI type QUERY says, 90 when it fails. */
+static int query_type_child(void *arg)
+{
+	const struct query_args *qa = arg;
+	struct dio_query q;
+
+	if (sys_dio_query(qa->ctx, qa->h, &q))
+		return 90;
+	return q.pi_type;
+}
+
 /*
  * Type 2 as a user who is not root: sysfs tells anyone on SCSI; NVMe's
  * Identify needs CAP_SYS_ADMIN on 6.1, so there the module's 1 stands.
  */
 static void test_type2_unprivileged(void **state)
 {
-	struct dio_query q;
+	struct query_args qa;
 	char dev[64];
-	int ctx, fd, h, st;
-	pid_t pid;
+	int fd, st;
 
 	assert_int_equal(tl_nvme_dev(5, dev, sizeof(dev)), 0);
-	ctx = sys_dio_init(0, DIO_PRIVATE);
-	assert_true(ctx >= 0);
+	qa.ctx = sys_dio_init(0, DIO_PRIVATE);
+	assert_true(qa.ctx >= 0);
 	fd = open(dev, O_RDONLY);
 	assert_true(fd >= 0);
-	h = sys_dio_open(ctx, fd, 0);
-	assert_true(h >= 1);
-	/* The device node stays root's: the user reads through its handle. */
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		if (setresgid(1000, 1000, 1000) || setresuid(1000, 1000, 1000) ||
-		    sys_dio_query(ctx, h, &q))
-			_exit(90);
-		_exit(q.pi_type);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	/* No access to /dev/nvme0n5 as uid 1000 (root's, mode 0600 or 0660 disk). */
-	assert_int_equal(WEXITSTATUS(st), 1);
+	qa.h = sys_dio_open(qa.ctx, fd, 0);
+	assert_true(qa.h >= 1);
+	/*
+	 * The device node stays root's: the user reads through its handle.
+	 * No access to /dev/nvme0n5 as uid 1000 (root's, mode 0600 or 0660 disk).
+	 */
+	assert_int_equal(tl_run_as(1000, 1000, 0, query_type_child, &qa), 1);
 	assert_int_equal(chmod(dev, 0644), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		if (setresgid(1000, 1000, 1000) || setresuid(1000, 1000, 1000) ||
-		    sys_dio_query(ctx, h, &q))
-			_exit(90);
-		_exit(q.pi_type);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	st = tl_run_as(1000, 1000, 0, query_type_child, &qa);
 	assert_int_equal(chmod(dev, 0600), 0);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), tl_kernel_at_least(6, 2) ? 2 : 1);
+	assert_int_equal(st, tl_kernel_at_least(6, 2) ? 2 : 1);
 	close(fd);
-	close(ctx);
+	close(qa.ctx);
 }
 
 /*

@@ -46,7 +46,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -282,12 +281,6 @@ static void child_fail(int line, const char *cond, const char *fmt, ...)
 		if (!(cond))						\
 			child_fail(__LINE__, #cond, __VA_ARGS__);	\
 	} while (0)
-
-static void drop_to(uid_t uid, gid_t gid)
-{
-	if (setgroups(0, NULL) || setresgid(gid, gid, gid) || setresuid(uid, uid, uid))
-		child_fail(__LINE__, "drop privileges", "to %d/%d", (int)uid, (int)gid);
-}
 
 static pid_t child_fork(void)
 {
@@ -571,8 +564,8 @@ static struct agent *agent_start(uid_t uid, gid_t gid)
 		if (sv[1] > 3)
 			close_range(3, sv[1] - 1, 0);
 		close_range(sv[1] + 1, ~0U, 0);
-		if (uid || gid)
-			drop_to(uid, gid);
+		if ((uid || gid) && tl_drop_to(uid, gid, 0))
+			child_fail(__LINE__, "drop privileges", "to %d/%d", (int)uid, (int)gid);
 		agent_loop(sv[1]);
 	}
 	close(sv[1]);
@@ -794,6 +787,38 @@ static void test_abi2_announced(void **state)
 
 /* ---- 1. A descriptor's I/O belongs to the process that created it ---- */
 
+/* Root's context and a handle there, inherited by a tl_run_as() child. */
+struct inherited {
+	int ctx, h;
+	struct dio_request **rp;	/* reap_child()'s: REAP_NR in flight there */
+};
+
+#define REAP_NR		4		/* test_forked_child_cannot_reap()'s requests */
+
+/* test_forked_child_cannot_reap()'s child: COLLECT and WAIT of root's requests. */
+static int reap_child(void *arg)
+{
+	const struct inherited *in = arg;
+	struct dio_request *got[REAP_NR];
+	struct timespec cto = ms_ts(2000);
+	int ret;
+
+	memset(arena, 0xc3, ARENA_SZ);
+	memset(got, 0xc3, sizeof(got));
+	ret = sys_dio_collect(in->ctx, got, 1, REAP_NR, &cto);
+	TL_CHILD_CHECK(ret == -1 && errno == EXDEV, "COLLECT returned %d", ret);
+	ret = sys_dio_wait(in->ctx, in->rp, REAP_NR, &cto);
+	TL_CHILD_CHECK(ret == -1 && errno == EXDEV, "WAIT returned %d", ret);
+	ret = sys_dio_collect(in->ctx, got, 0, REAP_NR, &(struct timespec){ 0, 0 });
+	TL_CHILD_CHECK(ret == -1 && errno == EXDEV, "COLLECT (no wait) returned %d", ret);
+	TL_CHILD_CHECK(first_diff(arena, ARENA_SZ, 0xc3) < 0,
+		       "the child's memory changed at arena byte %ld",
+		       first_diff(arena, ARENA_SZ, 0xc3));
+	TL_CHILD_CHECK(first_diff(got, sizeof(got), 0xc3) < 0,
+		       "COLLECT wrote into the child's array");
+	return 0;
+}
+
 /*
  * The parent submits reads into its buffers and does not reap them; a
  * fork()ed child, now uid 1000, calls COLLECT and WAIT (on the parent's
@@ -804,12 +829,11 @@ static void test_abi2_announced(void **state)
  */
 static void test_forked_child_cannot_reap(void **state)
 {
-	enum { N = 4 };
+	enum { N = REAP_NR };
 	struct dio_request *r = (struct dio_request *)(arena + ARENA_REQS), *rp[N];
 	uint8_t *buf = arena + ARENA_BUFS, *want = tl_alloc(N * BLK, 0);
 	struct timespec to = ms_ts(10000);
 	int ctx = keep(sys_dio_init(0, DIO_PRIVATE)), fd = open_disk(disk, O_RDWR), h;
-	pid_t pid;
 
 	assert_true(ctx >= 0);
 	h = want_ok(sys_dio_open(ctx, fd, 0), "OPEN");
@@ -827,35 +851,35 @@ static void test_forked_child_cannot_reap(void **state)
 	 */
 	assert_int_equal(tl_scsi_debug_ndelay(200000000), 0);
 	assert_int_equal(sys_dio_submit(ctx, rp, N), N);
-	pid = child_fork();
-	if (pid == 0) {
-		struct dio_request *got[N];
-		struct timespec cto = ms_ts(2000);
-		int ret;
-
-		drop_to(U_ALICE, U_ALICE);
-		memset(arena, 0xc3, ARENA_SZ);
-		memset(got, 0xc3, sizeof(got));
-		ret = sys_dio_collect(ctx, got, 1, N, &cto);
-		CHILD_CHECK(ret == -1 && errno == EXDEV, "COLLECT returned %d", ret);
-		ret = sys_dio_wait(ctx, rp, N, &cto);
-		CHILD_CHECK(ret == -1 && errno == EXDEV, "WAIT returned %d", ret);
-		ret = sys_dio_collect(ctx, got, 0, N, &(struct timespec){ 0, 0 });
-		CHILD_CHECK(ret == -1 && errno == EXDEV, "COLLECT (no wait) returned %d", ret);
-		CHILD_CHECK(first_diff(arena, ARENA_SZ, 0xc3) < 0,
-			    "the child's memory changed at arena byte %ld",
-			    first_diff(arena, ARENA_SZ, 0xc3));
-		CHILD_CHECK(first_diff(got, sizeof(got), 0xc3) < 0,
-			    "COLLECT wrote into the child's array");
-		_exit(0);
-	}
-	child_done(pid, "the child's COLLECT and WAIT");
+	assert_int_equal(tl_run_as(U_ALICE, U_ALICE, 0, reap_child,
+				   &(struct inherited){ .ctx = ctx, .rp = rp }), 0);
 	/* The parent's requests were waiting for it alone. */
 	assert_int_equal(sys_dio_wait(ctx, rp, N, &to), N);
 	for (int i = 0; i < N; i++)
 		assert_int_equal(r[i].result, BLK);
 	assert_memory_equal(buf, want, N * BLK);
 	free(want);
+}
+
+/* test_forked_child_cannot_submit()'s child: a write and a read on root's handle. */
+static int submit_child(void *arg)
+{
+	const struct inherited *in = arg;
+	struct dio_request w, rd, *p;
+	uint8_t *b = arena + ARENA_BUFS;
+	int ret;
+
+	memset(b, 0xee, 2 * BLK);
+	dio_req_prep_write(&w, in->h, b, BLK, OFF_MM + 64 * KiB);
+	p = &w;
+	ret = sys_dio_submit(in->ctx, &p, 1);
+	TL_CHILD_CHECK(ret == -1 && errno == EXDEV, "write SUBMIT returned %d", ret);
+	dio_req_prep_read(&rd, in->h, b + BLK, BLK, OFF_MM + 64 * KiB);
+	p = &rd;
+	ret = sys_dio_submit(in->ctx, &p, 1);
+	TL_CHILD_CHECK(ret == -1 && errno == EXDEV, "read SUBMIT returned %d", ret);
+	TL_CHILD_CHECK(first_diff(b + BLK, BLK, 0xee) < 0, "the read landed");
+	return 0;
 }
 
 /*
@@ -868,32 +892,13 @@ static void test_forked_child_cannot_submit(void **state)
 {
 	struct dio_request *got[4], r, *rp = &r;
 	int ctx = keep(sys_dio_init(0, DIO_PRIVATE)), fd = open_disk(disk, O_RDWR), h;
-	pid_t pid;
 
 	assert_true(ctx >= 0);
 	h = want_ok(sys_dio_open(ctx, fd, 0), "OPEN");
 	disk_fill(OFF_MM + 64 * KiB, BLK, 0x31);
 	assert_int_equal(tl_slab_wait("dio_kreq", 0, 5), 0);
-	pid = child_fork();
-	if (pid == 0) {
-		struct dio_request w, rd, *p;
-		uint8_t *b = arena + ARENA_BUFS;
-		int ret;
-
-		drop_to(U_BOB, U_BOB);
-		memset(b, 0xee, 2 * BLK);
-		dio_req_prep_write(&w, h, b, BLK, OFF_MM + 64 * KiB);
-		p = &w;
-		ret = sys_dio_submit(ctx, &p, 1);
-		CHILD_CHECK(ret == -1 && errno == EXDEV, "write SUBMIT returned %d", ret);
-		dio_req_prep_read(&rd, h, b + BLK, BLK, OFF_MM + 64 * KiB);
-		p = &rd;
-		ret = sys_dio_submit(ctx, &p, 1);
-		CHILD_CHECK(ret == -1 && errno == EXDEV, "read SUBMIT returned %d", ret);
-		CHILD_CHECK(first_diff(b + BLK, BLK, 0xee) < 0, "the read landed");
-		_exit(0);
-	}
-	child_done(pid, "the child's SUBMIT");
+	assert_int_equal(tl_run_as(U_BOB, U_BOB, 0, submit_child,
+				   &(struct inherited){ .ctx = ctx, .h = h }), 0);
 	assert_int_equal(sys_dio_collect(ctx, got, 0, 4, &(struct timespec){ 1, 0 }), 0);
 	assert_int_equal(tl_slab_active("dio_kreq"), 0);
 	disk_is(OFF_MM + 64 * KiB, BLK, 0x31, "after the child's write");

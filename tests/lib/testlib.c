@@ -1073,6 +1073,14 @@ int tl_node_restore(const char *path, struct tl_node_saved *old)
 	return 0;
 }
 
+int tl_drop_to(uid_t uid, gid_t gid, gid_t group)
+{
+	if (setgroups(group ? 1 : 0, &group) || setresgid(gid, gid, gid) ||
+	    setresuid(uid, uid, uid))
+		return -errno;
+	return 0;
+}
+
 int tl_run_as(uid_t uid, gid_t gid, gid_t group, int (*fn)(void *arg),
 	      void *arg)
 {
@@ -1084,8 +1092,7 @@ int tl_run_as(uid_t uid, gid_t gid, gid_t group, int (*fn)(void *arg),
 	if (pid < 0)
 		return -errno;
 	if (!pid) {
-		if (setgroups(group ? 1 : 0, &group) ||
-		    setresgid(gid, gid, gid) || setresuid(uid, uid, uid)) {
+		if (tl_drop_to(uid, gid, group)) {
 			printf("# cannot become %d/%d: %s\n", (int)uid, (int)gid,
 			       strerror(errno));
 			fflush(stdout);

@@ -161,13 +161,21 @@ int tl_node_give(const char *path, gid_t gid, unsigned int mode,
 int tl_node_restore(const char *path, struct tl_node_saved *old);
 
 /*
- * Run @fn(@arg) in a child that is not root: supplementary group @group
- * (none when 0), then gid @gid and uid @uid, real, effective and saved
- * (setgroups(), setresgid(), setresuid(): no way back).  The guest has no
- * user database; the ids are numbers.  Returns the child's exit status,
- * @fn's value (0: it passed), 128 + the signal that killed it, 125 when
- * it could not drop its privileges, or -errno when it could not be
- * forked.  In the child, check with TL_CHILD_CHECK(), never with cmocka's
+ * Give this process supplementary group @group (none when 0), then gid
+ * @gid and uid @uid, real, effective and saved (setgroups(), setresgid(),
+ * setresuid(): no way back for a uid that is not 0).  The guest has no
+ * user database; the ids are numbers.  For a process that must drop its
+ * privileges itself (a long-lived worker, a program about to be exec'd);
+ * a check run as another user is tl_run_as()'s.  0 or -errno, with errno
+ * set and nothing printed: the caller says it in its own way.
+ */
+int tl_drop_to(uid_t uid, gid_t gid, gid_t group);
+/*
+ * Run @fn(@arg) in a child that dropped its privileges with
+ * tl_drop_to(@uid, @gid, @group).  Returns the child's exit status, @fn's
+ * value (0: it passed), 128 + the signal that killed it, 125 when it
+ * could not drop its privileges, or -errno when it could not be forked.
+ * In the child, check with TL_CHILD_CHECK(), never with cmocka's
  * assertions: a failed one would go on with the test run in the child.
  */
 int tl_run_as(uid_t uid, gid_t gid, gid_t group, int (*fn)(void *arg),
