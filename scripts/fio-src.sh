@@ -108,7 +108,7 @@ suite_key() { # SUITE KVER: what the root is made from
 }
 
 prepare_root() { # SUITE DIR KVER CHROOT
-	local suite=$1 dir=$2 kver=$3 chroot=$4 key new mirror keyring ver
+	local suite=$1 dir=$2 kver=$3 chroot=$4 key new mirror keyring ver sources up srcenv
 	key=$(suite_key "$suite" "$kver")
 	if [ -f "$dir/stamp" ] && [ "$(cut -d' ' -f1 "$dir/stamp")" = "$key" ] && [ -d "$dir/root" ]; then
 		return 0
