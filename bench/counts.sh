@@ -56,12 +56,10 @@ dirty=$(git -C "$src" status --porcelain -- module uapi libdioctl bench/io_bench
 echo "counts: building libdioctl, io_bench and kmodctl in $src" >&2
 make -C "$src" --no-print-directory lib build/bench/io_bench build/tests/kmodctl >&2 ||
 	die "user-space build failed"
-"$top/tests/vm/kernel.sh" prepare 6.1 || die "kernel 6.1 could not be prepared"
-eval "$("$top/tests/vm/kernel.sh" env 6.1)" || die "kernel.sh env 6.1 failed"
+bench_kernel 6.1
 rm -rf "$res" && mkdir -p "$res/bin"
 echo "counts: building dio_batch ($src/module, $commit) for $KVER" >&2
-"$src/tests/vm/kernel.sh" build-module 6.1 "$res/ko" >"$res/build.log" 2>&1 ||
-	{ cat "$res/build.log" >&2; die "dio_batch does not build for $KVER"; }
+bench_module 6.1 "$res" "$src"
 # kcount: call counts of kernel functions by plain kprobes.  Debian's 6.1
 # has no CONFIG_KPROBE_EVENTS_ON_NOTRACE: kprobe_events refuses functions
 # without an ftrace call site (_copy_from_user, copy_user_*, __get_user_*,

@@ -76,15 +76,13 @@ commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo '?')
 echo "icount: building libdioctl, io_bench and kmodctl in $src" >&2
 make -C "$src" --no-print-directory lib build/bench/io_bench build/tests/kmodctl >&2 ||
 	die "user-space build failed"
-"$top/tests/vm/kernel.sh" prepare "$flavour" || die "kernel $flavour could not be prepared"
-eval "$("$top/tests/vm/kernel.sh" env "$flavour")" || die "kernel.sh env $flavour failed"
+bench_kernel "$flavour"
 rm -rf "$res" && mkdir -p "$res/bin"
 echo "icount: building the plugin and dio_batch ($src/module, $commit) for $KVER" >&2
 cc -O2 -Wall -shared -fPIC -I"$hdr" -o "$res/libicount.so" "$here/icount/icount.c" -lpthread ||
 	die "the plugin does not build"
 cc -O2 -Wall -o "$res/bin/mark" "$here/icount/mark.c" || die "mark does not build"
-"$src/tests/vm/kernel.sh" build-module "$flavour" "$res/ko" >"$res/build.log" 2>&1 ||
-	{ cat "$res/build.log" >&2; die "dio_batch does not build for $KVER"; }
+bench_module "$flavour" "$res" "$src"
 cp "$src/build/bench/io_bench" "$src/build/tests/kmodctl" "$res/ko/dio_batch.ko" "$res/bin/" ||
 	die "cannot copy the binaries"
 cp "$here/guest-devices.sh" "$res/"

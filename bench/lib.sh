@@ -1,10 +1,27 @@
 # shellcheck shell=bash
-# What the bench scripts that boot a QEMU guest share: booting it,
-# following its output and checking what it left (bench_boot), and the
-# first two lines of a results file (bench_header).  Sourced (not run) by
+# What the bench scripts that boot a QEMU guest share: the kernel and the
+# module for it (bench_kernel, bench_module), booting it, following its
+# output and checking what it left (bench_boot), and the first two lines
+# of a results file (bench_header).  Sourced (not run) by
 # bench/run-guest.sh, bench/run-fio.sh, bench/run-fio-pi.sh,
 # bench/counts.sh and bench/icount.sh: bash, with set -uo pipefail.
 bench_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# bench_kernel FLAVOUR: tests/vm/kernel.sh's kernel FLAVOUR prepared, and
+# its variables (KVER, VMLINUZ, MODDIR, KDIR, ...) set for the caller;
+# the caller's die() when either fails.
+bench_kernel() {
+	"$bench_top/tests/vm/kernel.sh" prepare "$1" || die "kernel $1 could not be prepared"
+	eval "$("$bench_top/tests/vm/kernel.sh" env "$1")" || die "kernel.sh env $1 failed"
+}
+
+# bench_module FLAVOUR RES [SRC]: dio_batch of the checkout SRC (default
+# this one) built for FLAVOUR's kernel (bench_kernel first) into RES/ko,
+# its log in RES/build.log, shown before the caller's die() when it fails.
+bench_module() {
+	"${3:-$bench_top}/tests/vm/kernel.sh" build-module "$1" "$2/ko" >"$2/build.log" 2>&1 ||
+		{ cat "$2/build.log" >&2; die "dio_batch does not build for $KVER"; }
+}
 
 # bench_boot LABEL FLAVOUR RES [FILTER]: tests/vm/run.sh FLAVOUR RES (the
 # guest runs RES/guest.sh) in the background, the guest's log on stdout as

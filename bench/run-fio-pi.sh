@@ -46,16 +46,14 @@ export VM_TIMEOUT=${VM_TIMEOUT:-3000} VM_CMDLINE=$BENCH_CMDLINE
 
 die() { echo "bench-fio-pi: $*" >&2; exit 1; }
 
-"$top/tests/vm/kernel.sh" prepare 7.3 || die "kernel 7.3 could not be prepared"
-eval "$("$top/tests/vm/kernel.sh" env 7.3)" || die "kernel.sh env 7.3 failed"
+bench_kernel 7.3
 echo "bench-fio-pi: fio from $suite in its root, and the engine built there" >&2
 make -C "$top" --no-print-directory fio-engine-suite FIO_SUITE="$suite" >&2 || die "the engine for $suite's fio did not build"
 root=$("$top/scripts/fio-src.sh" --suite "$suite" --dir)
 engine=$B/fio-$suite/fio/fio-dio_batch.so
 [ -f "$engine" ] || die "no $engine"
 rm -rf "$res" && mkdir -p "$res"
-"$top/tests/vm/kernel.sh" build-module 7.3 "$res/ko" >"$res/build.log" 2>&1 ||
-	{ cat "$res/build.log" >&2; die "dio_batch does not build for $KVER"; }
+bench_module 7.3 "$res"
 # The guest's init mounts the checkout at its own path, which must exist
 # in the read-only root (under /tmp the guest has a tmpfs).
 case $top in /tmp/*) ;; *) mkdir -p "$root$top" ;; esac

@@ -33,11 +33,9 @@ die() { echo "bench-fio: $*" >&2; exit 1; }
 
 command -v fio >/dev/null || die "fio is not installed (make deps)"
 make -C "$top" --no-print-directory fio-engine build/tests/kmodctl >&2 || die "build failed"
-"$top/tests/vm/kernel.sh" prepare "$flavour" || die "kernel $flavour could not be prepared"
-eval "$("$top/tests/vm/kernel.sh" env "$flavour")" || die "kernel.sh env $flavour failed"
+bench_kernel "$flavour"
 rm -rf "$res" && mkdir -p "$res"
-"$top/tests/vm/kernel.sh" build-module "$flavour" "$res/ko" >"$res/build.log" 2>&1 ||
-	{ cat "$res/build.log" >&2; die "dio_batch does not build for $KVER"; }
+bench_module "$flavour" "$res"
 
 # The guest's script (POSIX sh: /bin/sh is dash).  One line per run:
 # "ROW device engine rw bs qd batch" and fio's JSON reduced by jq.

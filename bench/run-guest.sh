@@ -40,12 +40,10 @@ die() { echo "bench: $*" >&2; exit 1; }
 echo "bench: building libdioctl, io_bench and kmodctl" >&2
 make -C "$top" --no-print-directory lib build/bench/io_bench build/tests/kmodctl >&2 ||
 	die "user-space build failed"
-"$top/tests/vm/kernel.sh" prepare "$flavour" || die "kernel $flavour could not be prepared"
-eval "$("$top/tests/vm/kernel.sh" env "$flavour")" || die "kernel.sh env $flavour failed"
+bench_kernel "$flavour"
 rm -rf "$res" && mkdir -p "$res"
 echo "bench: building dio_batch for $KVER" >&2
-"$top/tests/vm/kernel.sh" build-module "$flavour" "$res/ko" >"$res/build.log" 2>&1 ||
-	{ cat "$res/build.log" >&2; die "dio_batch does not build for $KVER"; }
+bench_module "$flavour" "$res"
 
 # The guest's script (POSIX sh: /bin/sh is dash).
 {
