@@ -149,10 +149,20 @@ if [ "$flavour" = debug ] && [ -d "$res/gcov" ] && [ -z "${DIO_PART:-}" ]; then
 	fi
 	grep '^coverage: module' "$res/coverage.txt" >"$B/results/$tag.coverage"
 fi
-[ -d "$res/dioctl-json" ] && { read -r jp jf < <("$here/json-check.py" --every-kind "$res/dioctl-json" | tail -n 1); p=$((p + ${jp:-0})) f=$((f + ${jf:-1})); } # t_dioctl's JSON documents against tools/dioctl.schema.json
-[ -d "$res/repair-json" ] && { read -r jp jf < <("$here/json-check.py" --require scrub,error "$res/repair-json" | tail -n 1); p=$((p + ${jp:-0})) f=$((f + ${jf:-1})); } # t_repair's
-[ -d "$res/counters-json" ] && { read -r jp jf < <("$here/json-check.py" --require stat "$res/counters-json" | tail -n 1); p=$((p + ${jp:-0})) f=$((f + ${jf:-1})); } # t_counters' (dioctl stat)
-[ -d "$res/stacks-json" ] && { read -r jp jf < <("$here/json-check.py" --require query,read,write,scrub "$res/stacks-json" | tail -n 1); p=$((p + ${jp:-0})) f=$((f + ${jf:-1})); } # t_stacks' (through LIO, device-mapper, multipath, md)
+# The dioctl JSON documents a program kept (tests/lib/dioctl_run.h) against
+# tools/dioctl.schema.json: json_cases DIR OPTION... adds json-check.py's
+# cases (one a document, and the kinds OPTION requires seen) to the counts.
+json_cases() {
+	local dir=$res/$1 jp jf
+	shift
+	[ -d "$dir" ] || return 0
+	read -r jp jf < <("$here/json-check.py" "$@" "$dir" | tail -n 1)
+	p=$((p + ${jp:-0})) f=$((f + ${jf:-1}))
+}
+json_cases dioctl-json --every-kind			# t_dioctl
+json_cases repair-json --require scrub,error		# t_repair
+json_cases counters-json --require stat			# t_counters (dioctl stat)
+json_cases stacks-json --require query,read,write,scrub	# t_stacks (LIO, device-mapper, multipath, md)
 echo "$p $f" >"$counts"
 echo "check[$flavour]: $p passed, $f failed"
 [ "$f" = 0 ]
