@@ -306,19 +306,25 @@ deps:
 # programs would be missing, or older than the sources).  The run has a
 # budget (CHECK_BUDGET, tests/vm/check-all.sh): at it, what still runs is
 # stopped and counted as failed.  The debug kernel,
-# the longest job, is prepared (built, on a new machine) from the start,
-# beside the userspace build and the host checks; its lane waits for it.
+# the longest job, is prepared (built, on a new machine) from the start:
+# the packages its build needs are installed first, then it builds beside
+# the rest of the packages' installation (scripts/deps.sh), the userspace
+# build and the host checks; its lane waits for it.
 check:
-	@scripts/deps.sh --check || scripts/deps.sh
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@: $${DIO_CHECK_START:=$$(date +%s)}; export DIO_CHECK_START; \
 	ahead=; case " $(KERNELS) " in *" debug "*) \
+		if tests/vm/kernel.sh deps debug; then \
 		{ s=$$(date +%s); tests/vm/kernel.sh prepare debug >$(B)/results/kernel-debug-ahead.log 2>&1; \
 		printf 'kernel debug, prepared ahead (kernel-debug-ahead.log)\t%s\n' $$(($$(date +%s) - s)) \
 			>>$(B)/results/phases; rm -f $(B)/results/.ahead-pid; } & \
-		ahead=$$!; echo $$ahead >$(B)/results/.ahead-pid;; \
+		ahead=$$!; echo $$ahead >$(B)/results/.ahead-pid; fi;; \
 	esac; \
-	t0=$$(date +%s); if $(MAKE) --no-print-directory userspace; then \
+	t0=$$(date +%s); if ! { scripts/deps.sh --check || scripts/deps.sh; }; then \
+		echo "make check: scripts/deps.sh failed; no test ran" >&2; \
+		echo "0 1" >$(B)/results/deps.counts; \
+	elif printf 'packages (scripts/deps.sh)\t%s\n' $$(($$(date +%s) - t0)) >>$(B)/results/phases; \
+		t0=$$(date +%s); $(MAKE) --no-print-directory userspace; then \
 		printf 'make userspace\t%s\n' $$(($$(date +%s) - t0)) >>$(B)/results/phases; \
 		tests/run-unit.sh $(B) || true; \
 		tests/cross.sh $(B) arm64 || true; \

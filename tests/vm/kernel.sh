@@ -6,6 +6,9 @@
 #                                   KCMDLINE_EXTRA (shell); never installs, fails
 #                                   with a hint when FLAVOUR is not prepared
 #   kernel.sh build-module FLAVOUR OUTDIR   build module/ for it into OUTDIR
+#   kernel.sh deps debug|kcsan      install only the Debian packages the build
+#                                   of that flavour needs, so that make check
+#                                   can start it before the rest of deps.sh
 #   kernel.sh prepare-deb 7.3       prepare 7.3 and the layer over its chroot that
 #                                   deb-check.sh trixie builds and installs the
 #                                   packages on; print DEB_LOWER (shell: the
@@ -371,10 +374,12 @@ verify_config() { # CONFIG FRAGMENT...: every line of the fragments took?
 	done < <(cat "$@")
 	[ $bad = 0 ] || die "the config fragments did not apply (see above): $cfg"
 }
+# What building linux-source-6.1 needs (kernel.sh deps, prepare_built).
+built_pkgs=(linux-source-6.1 make gcc bc bison flex libelf-dev libssl-dev cpio kmod xz-utils patch)
 prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
 	local fl=$1 srcver key src d b t0 kver resumed=
 	d=$(srcdir_of "$fl") b=$(srcdir_of "$fl")/build
-	need_pkgs linux-source-6.1 make gcc bc bison flex libelf-dev libssl-dev cpio kmod xz-utils patch
+	need_pkgs "${built_pkgs[@]}"
 	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
 	key=$(built_key "$fl" "$srcver")
 	if [ -f "$d/stamp" ] && [ "$(cut -d' ' -f1 "$d/stamp")" = "$key" ] &&
@@ -523,6 +528,12 @@ main() {
 		esac
 		env_of "$flavour"
 		log "flavour $flavour ready: $KVER"
+		;;
+	deps)
+		case "$flavour" in
+		debug | kcsan) need_pkgs "${built_pkgs[@]}" ;;
+		*) die "deps: only the flavours built from source (debug, kcsan)" ;;
+		esac
 		;;
 	prepare-deb)
 		# The packages' trixie root (deb-check.sh trixie): the 7.3 chroot
