@@ -77,6 +77,12 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "deps: installing:" "${todo[@]}"
 export DEBIAN_FRONTEND=noninteractive
+# DIO_DPKG_UNSAFE_IO=1 (.ci/run: a machine that is thrown away): dpkg
+# without its fsync()s, as the project's chroots are installed.  make check
+# installs these packages beside the debug kernel's build, whose writes
+# every fsync() on ext4 then waits behind.
+opts=()
+[ "${DIO_DPKG_UNSAFE_IO:-0}" = 1 ] && opts=(-o Dpkg::Options::=--force-unsafe-io)
 apt-get update -q
 # A system running a backports kernel has some libraries from backports
 # (trixie's 7.3: libelf1t64 for its linux-kbuild), which the release's
@@ -87,7 +93,7 @@ apt-get update -q
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for _ in 1 2 3 4 5 6 7 8; do
-	apt-get install -y -q --no-install-recommends "${todo[@]}" 2>&1 | tee "$log" && exit 0
+	apt-get install -y -q --no-install-recommends "${opts[@]}" "${todo[@]}" 2>&1 | tee "$log" && exit 0
 	bp=$(sed -n 's/^ *\([a-z0-9][a-z0-9.+-]*\) : Depends: .* (= [^)]*) but [^ ]*~bpo[^ ]* is to be installed$/\1/p' "$log" | head -n 1)
 	if [ -z "$bp" ] || ! (die() { return 1; } && host_debian_source "$suite-backports") >/dev/null 2>&1; then
 		exit 1
