@@ -1,6 +1,14 @@
 # shellcheck shell=bash
-# Sourced by tests/vm/kernel.sh, scripts/fio-src.sh and bench/icount.sh:
-# where this Debian host gets its packages.  The caller defines die().
+# Sourced by tests/vm/kernel.sh, scripts/deps.sh, scripts/fio-src.sh and
+# bench/icount.sh: where this Debian host gets its packages, and what
+# building ours needs.  The caller defines die().
+
+# build_depends CONTROL: the Build-Depends of a debian/control file, its
+# continuation lines joined (for apt-get satisfy).
+build_depends() {
+	awk '/^Build-Depends:/ { f = 1; sub(/^Build-Depends:[ \t]*/, ""); printf "%s", $0; next }
+		f && /^[ \t]/ { printf " %s", $0; next } { f = 0 }' "$1" | tr -s ' \t' ' '
+}
 
 # host_suite: the running system's Debian release (bookworm, trixie, ...),
 # from /etc/os-release; bookworm when it does not say.

@@ -262,10 +262,6 @@ deb73=$cache/trixie-deb
 # a fifth of the whole check's CPU, which make check's 45 minutes on a new
 # machine have no room for.
 deb73_pkgs=(build-essential lintian pkgconf dkms adduser)
-deb73_build_depends() { # Build-Depends of debian/control, continuation lines joined
-	awk '/^Build-Depends:/ { f = 1; sub(/^Build-Depends:[ \t]*/, ""); printf "%s", $0; next }
-		f && /^[ \t]/ { printf " %s", $0; next } { f = 0 }' "$top/debian/control" | tr -s ' \t' ' '
-}
 deb73_key() {
 	{ cat "$root73/var/lib/dpkg/status" "$top/debian/control"; echo "${deb73_pkgs[*]}"; } | sha256sum | cut -c1-12
 }
@@ -292,7 +288,7 @@ prepare_deb73() { # sets DEB_LAYER, the layer's directory
 		return 0
 	fi
 	t0=$SECONDS
-	bd=$(deb73_build_depends)
+	bd=$(build_depends "$top/debian/control")
 	[ -n "$bd" ] || die "no Build-Depends in $top/debian/control"
 	for d in "$deb73"/*/; do
 		d=${d%/}
