@@ -10,6 +10,15 @@ build_depends() {
 		f && /^[ \t]/ { printf " %s", $0; next } { f = 0 }' "$1" | tr -s ' \t' ' '
 }
 
+# dpkg_io: apt-get's options for dpkg's I/O.  DIO_DPKG_UNSAFE_IO=1 (.ci/run:
+# a machine that is thrown away) drops dpkg's fsync()s, as the project's
+# chroots are installed: make check installs the host's packages beside the
+# debug kernel's build, whose writes every fsync() on ext4 waits behind.
+# shellcheck disable=SC2034 # used by deps.sh and kernel.sh
+dpkg_io=()
+# shellcheck disable=SC2034
+[ "${DIO_DPKG_UNSAFE_IO:-0}" != 1 ] || dpkg_io=(-o Dpkg::Options::=--force-unsafe-io)
+
 # host_suite: the running system's Debian release (bookworm, trixie, ...),
 # from /etc/os-release; bookworm when it does not say.
 host_suite() {

@@ -87,12 +87,6 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "deps: installing:" "${todo[@]}" "(and what debian/control's Build-Depends need)"
 export DEBIAN_FRONTEND=noninteractive
-# DIO_DPKG_UNSAFE_IO=1 (.ci/run: a machine that is thrown away): dpkg
-# without its fsync()s, as the project's chroots are installed.  make check
-# installs these packages beside the debug kernel's build, whose writes
-# every fsync() on ext4 then waits behind.
-opts=()
-[ "${DIO_DPKG_UNSAFE_IO:-0}" = 1 ] && opts=(-o Dpkg::Options::=--force-unsafe-io)
 apt-get update -q
 # A system running a backports kernel has some libraries from backports
 # (trixie's 7.3: libelf1t64 for its linux-kbuild), which the release's
@@ -105,7 +99,7 @@ trap 'rm -f "$log"' EXIT
 ok=
 for _ in 1 2 3 4 5 6 7 8; do
 	if [ ${#todo[@]} = 0 ] ||
-		apt-get install -y -q --no-install-recommends "${opts[@]}" "${todo[@]}" 2>&1 | tee "$log"; then
+		apt-get install -y -q --no-install-recommends "${dpkg_io[@]}" "${todo[@]}" 2>&1 | tee "$log"; then
 		ok=1
 		break
 	fi
@@ -120,4 +114,4 @@ for _ in 1 2 3 4 5 6 7 8; do
 	[[ " ${todo[*]} " == *" $bp/$suite-backports "* ]] || todo+=("$bp/$suite-backports")
 done
 [ -n "$ok" ] || exit 1
-build_deps_met || apt-get satisfy -y -q --no-install-recommends "${opts[@]}" "$(build_depends "$control")"
+build_deps_met || apt-get satisfy -y -q --no-install-recommends "${dpkg_io[@]}" "$(build_depends "$control")"

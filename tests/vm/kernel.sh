@@ -49,12 +49,10 @@ need_prepare() { die "flavour $1 is not prepared${2:+ ($2)}; run: $here/kernel.s
 
 # --- apt on the host --------------------------------------------------------
 installed() { dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | grep -q '^ii'; }
-apt_get() { # DIO_DPKG_UNSAFE_IO=1: without dpkg's fsync()s (scripts/deps.sh)
-	local unsafe=()
-	[ "${DIO_DPKG_UNSAFE_IO:-0}" = 1 ] && unsafe=(-o Dpkg::Options::=--force-unsafe-io)
+apt_get() { # dpkg_io: scripts/debian-source.sh
 	mkdir -p "$cache"
 	flock "$cache/.apt.lock" env DEBIAN_FRONTEND=noninteractive \
-		apt-get -y -q -o DPkg::Lock::Timeout=600 "${unsafe[@]}" "$@" >&2
+		apt-get -y -q -o DPkg::Lock::Timeout=600 "${dpkg_io[@]}" "$@" >&2
 }
 apt_install() { # install, refreshing the package lists once if that fails
 	apt_get install --no-install-recommends "$@" ||
