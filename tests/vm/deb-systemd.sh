@@ -142,8 +142,11 @@ disk_gone() {
 	sleep 4
 	echo 1 >/sys/block/sda/device/delete
 	gone=$(date +%s)
+	# Until this run's main process has exited: the exit time is the last
+	# run's before this one spawns its process, and 0 from then until it
+	# exits (systemd's exec_status_start()).
 	i=0
-	while [ "$(prop "$unit.service" ExecMainExitTimestampMonotonic)" = "$t0" ]; do
+	while t=$(prop "$unit.service" ExecMainExitTimestampMonotonic) && { [ "$t" = "$t0" ] || [ "$t" = 0 ]; }; do
 		[ "$i" -lt 300 ] || { echo "still running 60 s after the delete"; return 1; }
 		sleep 0.2
 		i=$((i + 1))
