@@ -77,15 +77,17 @@ if ! command -v apt-get >/dev/null || ! command -v dpkg-query >/dev/null; then
 fi
 
 mapfile -t todo < <(missing)
-if [ ${#todo[@]} = 0 ] && build_deps_met; then
+bd=()
+build_deps_met || bd=("(and what debian/control's Build-Depends need)")
+if [ ${#todo[@]} = 0 ] && [ ${#bd[@]} = 0 ]; then
 	echo "deps: all packages present"
 	exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
-	echo "deps: missing packages (run 'sudo make deps'):" "${todo[@]}" >&2
+	echo "deps: missing packages (run 'sudo make deps'):" "${todo[@]}" "${bd[@]}" >&2
 	exit 1
 fi
-echo "deps: installing:" "${todo[@]}" "(and what debian/control's Build-Depends need)"
+echo "deps: installing:" "${todo[@]}" "${bd[@]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 # A system running a backports kernel has some libraries from backports
