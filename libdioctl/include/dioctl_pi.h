@@ -20,9 +20,18 @@
  * order, exactly what a dio_batch request's pi_buf holds: the tuple at
  * pi_offset in it, and, when the device has more metadata than PI, bytes
  * the kernel does not interpret (upstream's "opaque" metadata) around it.
- * The functions here read and write the tuples only: generation leaves
- * every other metadata byte exactly as the caller had it, and verification
- * ignores those bytes.
+ * The caller owns those bytes: it puts what it wants stored there into
+ * the PI buffer of a write, and finds what is stored there in the PI
+ * buffer of a read.  The functions here write the tuples only: generation
+ * leaves every other metadata byte exactly as the caller had it.
+ *
+ * When the tuple is not the first bytes of the metadata (pi_offset > 0,
+ * NVMe's default "PI last" layout for metadata larger than the tuple),
+ * the guard covers the interval's data and then the opaque bytes before
+ * the tuple, as the NVMe specification and Linux (6.10 and later) compute
+ * it.  So those bytes must be in the PI buffer before dio_pi_generate()
+ * runs, and dio_pi_verify() checks them too; the bytes after the tuple
+ * are covered by nothing.
  *
  * What varies from call to call (the first reference tag, the app tag and
  * its mask, which tags to check) travels in a struct dio_pi_params, not in
@@ -139,11 +148,17 @@ struct dio_pi_params {
  * @tag:	DIO_PI_TAG_GUARD, DIO_PI_TAG_APP or DIO_PI_TAG_REF;
  *		DIO_PI_TAG_NONE after a successful verification
  * @pad:	zeroed by the library
+ * @escaped:	dio_pi_verify(): how many tuples it skipped unchecked because
+ *		they carry the kernel's escape (app tag 0xffff; for type 3
+ *		also a ref tag of all ones), before the first failure or, on
+ *		success, in the whole buffer.  Intervals never written since
+ *		a format often read back so.  0 when no check was asked for,
+ *		and from dio_pi_explain_error().  Since: 1.1.
  * @reserved:	zeroed by the library (room for later reports, e.g. a
  *		storage tag)
  *
- * Output only: dio_pi_verify() writes the whole struct (zeroed on
- * success), so its contents before the call do not matter.
+ * Output only: dio_pi_verify() writes the whole struct (all but @escaped
+ * zeroed on success), so its contents before the call do not matter.
  * dio_pi_explain_error() fills it for a read the device refused: @interval
  * and @ref are then both the interval's number on the disk (see there).
  * dio_pi_tag_name() names @tag.
@@ -155,7 +170,8 @@ struct dio_pi_error {
 	uint64_t	actual;
 	uint8_t		tag;
 	uint8_t		pad[7];
-	uint64_t	reserved[3];
+	uint64_t	escaped;
+	uint64_t	reserved[2];
 };
 
 /**
@@ -308,11 +324,13 @@ DIO_PUBLIC uint16_t dio_pi_ip_checksum(const void *buf, size_t len);
  *	are ignored)
  *
  * Writes one tuple per interval, at @p->pi_offset of the interval's
- * @p->md_size bytes of metadata: the guard over the interval's data,
- * @a->app_tag, and for types 1 and 2 the low 32 (CRC64: 48) bits of
- * @a->seed + i for interval i; for type 3 the ref tag is 0, as the kernel
- * writes it.  Metadata bytes outside the tuples are neither read nor
- * written: they keep what the caller put there, before or after the call.
+ * @p->md_size bytes of metadata: the guard over the interval's data (and,
+ * when @p->pi_offset is not 0, over the metadata bytes before the tuple
+ * after it), @a->app_tag, and for types 1 and 2 the low 32 (CRC64: 48)
+ * bits of @a->seed + i for interval i; for type 3 the ref tag is 0, as the
+ * kernel writes it.  Metadata bytes outside the tuples are never written:
+ * they keep what the caller put there; those before a tuple are read, so
+ * they must hold what is to be stored when the call is made.
  *
  * Returns: 0, or -1 with errno EINVAL when @p or @a is NULL or invalid
  * (@a->flags, @a->reserved0 or @a->reserved non-zero), @len is not a
@@ -384,8 +402,8 @@ DIO_PUBLIC int dio_pi_generate_copy(const struct dio_pi_profile *p, void *dst,
  * @err: filled with the first failure (zeroed on success); may be NULL
  *
  * Checks the tuples in order (each at @p->pi_offset of its interval's
- * metadata; the other metadata bytes are not looked at), as the kernel
- * does:
+ * metadata, its guard over the data and the metadata bytes before the
+ * tuple, as dio_pi_generate() computes it), as the kernel does:
  *
  *  - types 1 and 2: a tuple whose app tag is 0xffff is skipped entirely;
  *  - type 3: a tuple whose app tag is 0xffff and ref tag all ones is skipped;
@@ -397,9 +415,11 @@ DIO_PUBLIC int dio_pi_generate_copy(const struct dio_pi_profile *p, void *dst,
  * the ref tag before the guard; a tuple that fails both is reported here
  * as a guard failure.
  *
- * Returns: 0 when every tuple passed, -1 with errno EILSEQ at the first
- * failing tuple (@err filled), or -1 with errno EINVAL as dio_pi_generate()
- * or for @a->chk_flags bits outside DIO_PI_CHK_ALL.
+ * Returns: 0 when every tuple passed or was skipped as an escape (then
+ * @err->escaped says how many were skipped: a caller that reports
+ * "verified" says so of the others only), -1 with errno EILSEQ at the
+ * first failing tuple (@err filled), or -1 with errno EINVAL as
+ * dio_pi_generate() or for @a->chk_flags bits outside DIO_PI_CHK_ALL.
  *
  * Since: 0.1
  */

@@ -266,6 +266,31 @@ static uint64_t guard_split(int gt, struct cursor *c, size_t n)
 	return gt == DIO_GUARD_IP ? pi_ipsum_to_guard(v) : v;
 }
 
+/*
+ * When the tuple is not the first bytes of an interval's metadata, the
+ * guard covers the interval's data and then the metadata bytes before the
+ * tuple (NVMe's end-to-end protection; Linux's t10_pi_generate() and
+ * ext_pi_crc64_generate() since PI offsets, 6.10).  guard_md() carries
+ * guard @g of the data on over those @off bytes at @md.  CRCs continue;
+ * the IP sum is unfolded from its guard first (pi_ipsum_to_guard()'s
+ * inverse).  The data is a whole interval, an even length, so the
+ * metadata's words line up as if the two were one buffer.  No SCSI device
+ * has metadata beyond its tuple, so an IP guard with an offset is the same
+ * rule carried over, not a format seen in practice.
+ */
+static inline uint64_t guard_md(int gt, uint64_t g, const uint8_t *md, size_t off)
+{
+	switch (gt) {
+	case DIO_GUARD_CRC16:
+		return dio_pi_crc16_t10dif(g, md, off);
+	case DIO_GUARD_CRC64:
+		return dio_pi_crc64_nvme(g, md, off);
+	default:
+		return pi_ipsum_to_guard(pi_ipsum_add((uint16_t)~htobe16(g),
+						      pi_ipsum(md, off)));
+	}
+}
+
 /* Skip empty segments so that c->iov points at the next data byte. */
 static inline void cursor_settle(struct cursor *c)
 {
@@ -392,11 +417,13 @@ generate_loop(int gt, const struct dio_pi_profile *p, struct cursor *c,
 	 * reference tag: the kernel writes 0.
 	 */
 	uint64_t mask = p->pi_type == 3 ? 0 : wide ? REF_MASK48 : REF_MASK32;
-	size_t iv = p->interval, md = p->md_size;
+	size_t iv = p->interval, md = p->md_size, off = p->pi_offset;
 	struct tuple t = { .app = app_tag };
 
-	/* Only the tuple of each interval's metadata is written. */
-	pi += p->pi_offset;
+	/*
+	 * Only the tuple of each interval's metadata is written; the bytes
+	 * before it are read for the guard (guard_md()).
+	 */
 	for (uint64_t i = 0; i < n; ) {
 		uint64_t g64[GUARD_BATCH];
 		uint16_t g16[GUARD_BATCH];
@@ -404,16 +431,20 @@ generate_loop(int gt, const struct dio_pi_profile *p, struct cursor *c,
 
 		if (!k) {
 			t.guard = guard_next(gt, c, iv);
+			if (off)
+				t.guard = guard_md(gt, t.guard, pi, off);
 			t.ref = (seed + i) & mask;
-			tuple_put(wide, pi, &t);
+			tuple_put(wide, pi + off, &t);
 			i++;
 			pi += md;
 			continue;
 		}
 		for (size_t j = 0; j < k; j++, i++, pi += md) {
 			t.guard = wide ? g64[j] : g16[j];
+			if (off)
+				t.guard = guard_md(gt, t.guard, pi, off);
 			t.ref = (seed + i) & mask;
-			tuple_put(wide, pi, &t);
+			tuple_put(wide, pi + off, &t);
 		}
 	}
 }
@@ -476,17 +507,18 @@ generate_copy_loop(int gt, const struct dio_pi_profile *p, uint8_t *dst,
 	int wide = gt == DIO_GUARD_CRC64;
 	uint64_t mask = wide ? REF_MASK48 : REF_MASK32;
 	struct tuple t = { .app = app_tag };
-	size_t iv = p->interval;
+	size_t iv = p->interval, off = p->pi_offset;
 
-	pi += p->pi_offset;
 	if (gt == DIO_GUARD_IP) {
 		for (uint64_t i = 0; i < n; i++, pi += p->md_size) {
 			/* The sum's loop stores what it loads (pi_ipcsum.c). */
 			t.guard = pi_ipsum_to_guard(pi_ipsum_copy(dst, src, iv));
+			if (off)
+				t.guard = guard_md(gt, t.guard, pi, off);
 			dst += iv;
 			src += iv;
 			t.ref = p->pi_type == 3 ? 0 : (seed + i) & mask;
-			tuple_put(wide, pi, &t);
+			tuple_put(wide, pi + off, &t);
 		}
 		return;
 	}
@@ -503,8 +535,10 @@ generate_copy_loop(int gt, const struct dio_pi_profile *p, uint8_t *dst,
 		src += k * iv;
 		for (size_t j = 0; j < k; j++, i++, pi += p->md_size) {
 			t.guard = wide ? g64[j] : g16[j];
+			if (off)
+				t.guard = guard_md(gt, t.guard, pi, off);
 			t.ref = p->pi_type == 3 ? 0 : (seed + i) & mask;
-			tuple_put(wide, pi, &t);
+			tuple_put(wide, pi + off, &t);
 		}
 	}
 }
@@ -546,6 +580,7 @@ struct verify_args {
 	uint16_t	app_mask;
 	unsigned int	chk;
 	struct dio_pi_error *err;
+	uint64_t	escaped;	/* tuples skipped so far */
 };
 
 static int pi_fail(const struct verify_args *a, uint64_t i, uint8_t tag,
@@ -558,6 +593,7 @@ static int pi_fail(const struct verify_args *a, uint64_t i, uint8_t tag,
 		a->err->expected = expected;
 		a->err->actual = actual;
 		a->err->tag = tag;
+		a->err->escaped = a->escaped;
 	}
 	errno = EILSEQ;
 	return -1;
@@ -574,16 +610,16 @@ static inline int tuple_escaped(int type, const struct tuple *t, uint64_t mask)
 /* Checks in the documented order: guard, app tag, ref tag. */
 static inline __attribute__((always_inline)) int
 verify_loop(int gt, const struct dio_pi_profile *p, struct cursor *c, uint64_t n,
-	    const uint8_t *pi, const struct verify_args *a)
+	    const uint8_t *pi, struct verify_args *a)
 {
 	int wide = gt == DIO_GUARD_CRC64;
 	uint64_t mask = wide ? REF_MASK48 : REF_MASK32;
 	uint64_t g64[GUARD_BATCH];
 	uint16_t g16[GUARD_BATCH];
 	size_t have = 0, next = 0;	/* CRC guards computed ahead, the next one */
+	size_t off = p->pi_offset;
 	struct tuple t;
 
-	pi += p->pi_offset;
 	for (uint64_t i = 0; i < n; i++, pi += p->md_size) {
 		/*
 		 * CRCs go several intervals a call (guards_flat()), escaped ones
@@ -594,8 +630,9 @@ verify_loop(int gt, const struct dio_pi_profile *p, struct cursor *c, uint64_t n
 			have = guards_flat(gt, c, p->interval, n - i, g64, g16);
 			next = 0;
 		}
-		tuple_get(wide, pi, &t);
+		tuple_get(wide, pi + off, &t);
 		if (tuple_escaped(p->pi_type, &t, mask)) {
+			a->escaped++;
 			if (next < have)
 				next++;
 			else if (a->chk & DIO_PI_CHK_GUARD)
@@ -611,6 +648,8 @@ verify_loop(int gt, const struct dio_pi_profile *p, struct cursor *c, uint64_t n
 			} else {
 				g = guard_next(gt, c, p->interval);
 			}
+			if (off)
+				g = guard_md(gt, g, pi, off);
 			if (g != t.guard)
 				return pi_fail(a, i, DIO_PI_TAG_GUARD, g, t.guard);
 		}
@@ -642,7 +681,7 @@ int dio_pi_verify_iov(const struct dio_pi_profile *p, const struct iovec *iov,
 		return -1;
 	}
 	a = (struct verify_args){ prm->seed, prm->app_tag, prm->app_mask,
-				  chk_flags, err };
+				  chk_flags, err, 0 };
 	n = total >> interval_shift(p);
 	if (!n || !chk_flags)
 		ret = 0;
@@ -652,8 +691,10 @@ int dio_pi_verify_iov(const struct dio_pi_profile *p, const struct iovec *iov,
 		ret = verify_loop(DIO_GUARD_CRC64, p, &c, n, pi, &a);
 	else
 		ret = verify_loop(DIO_GUARD_IP, p, &c, n, pi, &a);
-	if (!ret && err)
+	if (!ret && err) {
 		memset(err, 0, sizeof(*err));
+		err->escaped = a.escaped;
+	}
 	return ret;
 }
 

@@ -267,7 +267,9 @@ static void test_library_structs(void **state)
 	assert_int_equal(sizeof(struct dio_pi_error), 64);
 	assert_int_equal(offsetof(struct dio_pi_error, tag), 32);
 	assert_int_equal(offsetof(struct dio_pi_error, pad), 33);
-	assert_int_equal(offsetof(struct dio_pi_error, reserved), 40);
+	/* libdioctl 1.1 gave the first reserved word a meaning. */
+	assert_int_equal(offsetof(struct dio_pi_error, escaped), 40);
+	assert_int_equal(offsetof(struct dio_pi_error, reserved), 48);
 }
 
 /*

@@ -127,6 +127,26 @@ static uint64_t ref_guard(int gt, const uint8_t *p, size_t len)
 	}
 }
 
+/*
+ * The guard of one interval whose tuple sits @off bytes into its metadata
+ * @md: the reference guard over the data and those @off bytes as one
+ * buffer (NVMe's rule, Linux's since PI offsets), computed apart from the
+ * library's chaining.
+ */
+static uint64_t ref_guard_md(int gt, const uint8_t *data, size_t iv,
+			     const uint8_t *md, size_t off)
+{
+	uint8_t *cat = malloc(iv + off + 1);
+	uint64_t g;
+
+	assert_non_null(cat);
+	memcpy(cat, data, iv);
+	memcpy(cat + iv, md, off);
+	g = ref_guard(gt, cat, iv + off);
+	free(cat);
+	return g;
+}
+
 static uint64_t get_be(const uint8_t *b, int n)
 {
 	uint64_t v = 0;
@@ -1194,11 +1214,26 @@ static void test_escapes(void **state)
 		put_be(t + l.guard_off, l.guard_len, ~get_be(t + l.guard_off, l.guard_len));
 		put_be(t + l.app_off, 2, 0xffff);
 		put_be(t + l.ref_off, l.ref_len, ones);
+		memset(&err, 0x5a, sizeof(err));
 		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi,
 					       &(struct dio_pi_params){ .seed = seed,
 									.app_mask = 0xffff,
 									.chk_flags = DIO_PI_CHK_ALL },
 					       &err), 0);
+		/* Counted as skipped, the rest of the report zeroed. */
+		assert_int_equal(err.escaped, 1);
+		assert_int_equal(err.tag, DIO_PI_TAG_NONE);
+		assert_int_equal(err.interval, 0);
+		/* A failure after it counts the escapes before it only. */
+		b.data[3 * p.interval] ^= 1;
+		verify_both(&p, &b, seed, 0, 0xffff, DIO_PI_CHK_ALL, &err);
+		assert_int_equal(err.interval, 3);
+		assert_int_equal(err.escaped, 1);
+		b.data[3 * p.interval] ^= 1;
+		/* Nothing checked, nothing counted. */
+		assert_int_equal(dio_pi_verify(&p, b.data, b.len, b.pi,
+					       &(struct dio_pi_params){ .seed = seed }, &err), 0);
+		assert_int_equal(err.escaped, 0);
 		/* Escape app tag with a ref that is not all ones. */
 		put_be(t + l.ref_off, l.ref_len, ones - 1);
 		if (p.pi_type == 3) {
@@ -1306,8 +1341,11 @@ static void md_profile(struct dio_pi_profile *p, int gt, unsigned int iv,
 /*
  * Generation and verification with 16 bytes of metadata per interval (32
  * with CRC64's 16-byte tuples), the tuple first, last and in the middle:
- * tuples where they belong and equal to the packed ones, every other byte
- * of the buffer as the caller left it, failures at the right interval.
+ * tuples where they belong, app and ref tags equal to the packed ones,
+ * guards over the data and the metadata bytes before the tuple (the
+ * packed guard when the tuple is first), every other byte of the buffer as
+ * the caller left it, a changed byte before the tuple failing the guard
+ * and one after it not, failures at the right interval.
  */
 static void test_metadata_beyond_pi(void **state)
 {
@@ -1352,7 +1390,10 @@ static void test_metadata_beyond_pi(void **state)
 			pi[pilen] = 0xa5;
 			memcpy(opaque, pi, pilen);
 
-			/* Each tuple in place, the same as packed; nothing else written. */
+			/*
+			 * Each tuple in place, the same as packed but for a guard
+			 * that covers the bytes before it; nothing else written.
+			 */
 			assert_int_equal(dio_pi_generate(&packed, data, len, tuples,
 							 &(struct dio_pi_params){ .seed = seed,
 										  .app_tag = 0x1234 }), 0);
@@ -1363,7 +1404,14 @@ static void test_metadata_beyond_pi(void **state)
 			for (size_t i = 0; i < N; i++) {
 				uint8_t *m = pi + i * md, *o = opaque + i * md;
 
-				assert_memory_equal(m + p.pi_offset, tuples + i * ts, ts);
+				assert_memory_equal(m + p.pi_offset + l.guard_len,
+						    tuples + i * ts + l.guard_len,
+						    ts - l.guard_len);
+				assert_int_equal(get_be(m + p.pi_offset + l.guard_off, l.guard_len),
+						 ref_guard_md(p.guard_type, data + i * p.interval,
+							      p.interval, o, p.pi_offset));
+				if (!p.pi_offset)
+					assert_memory_equal(m, tuples + i * ts, ts);
 				if (p.pi_offset)
 					assert_memory_equal(m, o, p.pi_offset);
 				if (p.pi_offset + ts < md)
@@ -1381,7 +1429,11 @@ static void test_metadata_beyond_pi(void **state)
 			assert_memory_equal(t, pi, pilen);
 			free(t);
 
-			/* Verification reads the tuples only. */
+			/*
+			 * Verification reads the tuples and the bytes before
+			 * them: a byte after a tuple may change, one before it
+			 * fails that interval's guard.
+			 */
 			assert_int_equal(dio_pi_verify(&p, data, len, pi,
 						       &(struct dio_pi_params){ .seed = seed,
 										.app_tag = 0x1234,
@@ -1391,9 +1443,8 @@ static void test_metadata_beyond_pi(void **state)
 			for (size_t i = 0; i < N; i++) {
 				uint8_t *m = pi + i * md;
 
-				for (unsigned int b = 0; b < md; b++)
-					if (b < p.pi_offset || b >= p.pi_offset + ts)
-						m[b] = ~m[b];
+				for (unsigned int b = p.pi_offset + ts; b < md; b++)
+					m[b] = ~m[b];
 			}
 			assert_int_equal(dio_pi_verify_iov(&p, iov, n, pi,
 							   &(struct dio_pi_params){ .seed = seed,
@@ -1401,6 +1452,19 @@ static void test_metadata_beyond_pi(void **state)
 										    .app_mask = 0xffff,
 										    .chk_flags = DIO_PI_CHK_ALL },
 							   NULL), 0);
+			if (p.pi_offset) {
+				uint8_t *m = pi + k * md + rnd() % p.pi_offset;
+				struct bufs b = { data, pi, len, pilen };
+
+				*m ^= 0x01;
+				verify_both(&p, &b, seed, 0x1234, 0xffff, DIO_PI_CHK_ALL, &err);
+				assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
+				assert_int_equal(err.interval, k);
+				assert_int_equal(err.expected,
+						 ref_guard_md(p.guard_type, data + k * p.interval,
+							      p.interval, pi + k * md, p.pi_offset));
+				*m ^= 0x01;
+			}
 
 			/* Failures name interval k. */
 			t = pi + k * md + p.pi_offset;
@@ -1411,9 +1475,9 @@ static void test_metadata_beyond_pi(void **state)
 				verify_both(&p, &b, seed, 0x1234, 0xffff, DIO_PI_CHK_ALL, &err);
 				assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
 				assert_int_equal(err.interval, k);
-				assert_int_equal(err.expected, ref_guard(p.guard_type,
-									   data + k * p.interval,
-									   p.interval));
+				assert_int_equal(err.expected,
+						 ref_guard_md(p.guard_type, data + k * p.interval,
+							      p.interval, pi + k * md, p.pi_offset));
 				assert_int_equal(err.actual, get_be(t + l.guard_off, l.guard_len));
 				assert_int_equal(dio_pi_generate(&p, data, len, pi,
 								 &(struct dio_pi_params){ .seed = seed,
