@@ -87,18 +87,29 @@ static u64 dio_ref_mask(const struct dio_bi *bi)
 					      GENMASK_ULL(31, 0);
 }
 
-/* Guard of one interval, as the kernel's t10-pi profiles compute it. */
-static u64 dio_guard(const struct dio_bi *bi, const void *data)
+/*
+ * Guard of one interval, as the kernel's t10-pi profiles compute it: over
+ * the interval's data and, when the tuple is not the first bytes of the
+ * metadata @md, over the metadata bytes before it (NVMe's rule, which
+ * t10_pi_generate() follows since PI offsets).  The IP sum goes on over
+ * those bytes as over one buffer (the data is an even number of bytes);
+ * no device has that layout, as SCSI's PI is all of its metadata.
+ */
+static u64 dio_guard(const struct dio_bi *bi, const void *data, const u8 *md)
 {
+	unsigned int off = bi->pi_offset;
+	__wsum sum;
+
 	switch (bi->guard) {
 	case DIO_GUARD_CRC16:
-		return crc_t10dif(data, bi->interval);
+		return crc_t10dif_update(crc_t10dif(data, bi->interval), md, off);
 	case DIO_GUARD_IP:
+		sum = csum_partial(md, off, csum_partial(data, bi->interval, 0));
 		/* Stored raw in the big-endian field, as t10_pi_ip_fn does. */
-		return be16_to_cpu((__force __be16)ip_compute_csum(data,
-								   bi->interval));
+		return be16_to_cpu((__force __be16)csum_fold(sum));
 	case DIO_GUARD_CRC64:
-		return dio_crc64_nvme(0, data, bi->interval);
+		return dio_crc64_nvme(dio_crc64_nvme(0, data, bi->interval), md,
+				      off);
 	}
 	return 0;
 }
@@ -150,9 +161,10 @@ static u64 dio_pi_seed(const struct dio_kreq *kreq)
 	       ilog2(kreq->bi.interval);
 }
 
-static void *dio_pi_tuple(const struct dio_kreq *kreq, u64 i)
+/* Interval @i's metadata in the request's PI buffer; its tuple is at pi_offset. */
+static u8 *dio_pi_md(const struct dio_kreq *kreq, u64 i)
 {
-	return kreq->pi + i * kreq->bi.md_size + kreq->bi.pi_offset;
+	return kreq->pi + i * kreq->bi.md_size;
 }
 
 /* Checks the module applies when it verifies what a read returned. */
@@ -284,14 +296,15 @@ static int dio_pi_generate_one(struct dio_kreq *kreq, u64 i, const void *data,
 			       void *arg)
 {
 	const struct dio_bi *bi = &kreq->bi;
+	u8 *md = dio_pi_md(kreq, i);
 	struct dio_tags g = {
-		.guard	= dio_guard(bi, data),
+		.guard	= dio_guard(bi, data, md),
 		.app	= kreq->ureq.app_tag,
 		/* Type 3 has no reference tag: the kernel writes 0. */
 		.ref	= bi->type == 1 ? (*(u64 *)arg + i) & dio_ref_mask(bi) : 0,
 	};
 
-	dio_tuple_set(bi, dio_pi_tuple(kreq, i), &g);
+	dio_tuple_set(bi, md + bi->pi_offset, &g);
 	return 0;
 }
 
@@ -312,9 +325,12 @@ static int dio_pi_fail(struct dio_kreq *kreq, u64 sector, u8 tag, u64 expected,
 	return -EILSEQ;
 }
 
-/* Check one tuple against its interval's data; -EILSEQ fills the report. */
+/*
+ * Check one interval's tuple, in its metadata @md, against its data;
+ * -EILSEQ fills the report.
+ */
 static int dio_pi_check_tuple(struct dio_kreq *kreq, u64 sector,
-			      const void *data, const void *tuple,
+			      const void *data, const u8 *md,
 			      unsigned int flags)
 {
 	const struct dio_request *r = &kreq->ureq;
@@ -322,12 +338,12 @@ static int dio_pi_check_tuple(struct dio_kreq *kreq, u64 sector,
 	struct dio_tags g;
 	u64 want;
 
-	dio_tuple_get(bi, tuple, &g);
+	dio_tuple_get(bi, md + bi->pi_offset, &g);
 	if (g.app == DIO_PI_APP_ESCAPE &&
 	    (bi->type == 1 || g.ref == dio_ref_mask(bi)))
 		return 0;
 	if (flags & DIO_PI_CHK_GUARD) {
-		want = dio_guard(bi, data);
+		want = dio_guard(bi, data, md);
 		if (want != g.guard)
 			return dio_pi_fail(kreq, sector, DIO_PI_TAG_GUARD, want,
 					   g.guard);
@@ -350,8 +366,8 @@ static int dio_pi_verify_one(struct dio_kreq *kreq, u64 i, const void *data,
 {
 	const struct dio_pi_check *c = arg;
 
-	return dio_pi_check_tuple(kreq, c->seed + i, data,
-				  dio_pi_tuple(kreq, i), c->flags);
+	return dio_pi_check_tuple(kreq, c->seed + i, data, dio_pi_md(kreq, i),
+				  c->flags);
 }
 
 /*
@@ -394,7 +410,7 @@ static int dio_pi_check_run(struct dio_kreq *kreq, u64 seed, u64 i,
 
 	for (; n && !ret; n--, i++, data += interval)
 		ret = dio_pi_check_tuple(kreq, seed + i, data,
-					 dio_pi_tuple(kreq, i), flags);
+					 dio_pi_md(kreq, i), flags);
 	return ret;
 }
 
@@ -828,8 +844,7 @@ static void dio_pi_locate(struct dio_kreq *kreq)
 		dio_pi_fail(kreq, seed + lo, DIO_PI_TAG_NONE, 0, 0);
 	} else if (!ret) {
 		ret = dio_pi_check_tuple(kreq, seed + lo, page_address(lb->data[0]),
-					 lb->md + kreq->bi.pi_offset,
-					 DIO_PI_CHK_ALL &
+					 lb->md, DIO_PI_CHK_ALL &
 					 ~(kreq->ureq.app_tag_mask ? 0 :
 					   DIO_PI_CHK_APPTAG));
 		/* Stored intact, yet refused: the block, without a tag. */
