@@ -42,6 +42,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bio.h>
+#include <linux/cache.h>
+#include <linux/dma-mapping.h>
 #include <linux/gfp.h>
 #include <linux/highmem.h>
 #include <linux/log2.h>
@@ -526,27 +528,49 @@ static int dio_pi_verify_user(struct dio_kreq *kreq, unsigned int flags)
  */
 
 /*
+ * A device reads and writes PI buffers by DMA.  Where DMA is not coherent
+ * with the CPU's caches (many arm64 and other SoC platforms), the cache
+ * maintenance around a transfer works on whole cache lines, so two
+ * requests' buffers that shared a line would lose what the CPU wrote into
+ * one when the device's writes to the other are made visible.  Every PI
+ * buffer therefore starts and ends on a line: the DMA API's
+ * dma_get_cache_alignment(), and never less than L1_CACHE_BYTES, so that
+ * the rule also holds (and is checked) where DMA is coherent and that
+ * alignment is 1, as on x86.
+ */
+static unsigned int dio_pi_dma_align(void)
+{
+	return max_t(unsigned int, dma_get_cache_alignment(), L1_CACHE_BYTES);
+}
+
+/*
  * A physically contiguous, zeroed PI buffer of @len bytes, charged to the
  * caller's memory cgroup: up to a page, a fragment of the descriptor's
- * compound page (no page allocation per request), aligned to its size
- * rounded up to a power of two so that it never crosses a page; above a
- * page, a compound page of its own.  Zeroed: generation fills only the PI
- * tuple of each metadata entry, and a device may return less than it was
- * given.
+ * compound page (no page allocation per request) rounded up to whole
+ * cache lines (dio_pi_dma_align()) and aligned to that size rounded up to
+ * a power of two, so that it never crosses a page; above a page, a
+ * compound page of its own.  Zeroed: generation fills only the PI tuple
+ * of each metadata entry, and a device may return less than it was given.
  */
 static int dio_pi_alloc(struct dio_kreq *kreq, unsigned int len)
 {
+	unsigned int align = dio_pi_dma_align(), size = ALIGN(len, align);
 	struct dio_file *df = kreq->df;
 	struct page *page;
 
-	if (len <= PAGE_SIZE) {
+	if (size <= PAGE_SIZE) {
 		mutex_lock(&df->pi_frag_lock);
-		kreq->pi = dio_page_frag_alloc(&df->pi_frag, len,
+		kreq->pi = dio_page_frag_alloc(&df->pi_frag, size,
 					       GFP_KERNEL_ACCOUNT,
-					       roundup_pow_of_two(len));
+					       roundup_pow_of_two(size));
 		mutex_unlock(&df->pi_frag_lock);
 		if (!kreq->pi)
 			return -ENOMEM;
+		/*
+		 * The rule above, checked on every request of every guest
+		 * run (whose kernel log must stay free of warnings).
+		 */
+		WARN_ON_ONCE(!IS_ALIGNED((unsigned long)kreq->pi, align));
 		memset(kreq->pi, 0, len);
 		kreq->pi_order = DIO_PI_FRAG;
 	} else {
