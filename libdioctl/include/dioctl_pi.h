@@ -151,8 +151,8 @@ struct dio_pi_params {
  * @escaped:	dio_pi_verify(): how many tuples it skipped unchecked because
  *		they carry the kernel's escape (app tag 0xffff; for type 3
  *		also a ref tag of all ones), before the first failure or, on
- *		success, in the whole buffer.  Intervals never written since
- *		a format often read back so.  0 when no check was asked for,
+ *		success, in the whole buffer.  Blocks a drive formatted or
+ *		deallocated may read back so.  0 when no check was asked for,
  *		and from dio_pi_explain_error().  Since: 1.1.
  * @reserved:	zeroed by the library (room for later reports, e.g. a
  *		storage tag)

@@ -891,7 +891,8 @@ static void nvme_corruption(int ns)
 			assert_int_equal(e.actual, tuple_guard(&d, tuple(&d, d.pi, 7)));
 			for (size_t i = 0; i < sizeof(e.pad); i++)
 				assert_int_equal(e.pad[i], 0);
-			for (size_t i = 0; i < 3; i++)
+			assert_int_equal(e.escaped, 0);
+			for (size_t i = 0; i < sizeof(e.reserved) / sizeof(e.reserved[0]); i++)
 				assert_int_equal(e.reserved[i], 0);
 			/* The same again: the request is still the refusal it was. */
 			assert_int_equal(dio_pi_explain_error(d.fd, &d.p, &r, &e), 0);
