@@ -610,6 +610,8 @@ struct io {
 	unsigned int		nreq;
 	int			err;		/* first request failure */
 	unsigned int		verify_failures;
+	/* Blocks --verify checked, and those it skipped as escapes. */
+	uint64_t		checked, escaped;
 	bool			eof;
 };
 
@@ -712,6 +714,20 @@ static void print_pi_report(FILE *out, const struct dev *d, uint64_t first_off,
 	struct dio_pi_error e;
 	int why = dev_explain(d, r, &e);
 
+	if (r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN && r->opcode == DIO_OP_WRITE) {
+		/*
+		 * A write's blocks were never stored, so none can be read
+		 * again.  The module checked the PI it sent against the data,
+		 * block by block, as the device does, and found nothing
+		 * wrong: the device refused the write as a whole.
+		 */
+		fprintf(out, "PI error: the device refused this write as a whole, without "
+			"saying which block%s\n  found by: %s\n",
+			(r->flags & DIO_REQ_PI) || (r->pi_flags & DIO_PI_GEN_APPTAG) ?
+			"; the PI sent checked correct against its data, block by block" :
+			" (the kernel generated its PI)", source_text(r->pi_err_source));
+		return;
+	}
 	if (r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN) {
 		fprintf(out, "PI error: the device refused this I/O, and no block of it "
 			"could be found to fail when read again\n"
@@ -927,14 +943,18 @@ static unsigned int verify_tuples(struct io *io, const struct slot *s)
 
 	if (o->app_tag >= 0)
 		a.chk_flags |= DIO_PI_CHK_APPTAG;
+	io->checked += n;
 	while (k < n) {
 		a.seed = seed_of(io->d, s->off) + k;
 		if (!dio_pi_verify(&io->d->p, s->data + k * q->pi_interval,
 				   (n - k) * q->pi_interval, s->md + k * q->pi_md_size,
-				   &a, &e))
+				   &a, &e)) {
+			io->escaped += e.escaped;
 			break;
+		}
 		if (errno != EILSEQ)
 			die(EXIT_IO, errno, "dio_pi_verify");
+		io->escaped += e.escaped;
 		k += e.interval;
 		fprintf(io->info, "verify FAILED: block %" PRIu64 " of this I/O (interval %"
 			PRIu64 " of the disk): %s tag expected %#" PRIx64 ", actual %#" PRIx64
@@ -1093,6 +1113,13 @@ static int cmd_io(const char *path, const struct opts *o)
 		j_bool("pi", o->pi);
 		j_bool("raw", o->raw);
 		j_bool("verified", o->verify);
+		if (o->verify) {
+			j_u64("checked_blocks", io.checked - io.escaped);
+			j_u64("unchecked_blocks", io.escaped);
+		} else {
+			j_null("checked_blocks");
+			j_null("unchecked_blocks");
+		}
 		if (o->app_tag >= 0) {
 			j_u64("app_tag", o->app_tag);
 			j_hex("app_tag_hex", o->app_tag);
@@ -1129,13 +1156,22 @@ static int cmd_io(const char *path, const struct opts *o)
 			o->write ? "wrote" : "read", io.done_bytes, o->offset,
 			o->write ? "to" : "from", path, io.nreq, io.nreq == 1 ? "" : "s");
 		if (o->pi && io.done_bytes)
-			fprintf(io.info, "; PI %s for intervals %" PRIu64 "..%" PRIu64 "%s",
+			fprintf(io.info, "; PI %s for intervals %" PRIu64 "..%" PRIu64,
 				o->write ? "generated" : o->raw ? "read raw (NOCHECK)" : "fetched",
 				seed_of(&d, o->offset),
-				seed_of(&d, o->offset + io.done_bytes) - 1,
-				o->verify ? ", verified" : "");
+				seed_of(&d, o->offset + io.done_bytes) - 1);
+		/* "verified" only of the blocks that were checked. */
+		if (o->verify && io.checked > io.escaped)
+			fprintf(io.info, ", %" PRIu64 " block%s verified",
+				io.checked - io.escaped, io.checked - io.escaped == 1 ? "" : "s");
 		if (o->app_tag >= 0)
-			fprintf(io.info, ", app tag %#06x", o->app_tag);
+			fprintf(io.info, "%s app tag %#06x",
+				o->verify && io.checked > io.escaped ? " with" : ",", o->app_tag);
+		if (o->verify && io.escaped)
+			fprintf(io.info, "; %" PRIu64 " block%s NOT checked: %s tuple%s the "
+				"escape app tag 0xffff (a drive may return blocks it formatted "
+				"or deallocated so)", io.escaped, io.escaped == 1 ? "" : "s",
+				io.escaped == 1 ? "its" : "their", io.escaped == 1 ? " carries" : "s carry");
 		fputc('\n', io.info);
 	}
 	if (io.out_fd > 1 && close(io.out_fd) < 0)

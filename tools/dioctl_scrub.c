@@ -169,6 +169,8 @@ struct scrub {
 	struct failure		*fails;
 	size_t			nfails, fails_cap, unlisted;
 	uint64_t		pi_failures, io_errors;
+	/* Blocks skipped unchecked: their tuples carry the escape app tag. */
+	uint64_t		unchecked;
 	uint64_t		*unconfirmed;	/* offsets of refused blocks that read well */
 	size_t			nunconfirmed, unconfirmed_cap;
 	uint64_t		done, submitted;
@@ -349,10 +351,13 @@ static void verify_piece(struct scrub *s, const struct sslot *sl)
 		a.seed = seed_at(s, sl->off) + k;
 		if (!dio_pi_verify(&s->d.p, sl->data + k * q->pi_interval,
 				   (n - k) * q->pi_interval, sl->md + k * q->pi_md_size,
-				   &a, &e))
+				   &a, &e)) {
+			s->unchecked += e.escaped;
 			return;
+		}
 		if (errno != EILSEQ)
 			die(EXIT_IO, errno, "dio_pi_verify");
+		s->unchecked += e.escaped;
 		k += e.interval;
 		f = (struct failure){
 			.offset = sl->off + k * q->pi_interval, .length = q->pi_interval,
@@ -508,6 +513,7 @@ static void report(struct scrub *s, int code)
 		j_bool("interrupted", interrupted != 0);
 		j_bool("complete", !interrupted && !s->fatal);
 		j_u64("pi_failures", s->pi_failures);
+		j_u64("unchecked_blocks", s->unchecked);
 		j_u64("io_errors", s->io_errors);
 		j_u64("unlisted_failures", s->unlisted);
 		j_abegin("unconfirmed_refusals");
@@ -547,6 +553,11 @@ static void report(struct scrub *s, int code)
 	       el, el > 0 ? s->done / el / 1e6 : 0,
 	       interrupted ? ": INTERRUPTED, the report so far" :
 	       s->fatal ? ": STOPPED, the report so far" : "");
+	if (s->unchecked)
+		printf("%" PRIu64 " block%s NOT checked: %s the escape app tag 0xffff (a "
+		       "drive may return blocks it formatted or deallocated so)\n", s->unchecked,
+		       s->unchecked == 1 ? "" : "s",
+		       s->unchecked == 1 ? "its tuple carries" : "their tuples carry");
 	if (!s->nfails && !s->unlisted) {
 		printf("no failures\n");
 	} else {
