@@ -163,6 +163,7 @@ json_cases dioctl-json --every-kind			# t_dioctl
 json_cases repair-json --require scrub,error		# t_repair
 json_cases counters-json --require stat			# t_counters (dioctl stat)
 json_cases stacks-json --require query,read,write,scrub	# t_stacks (LIO, device-mapper, multipath, md)
+json_cases formats-json --require query,read,scrub	# t_formats (the NVMe format matrix)
 echo "$p $f" >"$counts"
 echo "check[$flavour]: $p passed, $f failed"
 [ "$f" = 0 ]

@@ -50,7 +50,7 @@ fi
 
 # NVMe namespaces with PI; sparse backing files the host (and the guest,
 # through the results share) can corrupt behind the device's back.
-for i in 1 2 3 4 5; do
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do
 	truncate -s 64M "$res/nvme$i.img"
 done
 # The controller is in a subsystem, so that a namespace can be detached
@@ -77,6 +77,30 @@ nvme=(
 	-drive file="$qres/nvme5.img",if=none,id=nvm5,format=raw,cache=writeback
 	-device nvme-ns,drive=nvm5,bus=nvme0,nsid=5,ms=8,mset=0,pi=2
 )
+# The format matrix (tests/guest/t_formats.c): metadata of 8, 16 and 64
+# bytes, the PI first (pil=1) and last (pil=0, NVMe's default, where the
+# guard also covers the metadata bytes before the tuple), 16-bit (CRC16)
+# and 64-bit (pif=2, CRC64) guards, types 1, 2 and 3, 512- and 4096-byte
+# blocks.  Linux 6.1 offers no PI for a tuple that is neither first nor
+# all of the metadata; 6.12 and 7.3 do.  t_formats learns each format by
+# Identify Namespace, not from this list.
+lb4k=logical_block_size=4096,physical_block_size=4096
+matrix=(
+	"ms=16,pi=1,pil=0"
+	"$lb4k,ms=64,pi=1,pil=0"
+	"$lb4k,ms=64,pi=1,pil=1"
+	"$lb4k,ms=64,pi=3,pil=0"
+	"$lb4k,ms=64,pi=2,pif=2,pil=0"
+	"ms=16,pi=1,pif=2"
+	"$lb4k,ms=8,pi=1"
+	"ms=64,pi=3,pif=2,pil=1"
+	"$lb4k,ms=16,pi=2,pil=0"
+)
+for i in "${!matrix[@]}"; do
+	n=$((i + 6))
+	nvme+=(-drive file="$qres/nvme$n.img",if=none,id=nvm$n,format=raw,cache=writeback
+		-device nvme-ns,drive=nvm$n,bus=nvme0,nsid=$n,mset=0,"${matrix[$i]}")
+done
 rm -f "$res/guest.rc" "$res/guest.log" "$res/dmesg.txt"
 # Where the checkout is, for the guest's init (in the results share, not on
 # the kernel command line: the path may hold spaces).
@@ -179,7 +203,7 @@ awk 'NR == 2 {
 	printf "%d\n", n
 }' "$res/qemu-cpu.times" >"$res/qemu-cpu"
 rm -f "$res/qemu-cpu.times"
-rm -f "$res"/nvme?.img
+rm -f "$res"/nvme?.img "$res"/nvme??.img
 if boot_hung; then
 	echo "vm: the guest's user space was not up after ${VM_BOOT_TIMEOUT}s, twice" >&2
 	rm -f "$res/.boot-hung"
