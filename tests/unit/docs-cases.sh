@@ -162,9 +162,11 @@ man_json() { # DIR
 json_valid() {
 	dioctl=${DIO_DIOCTL:-build/tools/dioctl}
 	d=$tmp/docs
-	mkdir "$d"
-	man_json "$d"
-	[ "$(find "$d" -name 'man-*.json' | wc -l)" -ge 2 ] || { echo "dioctl.1: no JSON example found"; return 1; }
+	mkdir "$d" "$tmp/man"
+	# The man page's examples are files of their own: no dioctl run
+	# printed them, so index.tsv has no exit status for them.
+	man_json "$tmp/man"
+	[ "$(find "$tmp/man" -name 'man-*.json' | wc -l)" -ge 2 ] || { echo "dioctl.1: no JSON example found"; return 1; }
 	i=0
 	while IFS= read -r args; do
 		i=$((i + 1))
@@ -189,10 +191,44 @@ json_valid() {
 		frob -j
 		--json
 	EOF
-	tests/vm/json-check.py --require scrub,error "$d" >"$tmp/counts"
+	tests/vm/json-check.py --require scrub,error "$d" "$tmp"/man/man-*.json >"$tmp/counts"
 	read -r p f <"$tmp/counts"
 	echo "$p valid, $f not"
 	[ "$f" = 0 ] && [ "$p" -ge 18 ]
+}
+
+# A directory's exit statuses are compared, never skipped: json-check.py
+# fails a directory without index.tsv and a document index.tsv does not
+# list, and passes the same documents listed with dioctl's exit status.
+json_index() {
+	man_json "$tmp"
+	error=$(grep -l '"status": "error"' "$tmp"/man-*.json | head -n 1)
+	[ -f "$error" ] || { echo "dioctl.1: no error example"; return 1; }
+	st=$(jq .exit_code "$error")
+	d=$tmp/dir
+	mkdir "$d"
+	cp "$error" "$d/001.json"
+	cp "$error" "$d/002.json"
+	bad=0
+	run() { # WANT: json-check.py's "PASSED FAILED" and status for $d
+		out=$(tests/vm/json-check.py "$d" 2>"$tmp/tap") && rc=0 || rc=$?
+		case $1 in
+		ok) [ "$rc" = 0 ] && [ "$out" = "3 0" ] ;;
+		*) [ "$rc" != 0 ] && [ "${out#* }" -ge 1 ] ;;
+		esac || {
+			echo "$2: json-check.py said '$out', status $rc, wanted $1:"
+			sed 's/^/  /' "$tmp/tap"
+			bad=$((bad + 1))
+		}
+	}
+	run fail "no index.tsv"
+	printf '001.json\t%s\tfrob -j\n' "$st" >"$d/index.tsv"
+	run fail "002.json not in index.tsv"
+	printf '002.json\t%s\tfrob --json\n' "$st" >>"$d/index.tsv"
+	run ok "both listed"
+	printf '001.json\t%s\tfrob -j\n002.json\t%s\tfrob --json\n' "$st" $((st + 1)) >"$d/index.tsv"
+	run fail "002.json listed with another exit status"
+	[ "$bad" = 0 ]
 }
 
 # The schema rejects what it must: each of these documents, broken from

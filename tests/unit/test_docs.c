@@ -60,6 +60,15 @@ static void test_json_valid(void **state)
 	run_case("json_valid");
 }
 
+/*
+ * A directory of documents without index.tsv, or a document it does not
+ * list, fails: their exit statuses are never left uncompared.
+ */
+static void test_json_index(void **state)
+{
+	run_case("json_index");
+}
+
 /* Documents broken on purpose fail the validation. */
 static void test_json_rejects(void **state)
 {
@@ -77,6 +86,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_completion_replies),
 		cmocka_unit_test(test_completion_options),
 		cmocka_unit_test(test_json_valid),
+		cmocka_unit_test(test_json_index),
 		cmocka_unit_test(test_json_rejects),
 	};
 
