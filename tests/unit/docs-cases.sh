@@ -49,6 +49,43 @@ man_structs() {
 	[ "$n" -gt 0 ] && [ "$bad" = 0 ]
 }
 
+# Every function libdioctl exports (libdioctl/libdioctl.map, the version
+# script the library is linked with) has its man page,
+# libdioctl/man/NAME.3, or a ".so" link to the page that documents it
+# with others; that page names it under NAME and declares it in its
+# SYNOPSIS.  And every section 3 page is of an exported function.
+man_symbols() {
+	# Its comments gone: those on one line, then those on several.
+	sed -e 's|/\*.*\*/||' -e '/\/\*/,/\*\//d' libdioctl/libdioctl.map |
+		sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z_0-9]*\);$/\1/p' | sort -u >"$tmp/syms"
+	n=$(wc -l <"$tmp/syms")
+	[ "$n" -ge 30 ] || { echo "only $n symbols read from libdioctl.map"; return 1; }
+	bad=0
+	while read -r s; do
+		page=libdioctl/man/$s.3
+		if [ ! -f "$page" ]; then
+			echo "$s: exported (libdioctl.map), but there is no $page"
+			bad=$((bad + 1))
+			continue
+		fi
+		to=$(sed -n '1s|^\.so man3/\(.*\)$|libdioctl/man/\1|p' "$page")
+		if [ -n "$to" ]; then
+			[ -f "$to" ] || { echo "$page: .so names $to, which is not there"; bad=$((bad + 1)); continue; }
+			page=$to
+		fi
+		sed -n '/^\.SH NAME/,/^\.SH SYNOPSIS/p' "$page" | grep -qw -- "$s" ||
+			{ echo "$page: NAME does not name $s"; bad=$((bad + 1)); }
+		sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$page" | grep -q "[ *]$s(" ||
+			{ echo "$page: SYNOPSIS does not declare $s"; bad=$((bad + 1)); }
+	done <"$tmp/syms"
+	for page in libdioctl/man/*.3; do
+		grep -qx "$(basename "$page" .3)" "$tmp/syms" ||
+			{ echo "$page: $(basename "$page" .3) is not exported (libdioctl.map)"; bad=$((bad + 1)); }
+	done
+	echo "$n symbols exported, $bad problem(s) with their man pages"
+	[ "$bad" = 0 ]
+}
+
 # Every man page make man builds (but .so links) is dated the changelog's first entry
 # (dpkg-parsechangelog's reading of it), and keeps no @PLACEHOLDER@.
 man_date() {

@@ -27,6 +27,12 @@ static void test_man_structs(void **state)
 	run_case("man_structs");
 }
 
+/* Every function libdioctl.map exports has its man page, and no other. */
+static void test_man_symbols(void **state)
+{
+	run_case("man_symbols");
+}
+
 /* make man dates every page with the changelog's first entry. */
 static void test_man_date(void **state)
 {
@@ -81,6 +87,7 @@ int main(int argc, char **argv)
 	int i;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_man_structs),
+		cmocka_unit_test(test_man_symbols),
 		cmocka_unit_test(test_man_date),
 		cmocka_unit_test(test_completion_syntax),
 		cmocka_unit_test(test_completion_replies),
