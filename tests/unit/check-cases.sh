@@ -1,9 +1,11 @@
 #!/bin/sh
 # The cases of test_check, one shell function each, run from the top of the
 # checkout: what make check's own machinery promises, tried on the host
-# without a guest (a results directory made up for the purpose).
+# without a guest (a results directory made up for the purpose, a copy of
+# the tree whose scripts only record that they ran).
 #   tests/unit/check-cases.sh CASE
 set -eu
+top=$(pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -66,6 +68,50 @@ summary_split() {
 	[ "$(tail -n 1 "$tmp/summary")" = "22 passed, 3 failed" ] ||
 		{ echo "last line '$(tail -n 1 "$tmp/summary")', not '22 passed, 3 failed'"; bad=$((bad + 1)); }
 	! grep -q t_repair "$tmp/summary" || { echo "t_repair kept no JSON, but the summary names it"; bad=$((bad + 1)); }
+	[ "$bad" = 0 ]
+}
+
+# make -n prints what the check targets would do and runs none of it: make
+# runs a recipe line naming $(MAKE) even with -n, so make check's run must
+# not be on such a line.  In a copy of the tree whose every script (but
+# scripts/version.sh and scripts/kver.sh, which the Makefile reads as it
+# parses) only records that it ran, make -n of each target must finish
+# within a minute, print something, record nothing and make no build/.
+make_dry_run() {
+	copy=$tmp/tree
+	mkdir "$copy"
+	tar -C "$top" --exclude=./build --exclude=./.git -cf - . | tar -C "$copy" -xf -
+	ran=$tmp/ran
+	find "$copy" -type f \( -name '*.sh' -o -name '*.py' -o -perm -u+x \) \
+		! -path "$copy/scripts/version.sh" ! -path "$copy/scripts/kver.sh" >"$tmp/scripts"
+	[ "$(wc -l <"$tmp/scripts")" -ge 20 ] || { echo "only $(wc -l <"$tmp/scripts") scripts found"; return 1; }
+	while IFS= read -r s; do
+		printf '#!/bin/sh\necho "%s $*" >>"%s"\n' "${s#"$copy"/}" "$ran" >"$s"
+		chmod +x "$s"
+	done <"$tmp/scripts"
+	bad=0
+	for t in check check-debug check-kcsan; do
+		rc=0
+		timeout -k 5 60 make -n -C "$copy" --no-print-directory "$t" >"$tmp/out" 2>&1 || rc=$?
+		if [ "$rc" != 0 ]; then
+			echo "make -n $t: status $rc"
+			bad=$((bad + 1))
+		fi
+		grep -q 'tests/summary.sh' "$tmp/out" ||
+			{ echo "make -n $t did not print the summary's command"; bad=$((bad + 1)); }
+		if [ -s "$ran" ]; then
+			echo "make -n $t ran:"
+			sed 's/^/  /' "$ran"
+			bad=$((bad + 1))
+			: >"$ran"
+		fi
+		if [ -e "$copy/build" ]; then
+			echo "make -n $t made $(find "$copy/build" | head -n 5 | tr '\n' ' ')"
+			bad=$((bad + 1))
+			rm -rf "$copy/build"
+		fi
+		[ "$rc" = 0 ] || sed 's/^/  /' "$tmp/out" | tail -n 20
+	done
 	[ "$bad" = 0 ]
 }
 

@@ -30,10 +30,17 @@ static void test_summary_split(void **state)
 	run_case("summary_split");
 }
 
+/* make -n check (check-debug, check-kcsan) prints and runs nothing. */
+static void test_make_dry_run(void **state)
+{
+	run_case("make_dry_run");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_summary_split),
+		cmocka_unit_test(test_make_dry_run),
 	};
 
 	return cmocka_run_group_tests_name("check", tests, NULL, NULL);
