@@ -24,8 +24,11 @@ if [ -n "$root" ]; then
 	in=/build work=$root/build
 	inroot() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 "$@"; }
 else
+	# Nothing of the make that ran this (make deb B=DIR: MAKEFLAGS, or B in
+	# the environment) reaches debian/rules: its make clean would remove
+	# B, where the packages and this build's log go.
 	in=$out work=$out
-	inroot() { "$@"; }
+	inroot() { env -u B -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$@"; }
 fi
 src=dio-batch-$ver
 

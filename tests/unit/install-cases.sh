@@ -179,9 +179,10 @@ install_ldconfig() {
 # A release is a tarball, not a git checkout: in a tree exported without
 # .git (what git archive or a release tarball gives), scripts/tree-files.sh
 # lists the same files as in the checkout, from .gitignore's patterns, and
-# make deb (scripts/mkdeb.sh) copies exactly those for dpkg-buildpackage.
-# A stand-in dpkg-buildpackage lists what it was given (the real one and
-# lintian take a minute of CPU: tests/README.md says what was run by hand).
+# make deb (scripts/mkdeb.sh) copies exactly those for dpkg-buildpackage,
+# which runs without the variables of the make that ran make deb.
+# A stand-in dpkg-buildpackage lists what it was given: the real one and
+# lintian take about a minute of CPU, too long for the unit tests.
 exported_tree() {
 	x=$tmp/export
 	mkdir "$x"
@@ -207,6 +208,7 @@ exported_tree() {
 	cat >"$tmp/bin/dpkg-buildpackage" <<-EOF
 		#!/bin/sh
 		find . -type f -printf '%P\\n' | LC_ALL=C sort >"$tmp/copied"
+		env | grep -E '^(B|MAKEFLAGS|MAKELEVEL)=' >"$tmp/leaked"
 		v=\${PWD##*/dio-batch-}
 		: >"../dio-batch_\${v}_amd64.changes"
 		: >"../dioctl_\${v}_amd64.deb"
@@ -219,6 +221,13 @@ exported_tree() {
 	fi
 	[ -s "$tmp/copied" ] || { echo "make deb ran no dpkg-buildpackage"; cat "$tmp/deb.log"; return 1; }
 	diff -u --label "the tree's files" --label "make deb's copy" "$tmp/here" "$tmp/copied"
+	# B (here in the environment and on make's command line) would have
+	# debian/rules' make clean remove the packages' own directory.
+	if [ -s "$tmp/leaked" ]; then
+		echo "dpkg-buildpackage ran with the outer make's variables:"
+		cat "$tmp/leaked"
+		return 1
+	fi
 }
 
 "$1"
