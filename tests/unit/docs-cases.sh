@@ -86,6 +86,51 @@ man_symbols() {
 	[ "$bad" = 0 ]
 }
 
+# README.md's claims about what make check tests hold: as many QEMU NVMe
+# namespaces as tests/vm/run.sh attaches (the loop that makes a backing
+# file for each), and in its Kernels table "yes" under "tested by make
+# check" for exactly the kernels the Makefile's KERNELS has by default.
+readme_claims() {
+	bad=0
+	n=$(awk '/truncate .*nvme\$i\.img/ && prev ~ /^for i in [0-9 ]*; do$/ {
+		sub(/^for i in /, "", prev); sub(/; do$/, "", prev); print split(prev, a, " ") }
+		{ prev = $0 }' tests/vm/run.sh)
+	[ "${n:-0}" -gt 0 ] || { echo "tests/vm/run.sh: no loop over the namespaces' backing files read"; return 1; }
+	set -- zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen \
+		fifteen sixteen seventeen eighteen nineteen twenty
+	[ "$n" -lt $# ] || { echo "run.sh attaches $n namespaces, a number without a word here"; return 1; }
+	shift "$n"
+	tr '\n' ' ' <README.md | tr -s ' ' | grep -o '[A-Za-z0-9]* QEMU NVMe namespaces' >"$tmp/ns" || true
+	[ -s "$tmp/ns" ] || { echo "README.md names no number of QEMU NVMe namespaces"; bad=$((bad + 1)); }
+	while read -r said _; do
+		[ "$said" = "$1" ] || [ "$said" = "$n" ] ||
+			{ echo "README.md: $said QEMU NVMe namespaces; run.sh attaches $n"; bad=$((bad + 1)); }
+	done <"$tmp/ns"
+	kernels=" $(sed -n 's/^KERNELS[[:space:]]*?=[[:space:]]*//p' Makefile) "
+	[ "$kernels" != "  " ] || { echo "no KERNELS default in the Makefile"; return 1; }
+	awk '/^## Kernels/ { k = 1; next } k && /^\| kernel \|/ { t = 1; next }
+		t && !/^\|/ { exit } t && !/^\| ---/ { print }' README.md |
+		awk -F ' [|] ' '{ print $1 "\t" $3 }' >"$tmp/rows"
+	[ "$(wc -l <"$tmp/rows")" -ge 5 ] || { echo "README.md: no Kernels table read"; return 1; }
+	while IFS='	' read -r kernel tested; do
+		case $kernel in
+		*"debug build"*) f=debug ;;
+		*"kcsan build"*) f=kcsan ;;
+		*) f=${kernel#| } f=${f%% *} ;;
+		esac
+		case $kernels in *" $f "*) want=yes ;; *) want=no ;; esac
+		case $tested in
+		"$want"*) ;;
+		*)
+			echo "README.md, Kernels: $f: tested by make check '$tested'; KERNELS ($kernels) says $want"
+			bad=$((bad + 1))
+			;;
+		esac
+	done <"$tmp/rows"
+	echo "$(wc -l <"$tmp/ns") namespace count(s) and $(wc -l <"$tmp/rows") kernels read, $bad wrong"
+	[ "$bad" = 0 ]
+}
+
 # Every man page make man builds (but .so links) is dated the changelog's first entry
 # (dpkg-parsechangelog's reading of it), and keeps no @PLACEHOLDER@.
 man_date() {

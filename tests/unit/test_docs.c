@@ -33,6 +33,12 @@ static void test_man_symbols(void **state)
 	run_case("man_symbols");
 }
 
+/* README.md's NVMe namespaces and the kernels make check tests are so. */
+static void test_readme_claims(void **state)
+{
+	run_case("readme_claims");
+}
+
 /* make man dates every page with the changelog's first entry. */
 static void test_man_date(void **state)
 {
@@ -88,6 +94,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_man_structs),
 		cmocka_unit_test(test_man_symbols),
+		cmocka_unit_test(test_readme_claims),
 		cmocka_unit_test(test_man_date),
 		cmocka_unit_test(test_completion_syntax),
 		cmocka_unit_test(test_completion_replies),
