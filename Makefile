@@ -309,33 +309,13 @@ deps:
 # the longest job, is prepared (built, on a new machine) from the start:
 # the packages its build needs are installed first, then it builds beside
 # the rest of the packages' installation (scripts/deps.sh), the userspace
-# build and the host checks; its lane waits for it.
+# build and the host checks; its lane waits for it.  All of it is
+# tests/make-check.sh, a line that does not name $(MAKE): make -n check
+# prints it and runs nothing (make runs a line naming $(MAKE) even then).
 check:
 	@rm -rf $(B)/results && mkdir -p $(B)/results
-	@: $${DIO_CHECK_START:=$$(date +%s)}; export DIO_CHECK_START; \
-	ahead=; case " $(KERNELS) " in *" debug "*) \
-		if tests/vm/kernel.sh deps debug; then \
-		{ s=$$(date +%s); tests/vm/kernel.sh prepare debug >$(B)/results/kernel-debug-ahead.log 2>&1; \
-		printf 'kernel debug, prepared ahead (kernel-debug-ahead.log)\t%s\n' $$(($$(date +%s) - s)) \
-			>>$(B)/results/phases; rm -f $(B)/results/.ahead-pid; } & \
-		ahead=$$!; echo $$ahead >$(B)/results/.ahead-pid; fi;; \
-	esac; \
-	t0=$$(date +%s); if ! { scripts/deps.sh --check || scripts/deps.sh; }; then \
-		echo "make check: scripts/deps.sh failed; no test ran" >&2; \
-		echo "0 1" >$(B)/results/deps.counts; \
-	elif printf 'packages (scripts/deps.sh)\t%s\n' $$(($$(date +%s) - t0)) >>$(B)/results/phases; \
-		t0=$$(date +%s); $(MAKE) --no-print-directory userspace; then \
-		printf 'make userspace\t%s\n' $$(($$(date +%s) - t0)) >>$(B)/results/phases; \
-		tests/run-unit.sh $(B) || true; \
-		tests/cross.sh $(B) arm64 || true; \
-		tests/static-check.sh $(B) || true; \
-		KERNELS="$(KERNELS)" DKMS_CHECK="$(DKMS_CHECK)" DEB_CHECK="$(DEB_CHECK)" \
-			ANYWHERE_CHECK="$(ANYWHERE_CHECK)" tests/vm/check-all.sh; \
-	else \
-		echo "make check: make userspace failed; no test ran" >&2; \
-		echo "0 1" >$(B)/results/userspace.counts; \
-	fi; \
-	[ -z "$$ahead" ] || wait $$ahead || true
+	@KERNELS="$(KERNELS)" DKMS_CHECK="$(DKMS_CHECK)" DEB_CHECK="$(DEB_CHECK)" \
+		ANYWHERE_CHECK="$(ANYWHERE_CHECK)" tests/make-check.sh '$(B)'
 	@tests/summary.sh $(B)/results
 
 # The guest suite on the debug kernel only (KASAN, kmemleak, lockdep,

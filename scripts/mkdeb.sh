@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build the Debian packages from the work tree, as a packager would:
 # dpkg-buildpackage -us -uc -b in a copy of the tracked (and new, not
-# ignored) files, then lintian, which must find no error.
+# ignored) files, or in a tree that is no git checkout (a release tarball)
+# of all files but the ignored ones (scripts/tree-files.sh), then lintian,
+# which must find no error.
 #   scripts/mkdeb.sh [--root DIR] [OUTDIR]    (default build/deb; the .debs land there)
 # --root DIR: build and run lintian in the Debian root DIR instead (chroot,
 # the copy in its /build; the caller mounts its /proc and /dev):
@@ -22,15 +24,17 @@ if [ -n "$root" ]; then
 	in=/build work=$root/build
 	inroot() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 "$@"; }
 else
+	# Nothing of the make that ran this (make deb B=DIR: MAKEFLAGS, or B in
+	# the environment) reaches debian/rules: its make clean would remove
+	# B, where the packages and this build's log go.
 	in=$out work=$out
-	inroot() { "$@"; }
+	inroot() { env -u B -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$@"; }
 fi
 src=dio-batch-$ver
 
 rm -rf "${work:?}/$src" "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes
 mkdir -p "$work/$src"
-(cd "$top" && git ls-files -co --exclude-standard -z | grep -zv '^build/' |
-	xargs -0 cp --parents -t "$work/$src")
+(cd "$top" && scripts/tree-files.sh | xargs -0 cp --parents -t "$work/$src")
 # shellcheck disable=SC2016  # $1 is the inner shell's
 inroot sh -c 'cd "$1" && dpkg-buildpackage -us -uc -b' sh "$in/$src" >"$out/build.log" 2>&1 || {
 	tail -n 40 "$out/build.log" >&2

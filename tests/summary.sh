@@ -1,6 +1,8 @@
 #!/bin/sh
 # Sum the counts every suite of this run recorded, one line per suite with
 # the kernel release it ran on (NAME.kver, written by tests/vm/check.sh),
+# under it, for a guest suite with dioctl JSON validated on the host, how
+# many of its cases are tests and how many that JSON, program by program,
 # and the module coverage of the debug run (debug.coverage);
 # the last line, "N passed, N failed", is the one CI reads.  Exit 1 when
 # anything failed or nothing ran.  Above the table, the failures the lanes
@@ -21,6 +23,17 @@ for c in "$dir"/*.counts; do
 	[ -s "$dir/$name.kver" ] && read -r kver <"$dir/$name.kver"
 	read -r p f <"$c"
 	printf '  %-14s %-24s %4d passed, %d failed\n' "$name" "${kver:--}" "$p" "$f"
+	# A guest suite's cases that are dioctl JSON documents validated on the
+	# host (NAME.json-cases, tests/vm/json-cases.sh), not tests: how many,
+	# and how many are tests, in the suite and in each program that kept JSON.
+	[ -s "$dir/$name.json-cases" ] && awk -F '\t' -v p="$p" -v f="$f" '
+		{ jp += $2; jf += $3; prog[NR] = $1; j[NR] = $2 " passed, " $3 " failed"; t[NR] = $4 " passed, " $5 " failed" }
+		END {
+			printf "    %-37s %4d passed, %d failed\n", "tests", p - jp, f - jf
+			printf "    %-37s %4d passed, %d failed\n", "JSON documents validated on the host", jp, jf
+			for (i = 1; i <= NR; i++)
+				printf "      %s: tests %s; JSON on the host %s\n", prog[i], t[i], j[i]
+		}' "$dir/$name.json-cases"
 	pass=$((pass + p)) fail=$((fail + f))
 done
 # How long each phase took (check-all.sh, check.sh, the runners), in the

@@ -49,6 +49,88 @@ man_structs() {
 	[ "$n" -gt 0 ] && [ "$bad" = 0 ]
 }
 
+# Every function libdioctl exports (libdioctl/libdioctl.map, the version
+# script the library is linked with) has its man page,
+# libdioctl/man/NAME.3, or a ".so" link to the page that documents it
+# with others; that page names it under NAME and declares it in its
+# SYNOPSIS.  And every section 3 page is of an exported function.
+man_symbols() {
+	# Its comments gone: those on one line, then those on several.
+	sed -e 's|/\*.*\*/||' -e '/\/\*/,/\*\//d' libdioctl/libdioctl.map |
+		sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z_0-9]*\);$/\1/p' | sort -u >"$tmp/syms"
+	n=$(wc -l <"$tmp/syms")
+	[ "$n" -ge 30 ] || { echo "only $n symbols read from libdioctl.map"; return 1; }
+	bad=0
+	while read -r s; do
+		page=libdioctl/man/$s.3
+		if [ ! -f "$page" ]; then
+			echo "$s: exported (libdioctl.map), but there is no $page"
+			bad=$((bad + 1))
+			continue
+		fi
+		to=$(sed -n '1s|^\.so man3/\(.*\)$|libdioctl/man/\1|p' "$page")
+		if [ -n "$to" ]; then
+			[ -f "$to" ] || { echo "$page: .so names $to, which is not there"; bad=$((bad + 1)); continue; }
+			page=$to
+		fi
+		sed -n '/^\.SH NAME/,/^\.SH SYNOPSIS/p' "$page" | grep -qw -- "$s" ||
+			{ echo "$page: NAME does not name $s"; bad=$((bad + 1)); }
+		sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$page" | grep -q "[ *]$s(" ||
+			{ echo "$page: SYNOPSIS does not declare $s"; bad=$((bad + 1)); }
+	done <"$tmp/syms"
+	for page in libdioctl/man/*.3; do
+		grep -qx "$(basename "$page" .3)" "$tmp/syms" ||
+			{ echo "$page: $(basename "$page" .3) is not exported (libdioctl.map)"; bad=$((bad + 1)); }
+	done
+	echo "$n symbols exported, $bad problem(s) with their man pages"
+	[ "$bad" = 0 ]
+}
+
+# README.md's claims about what make check tests hold: as many QEMU NVMe
+# namespaces as tests/vm/run.sh attaches (the loop that makes a backing
+# file for each), and in its Kernels table "yes" under "tested by make
+# check" for exactly the kernels the Makefile's KERNELS has by default.
+readme_claims() {
+	bad=0
+	n=$(awk '/truncate .*nvme\$i\.img/ && prev ~ /^for i in [0-9 ]*; do$/ {
+		sub(/^for i in /, "", prev); sub(/; do$/, "", prev); print split(prev, a, " ") }
+		{ prev = $0 }' tests/vm/run.sh)
+	[ "${n:-0}" -gt 0 ] || { echo "tests/vm/run.sh: no loop over the namespaces' backing files read"; return 1; }
+	set -- zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen \
+		fifteen sixteen seventeen eighteen nineteen twenty
+	[ "$n" -lt $# ] || { echo "run.sh attaches $n namespaces, a number without a word here"; return 1; }
+	shift "$n"
+	tr '\n' ' ' <README.md | tr -s ' ' | grep -o '[A-Za-z0-9]* QEMU NVMe namespaces' >"$tmp/ns" || true
+	[ -s "$tmp/ns" ] || { echo "README.md names no number of QEMU NVMe namespaces"; bad=$((bad + 1)); }
+	while read -r said _; do
+		[ "$said" = "$1" ] || [ "$said" = "$n" ] ||
+			{ echo "README.md: $said QEMU NVMe namespaces; run.sh attaches $n"; bad=$((bad + 1)); }
+	done <"$tmp/ns"
+	kernels=" $(sed -n 's/^KERNELS[[:space:]]*?=[[:space:]]*//p' Makefile) "
+	[ "$kernels" != "  " ] || { echo "no KERNELS default in the Makefile"; return 1; }
+	awk '/^## Kernels/ { k = 1; next } k && /^\| kernel \|/ { t = 1; next }
+		t && !/^\|/ { exit } t && !/^\| ---/ { print }' README.md |
+		awk -F ' [|] ' '{ print $1 "\t" $3 }' >"$tmp/rows"
+	[ "$(wc -l <"$tmp/rows")" -ge 5 ] || { echo "README.md: no Kernels table read"; return 1; }
+	while IFS='	' read -r kernel tested; do
+		case $kernel in
+		*"debug build"*) f=debug ;;
+		*"kcsan build"*) f=kcsan ;;
+		*) f=${kernel#| } f=${f%% *} ;;
+		esac
+		case $kernels in *" $f "*) want=yes ;; *) want=no ;; esac
+		case $tested in
+		"$want"*) ;;
+		*)
+			echo "README.md, Kernels: $f: tested by make check '$tested'; KERNELS ($kernels) says $want"
+			bad=$((bad + 1))
+			;;
+		esac
+	done <"$tmp/rows"
+	echo "$(wc -l <"$tmp/ns") namespace count(s) and $(wc -l <"$tmp/rows") kernels read, $bad wrong"
+	[ "$bad" = 0 ]
+}
+
 # Every man page make man builds (but .so links) is dated the changelog's first entry
 # (dpkg-parsechangelog's reading of it), and keeps no @PLACEHOLDER@.
 man_date() {
@@ -162,9 +244,11 @@ man_json() { # DIR
 json_valid() {
 	dioctl=${DIO_DIOCTL:-build/tools/dioctl}
 	d=$tmp/docs
-	mkdir "$d"
-	man_json "$d"
-	[ "$(find "$d" -name 'man-*.json' | wc -l)" -ge 2 ] || { echo "dioctl.1: no JSON example found"; return 1; }
+	mkdir "$d" "$tmp/man"
+	# The man page's examples are files of their own: no dioctl run
+	# printed them, so index.tsv has no exit status for them.
+	man_json "$tmp/man"
+	[ "$(find "$tmp/man" -name 'man-*.json' | wc -l)" -ge 2 ] || { echo "dioctl.1: no JSON example found"; return 1; }
 	i=0
 	while IFS= read -r args; do
 		i=$((i + 1))
@@ -189,10 +273,44 @@ json_valid() {
 		frob -j
 		--json
 	EOF
-	tests/vm/json-check.py --require scrub,error "$d" >"$tmp/counts"
+	tests/vm/json-check.py --require scrub,error "$d" "$tmp"/man/man-*.json >"$tmp/counts"
 	read -r p f <"$tmp/counts"
 	echo "$p valid, $f not"
 	[ "$f" = 0 ] && [ "$p" -ge 18 ]
+}
+
+# A directory's exit statuses are compared, never skipped: json-check.py
+# fails a directory without index.tsv and a document index.tsv does not
+# list, and passes the same documents listed with dioctl's exit status.
+json_index() {
+	man_json "$tmp"
+	error=$(grep -l '"status": "error"' "$tmp"/man-*.json | head -n 1)
+	[ -f "$error" ] || { echo "dioctl.1: no error example"; return 1; }
+	st=$(jq .exit_code "$error")
+	d=$tmp/dir
+	mkdir "$d"
+	cp "$error" "$d/001.json"
+	cp "$error" "$d/002.json"
+	bad=0
+	run() { # WANT: json-check.py's "PASSED FAILED" and status for $d
+		out=$(tests/vm/json-check.py "$d" 2>"$tmp/tap") && rc=0 || rc=$?
+		case $1 in
+		ok) [ "$rc" = 0 ] && [ "$out" = "3 0" ] ;;
+		*) [ "$rc" != 0 ] && [ "${out#* }" -ge 1 ] ;;
+		esac || {
+			echo "$2: json-check.py said '$out', status $rc, wanted $1:"
+			sed 's/^/  /' "$tmp/tap"
+			bad=$((bad + 1))
+		}
+	}
+	run fail "no index.tsv"
+	printf '001.json\t%s\tfrob -j\n' "$st" >"$d/index.tsv"
+	run fail "002.json not in index.tsv"
+	printf '002.json\t%s\tfrob --json\n' "$st" >>"$d/index.tsv"
+	run ok "both listed"
+	printf '001.json\t%s\tfrob -j\n002.json\t%s\tfrob --json\n' "$st" $((st + 1)) >"$d/index.tsv"
+	run fail "002.json listed with another exit status"
+	[ "$bad" = 0 ]
 }
 
 # The schema rejects what it must: each of these documents, broken from

@@ -176,4 +176,58 @@ install_ldconfig() {
 	' sh "$tmp" "$B"
 }
 
+# A release is a tarball, not a git checkout: in a tree exported without
+# .git (what git archive or a release tarball gives), scripts/tree-files.sh
+# lists the same files as in the checkout, from .gitignore's patterns, and
+# make deb (scripts/mkdeb.sh) copies exactly those for dpkg-buildpackage,
+# which runs without the variables of the make that ran make deb.
+# A stand-in dpkg-buildpackage lists what it was given: the real one and
+# lintian take about a minute of CPU, too long for the unit tests.
+exported_tree() {
+	x=$tmp/export
+	mkdir "$x"
+	scripts/tree-files.sh | tar --null -T - -cf - | tar -x -C "$x"
+	if [ -e "$x/.git" ] || [ ! -f "$x/Makefile" ]; then
+		echo "no exported tree in $x"
+		return 1
+	fi
+	if git -C "$x" rev-parse --show-toplevel 2>/dev/null | grep -qx "$x"; then
+		echo "$x is a git checkout"
+		return 1
+	fi
+	# Files .gitignore names, as a build leaves them: neither lists them.
+	mkdir -p "$x/build/lib" "$x/module/.tmp_versions"
+	for f in build/lib/x.o module/.tmp_versions/x.mod module/x.o module/.x.o.cmd module/Module.symvers; do
+		: >"$x/$f"
+	done
+	scripts/tree-files.sh | tr '\0' '\n' | LC_ALL=C sort >"$tmp/here"
+	"$x/scripts/tree-files.sh" | tr '\0' '\n' | LC_ALL=C sort >"$tmp/there"
+	[ "$(wc -l <"$tmp/here")" -ge 100 ] || { echo "only $(wc -l <"$tmp/here") files listed"; return 1; }
+	diff -u --label checkout --label exported "$tmp/here" "$tmp/there"
+	mkdir "$tmp/bin"
+	cat >"$tmp/bin/dpkg-buildpackage" <<-EOF
+		#!/bin/sh
+		find . -type f -printf '%P\\n' | LC_ALL=C sort >"$tmp/copied"
+		env | grep -E '^(B|MAKEFLAGS|MAKELEVEL)=' >"$tmp/leaked"
+		v=\${PWD##*/dio-batch-}
+		: >"../dio-batch_\${v}_amd64.changes"
+		: >"../dioctl_\${v}_amd64.deb"
+	EOF
+	printf '#!/bin/sh\n' >"$tmp/bin/lintian"
+	chmod +x "$tmp/bin/dpkg-buildpackage" "$tmp/bin/lintian"
+	if ! PATH=$tmp/bin:$PATH make -s --no-print-directory -C "$x" B="$x/build" deb >"$tmp/deb.log" 2>&1; then
+		cat "$tmp/deb.log"
+		return 1
+	fi
+	[ -s "$tmp/copied" ] || { echo "make deb ran no dpkg-buildpackage"; cat "$tmp/deb.log"; return 1; }
+	diff -u --label "the tree's files" --label "make deb's copy" "$tmp/here" "$tmp/copied"
+	# B (here in the environment and on make's command line) would have
+	# debian/rules' make clean remove the packages' own directory.
+	if [ -s "$tmp/leaked" ]; then
+		echo "dpkg-buildpackage ran with the outer make's variables:"
+		cat "$tmp/leaked"
+		return 1
+	fi
+}
+
 "$1"

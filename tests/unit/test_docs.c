@@ -27,6 +27,18 @@ static void test_man_structs(void **state)
 	run_case("man_structs");
 }
 
+/* Every function libdioctl.map exports has its man page, and no other. */
+static void test_man_symbols(void **state)
+{
+	run_case("man_symbols");
+}
+
+/* README.md's NVMe namespaces and the kernels make check tests are so. */
+static void test_readme_claims(void **state)
+{
+	run_case("readme_claims");
+}
+
 /* make man dates every page with the changelog's first entry. */
 static void test_man_date(void **state)
 {
@@ -60,6 +72,15 @@ static void test_json_valid(void **state)
 	run_case("json_valid");
 }
 
+/*
+ * A directory of documents without index.tsv, or a document it does not
+ * list, fails: their exit statuses are never left uncompared.
+ */
+static void test_json_index(void **state)
+{
+	run_case("json_index");
+}
+
 /* Documents broken on purpose fail the validation. */
 static void test_json_rejects(void **state)
 {
@@ -72,11 +93,14 @@ int main(int argc, char **argv)
 	int i;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_man_structs),
+		cmocka_unit_test(test_man_symbols),
+		cmocka_unit_test(test_readme_claims),
 		cmocka_unit_test(test_man_date),
 		cmocka_unit_test(test_completion_syntax),
 		cmocka_unit_test(test_completion_replies),
 		cmocka_unit_test(test_completion_options),
 		cmocka_unit_test(test_json_valid),
+		cmocka_unit_test(test_json_index),
 		cmocka_unit_test(test_json_rejects),
 	};
 

@@ -67,6 +67,12 @@ static void test_install_ldconfig(void **state)
 	run_case("install_ldconfig");
 }
 
+/* make deb works in an exported tree, not a git checkout, as a release is. */
+static void test_exported_tree(void **state)
+{
+	run_case("exported_tree");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/test_install.XXXXXX", cmd[64];
@@ -79,6 +85,7 @@ int main(void)
 		cmocka_unit_test(test_dioctl_linkage),
 		cmocka_unit_test(test_uninstall),
 		cmocka_unit_test(test_install_ldconfig),
+		cmocka_unit_test(test_exported_tree),
 	};
 
 	/* One build directory for every case, away from build/. */

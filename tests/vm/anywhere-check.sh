@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A checkout works wherever it is cloned: the tracked (and new, not
-# ignored) files are copied to a path under /var/tmp with spaces in it,
+# ignored) files (scripts/tree-files.sh) are copied to a path under /var/tmp with spaces in it,
 # whose parent directory is read only (a read-only bind mount, in a private
 # mount namespace: root would write through a mode of 0555), and there
 # `make userspace`, `make demo` and `make module` (for 6.1) run as a user
@@ -30,8 +30,7 @@ parent="$work/read-only parent"
 co="$parent/dio batch, checkout"
 trap 'umount -R "$parent" 2>/dev/null; umount "$co" 2>/dev/null; rm -rf "$work"' EXIT
 mkdir -p "$co"
-(cd "$top" && git ls-files -co --exclude-standard -z | grep -zv '^build/' |
-	xargs -0 cp --parents -t "$co")
+(cd "$top" && scripts/tree-files.sh | xargs -0 cp --parents -t "$co")
 # The checkout a mount of its own, then the parent (with it) bound again
 # and made read only: the read-only flag is the parent mount's alone.
 if ! { mount --bind "$co" "$co" && mount --rbind "$parent" "$parent" &&

@@ -27,7 +27,7 @@ tag=$flavour${VM_ROOT:+-$VM_ROOT_NAME}${TESTS:+-$(echo "$TESTS" | tr ' ' '_')}${
 res=$B/vm/$tag
 counts=$B/results/$tag.counts
 mkdir -p "$B/results"
-rm -f "$B/results/$tag.kver"
+rm -f "$B/results/$tag.kver" "$B/results/$tag.json-cases"
 # The same reports as the guest's run-suite.sh looks for.
 bad=$(sed -e '/^#/d' -e '/^[[:space:]]*$/d' "$here/report-patterns" | paste -s -d '|' -)
 
@@ -149,21 +149,12 @@ if [ "$flavour" = debug ] && [ -d "$res/gcov" ] && [ -z "${DIO_PART:-}" ]; then
 	fi
 	grep '^coverage: module' "$res/coverage.txt" >"$B/results/$tag.coverage"
 fi
-# The dioctl JSON documents a program kept (tests/lib/dioctl_run.h) against
-# tools/dioctl.schema.json: json_cases DIR OPTION... adds json-check.py's
-# cases (one a document, and the kinds OPTION requires seen) to the counts.
-json_cases() {
-	local dir=$res/$1 jp jf
-	shift
-	[ -d "$dir" ] || return 0
-	read -r jp jf < <("$here/json-check.py" "$@" "$dir" | tail -n 1)
-	p=$((p + ${jp:-0})) f=$((f + ${jf:-1}))
-}
-json_cases dioctl-json --every-kind			# t_dioctl
-json_cases repair-json --require scrub,error		# t_repair
-json_cases counters-json --require stat			# t_counters (dioctl stat)
-json_cases stacks-json --require query,read,write,scrub	# t_stacks (LIO, device-mapper, multipath, md)
-json_cases formats-json --require query,read,scrub	# t_formats (the NVMe format matrix)
+# The dioctl JSON documents the programs kept (tests/lib/dioctl_run.h),
+# validated against tools/dioctl.schema.json: json-cases.sh adds
+# json-check.py's cases to the counts, and says program by program in
+# TAG.json-cases how many they are, for the summary.
+read -r jp jf < <("$here/json-cases.sh" "$res" "$B/results/$tag.json-cases")
+p=$((p + ${jp:-0})) f=$((f + ${jf:-1}))
 echo "$p $f" >"$counts"
 echo "check[$flavour]: $p passed, $f failed"
 [ "$f" = 0 ]

@@ -6,9 +6,11 @@
 
 PATH: a file holding one document, or a directory of them (*.json); a
 directory's index.tsv ("FILE<TAB>EXIT<TAB>ARGS" a line, which
-tests/lib/dioctl_run.c writes in the guest for t_dioctl and t_repair)
-gives the exit status of the dioctl run that printed each one ("-": not
-known).  Each document is one test case: stdout held exactly
+tests/lib/dioctl_run.c writes in the guest for the programs that keep
+dioctl's JSON) gives the exit status of the dioctl run that printed each
+one ("-": not known).  A directory without index.tsv is one failed case,
+and a document its index.tsv does not list fails its own: neither leaves
+the exit status unchecked.  Each document is one test case: stdout held exactly
 one JSON document (no duplicate keys), it validates against the schema
 (tools/dioctl.schema.json, draft 2020-12), and its exit_code is the exit
 status dioctl had.  The schema's own validity is one more case, and with
@@ -27,6 +29,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA = os.path.join(HERE, "..", "..", "tools", "dioctl.schema.json")
 KINDS = "features,query,read,write,scrub,tag get,tag set,error"
+# The exit status of a document its directory's index.tsv does not list.
+UNLISTED = "unlisted"
 
 
 def no_duplicates(pairs):
@@ -97,6 +101,9 @@ def main():
         if not os.path.isdir(p):
             docs.append((p, None, ""))
             continue
+        # Without the index no document's exit status could be compared:
+        # that is a failed case, never a comparison skipped.  So is a
+        # document the index does not list ("-" in it: not known, allowed).
         index = {}
         try:
             with open(os.path.join(p, "index.tsv")) as f:
@@ -104,11 +111,18 @@ def main():
                     fields = line.rstrip("\n").split("\t", 2)
                     if len(fields) == 3:
                         index[fields[0]] = (None if fields[1] == "-" else int(fields[1]), fields[2])
-        except OSError:
-            pass
+        except (OSError, ValueError) as e:
+            case(False, "json-check: %s: index.tsv, the exit statuses of its documents" % p,
+                 ["no index.tsv read: %s" % e])
+            index = None
         for name in sorted(os.listdir(p)):
             if name.endswith(".json"):
-                st, cmdline = index.get(name, (None, ""))
+                if index is None:
+                    st, cmdline = None, ""
+                elif name in index:
+                    st, cmdline = index[name]
+                else:
+                    st, cmdline = UNLISTED, ""
                 docs.append((os.path.join(p, name), st, cmdline))
 
     seen = set()
@@ -123,7 +137,9 @@ def main():
             continue
         why = ["%s: %s" % (where(e), e.message)
                for e in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))]
-        if (status is not None and isinstance(doc, dict) and
+        if status is UNLISTED:
+            why.append("not in its directory's index.tsv: no exit status to compare")
+        elif (status is not None and isinstance(doc, dict) and
                 doc.get("exit_code") != status):
             why.append("exit_code %s, but dioctl exited with %d" % (doc.get("exit_code"), status))
         if why:

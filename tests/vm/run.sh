@@ -3,7 +3,7 @@
 #   run.sh FLAVOUR RESULTS_DIR
 # RESULTS_DIR must hold guest.sh; the guest sees it at /tmp/results and
 # leaves guest.log, guest.rc and dmesg.txt there; the serial console goes to
-# RESULTS_DIR/console.log.  NVMe PI namespaces are attached (nsid 1-5, see
+# RESULTS_DIR/console.log.  NVMe PI namespaces are attached (nsid 1-14, see
 # tests/README.md).  Exit status: guest.sh's, or 124 on time-out, 125 when
 # the guest died without one.  VM_ROOT (default /) is the directory the
 # guest takes as its root filesystem (deb-check.sh: a throwaway root).

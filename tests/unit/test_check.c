@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * test_check: what make check's own machinery promises, on the host.  Each
+ * case is a function of tests/unit/check-cases.sh (run from the top of the
+ * checkout), whose output is shown when it fails.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "script_case.h"
+
+static void run_case(const char *name)
+{
+	run_script_case("check-cases.sh", name);
+}
+
+/*
+ * The summary splits a guest suite's cases into tests and dioctl JSON
+ * validated on the host, program by program; its last line is unchanged.
+ */
+static void test_summary_split(void **state)
+{
+	run_case("summary_split");
+}
+
+/* make -n check (check-debug, check-kcsan) prints and runs nothing. */
+static void test_make_dry_run(void **state)
+{
+	run_case("make_dry_run");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_summary_split),
+		cmocka_unit_test(test_make_dry_run),
+	};
+
+	return cmocka_run_group_tests_name("check", tests, NULL, NULL);
+}
