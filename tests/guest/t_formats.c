@@ -22,6 +22,8 @@
  *   medium (the namespace's image edited behind the device) are each
  *   reported by dioctl scrub with block, tag, expected and actual values
  *   and who found them;
+ * - fio through the dio_batch engine writes with PI the library generates
+ *   and reads it back verified;
  * - tuples that carry the escape tags are counted: dioctl read
  *   --verify says how many it did not check, and "verified" only of the
  *   others.
@@ -596,6 +598,43 @@ static void test_corruption_reported(void **state)
 }
 
 /*
+ * fio through the dio_batch engine (fio/): PI the engine generates with
+ * libdioctl (pi_act=0) on random writes, checked by libdioctl on every tag
+ * when fio reads them back and verifies its own crc32c, and by the device
+ * and dioctl scrub afterwards.
+ */
+static void test_fio_engine(void **state)
+{
+	const char *build = getenv("DIO_BUILD");
+	char engine[512];
+
+	snprintf(engine, sizeof(engine), "%s/fio/fio-dio_batch.so", build ? build : "build");
+	assert_int_equal(access(engine, R_OK), 0);
+	for (int i = 0; i < NFORMATS; i++) {
+		struct fmt *m = &fmts[i];
+		unsigned long long off = 1ULL << 20, len = 256 << 10;
+
+		if (!m->pi)
+			continue;
+		assert_int_equal(tl_sh("fio --output-format=json --output=/tmp/f.json --name=pi "
+				       "--ioengine=external:%s --filename=%s --rw=randwrite "
+				       "--bs=4k --offset=%llu --size=%llu --iodepth=8 --randrepeat=1 "
+				       "--pi=1 --pi_act=0 --pi_chk=GUARD,REFTAG,APPTAG "
+				       "--apptag=0x%x --verify=crc32c --do_verify=1 --verify_fatal=1 "
+				       ">/tmp/f.log 2>&1 || { cat /tmp/f.log /tmp/f.json; false; }",
+				       engine, m->dev, off, len, APP), 0);
+		assert_int_equal(tl_sh("jq -e '.jobs[0].error == 0 and .jobs[0].write.io_bytes == "
+				       "%llu and .jobs[0].read.io_bytes == %llu' /tmp/f.json "
+				       ">/dev/null", len, len), 0);
+		expect_exit(run("scrub %s -r %llu:%llu --app-tag 0x%x -j", m->dev, off, off + len,
+				APP), 0);
+		expect_jq("[.pi_failures, .unchecked_blocks, .bytes_scrubbed] | @tsv",
+			  "0\t0\t262144");
+		print_message("# %s: fio's writes with the engine's PI verified\n", where(m));
+	}
+}
+
+/*
  * Tuples that carry the escape (app tag 0xffff; for type 3 also a ref tag
  * of all ones), as drives return blocks they formatted or deallocated so:
  * nobody checks them, and dioctl read --verify says how many it did not
@@ -656,6 +695,7 @@ int main(void)
 		cmocka_unit_test(test_nvme_cli_interop),
 		cmocka_unit_test(test_refused_write_names_block),
 		cmocka_unit_test(test_corruption_reported),
+		cmocka_unit_test(test_fio_engine),
 		cmocka_unit_test(test_escapes_counted),
 	};
 
