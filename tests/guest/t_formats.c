@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * The NVMe format matrix (tests/vm/run.sh: namespaces 6 to 14): metadata
+ * The NVMe format matrix (tests/vm/run.sh: namespaces 6 to 17): metadata
  * of 8, 16 and 64 bytes, the PI tuple first and last in it, 16- and
- * 64-bit guards, types 1, 2 and 3, 512- and 4096-byte blocks.  Each
- * namespace's format comes from Identify Namespace, and for each:
+ * 64-bit guards, types 1, 2 and 3, 512- and 4096-byte blocks, and the
+ * layouts no kernel offers PI for: metadata inline with the data
+ * (extended LBAs) and metadata without PI.  Each namespace's format comes
+ * from Identify Namespace, and for each:
  *
  * - what the kernel offers: PI wherever the tuple is first or all of the
- *   metadata, and from Linux 6.12 (Debian 13's kernel) also where it is
- *   last; on 6.1 a tuple that is last in larger metadata gets no PI
- *   ("nop"), and dio_batch refuses PI there with EOPNOTSUPP;
+ *   metadata in a separate buffer, and from Linux 6.12 (Debian 13's
+ *   kernel) also where it is last; on 6.1 a tuple that is last in larger
+ *   metadata gets no PI ("nop"), nor does any kernel's PCIe driver give
+ *   extended LBAs or metadata without PI any, and dio_batch refuses PI
+ *   there with EOPNOTSUPP (dioctl with exit status 5);
  * - data the kernel wrote (its own PI) verifies in libdioctl;
  * - PI libdioctl generated, with opaque metadata bytes of the caller's
  *   around the tuple, is accepted by the device, verified by the kernel
@@ -48,7 +52,7 @@
 #define OUT	DIOCTL_OUT
 #define ERR	DIOCTL_ERR
 #define FIRST_NSID	6
-#define NFORMATS	9
+#define NFORMATS	12
 /* Blocks each step writes: a few, at a place of its own. */
 #define NBLK		8
 #define APP		0x1234
@@ -70,19 +74,26 @@ static const char *where(const struct fmt *m)
 {
 	static char s[128];
 
-	snprintf(s, sizeof(s), "nsid %d (%u+%u, type %d, %s guard, PI %s)", m->nsid,
-		 m->f.lba_size, m->f.ms, m->f.pi_type, m->f.pif == 2 ? "64-bit" : "16-bit",
-		 m->f.ms == m->tuple ? "only" : m->f.pi_first ? "first" : "last");
+	if (!m->f.pi_type)
+		snprintf(s, sizeof(s), "nsid %d (%u+%u, no PI)", m->nsid, m->f.lba_size,
+			 m->f.ms);
+	else
+		snprintf(s, sizeof(s), "nsid %d (%u+%u%s, type %d, %s guard, PI %s)", m->nsid,
+			 m->f.lba_size, m->f.ms, m->f.ext ? " inline" : "", m->f.pi_type,
+			 m->f.pif == 2 ? "64-bit" : "16-bit",
+			 m->f.ms == m->tuple ? "only" : m->f.pi_first ? "first" : "last");
 	return s;
 }
 
 /*
  * Linux offers PI where the tuple is first or all of the metadata, and
- * from 6.12 (6.10 upstream) wherever it is.
+ * from 6.12 (6.10 upstream) wherever it is; never for metadata inline
+ * with the data (extended LBAs), which its PCIe driver cannot transfer.
  */
 static bool kernel_offers_pi(const struct tl_nvme_format *f, unsigned int tuple)
 {
-	return f->pi_type && (f->pi_first || f->ms == tuple || tl_kernel_at_least(6, 12));
+	return f->pi_type && !f->ext &&
+	       (f->pi_first || f->ms == tuple || tl_kernel_at_least(6, 12));
 }
 
 /*
@@ -215,12 +226,15 @@ static void test_formats_offered(void **state)
 		struct fmt *m = &fmts[i];
 		struct dio_request r;
 
-		assert_int_equal(m->f.ext, false);
-		assert_true(m->f.pi_type >= 1 && m->f.pi_type <= 3);
+		assert_true(m->f.pi_type >= 0 && m->f.pi_type <= 3);
 		assert_int_equal(m->q.logical_block_size, m->f.lba_size);
 		if (!m->pi) {
-			/* Linux 6.1, PI last: no PI, and PI requests refused. */
-			print_message("# %s: no PI on this kernel (%s)\n", where(m), m->q.profile);
+			/*
+			 * Linux 6.1 with PI last, extended LBAs, metadata
+			 * without PI: no PI, and PI requests refused.
+			 */
+			print_message("# %s: no PI on this kernel (%s), capacity %llu\n", where(m),
+				      m->q.profile, (unsigned long long)m->q.capacity);
 			assert_int_equal(m->q.pi_type, 0);
 			assert_int_equal(m->q.pi_tuple_size, 0);
 			assert_int_equal(hold(m), 0);
@@ -229,7 +243,13 @@ static void test_formats_offered(void **state)
 			{
 				struct dio_request *rp = &r;
 
-				assert_int_equal(tl_dio_submit(m->ctx, &rp, 1), -EOPNOTSUPP);
+				/*
+				 * A namespace whose metadata the PCIe driver can
+				 * transfer neither inline nor by PRACT alone has
+				 * no capacity at all: the request lies beyond it.
+				 */
+				assert_int_equal(tl_dio_submit(m->ctx, &rp, 1),
+						 m->q.capacity ? -EOPNOTSUPP : -ENXIO);
 			}
 			release(m);
 			expect_exit(run("write %s -l %u --random 1 --pi", m->dev, m->f.lba_size), 5);

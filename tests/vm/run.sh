@@ -3,7 +3,7 @@
 #   run.sh FLAVOUR RESULTS_DIR
 # RESULTS_DIR must hold guest.sh; the guest sees it at /tmp/results and
 # leaves guest.log, guest.rc and dmesg.txt there; the serial console goes to
-# RESULTS_DIR/console.log.  NVMe PI namespaces are attached (nsid 1-14, see
+# RESULTS_DIR/console.log.  NVMe PI namespaces are attached (nsid 1-17, see
 # tests/README.md).  Exit status: guest.sh's, or 124 on time-out, 125 when
 # the guest died without one.  VM_ROOT (default /) is the directory the
 # guest takes as its root filesystem (deb-check.sh: a throwaway root).
@@ -50,7 +50,7 @@ fi
 
 # NVMe namespaces with PI; sparse backing files the host (and the guest,
 # through the results share) can corrupt behind the device's back.
-for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17; do
 	truncate -s 64M "$res/nvme$i.img"
 done
 # The controller is in a subsystem, so that a namespace can be detached
@@ -81,25 +81,31 @@ nvme=(
 # bytes, the PI first (pil=1) and last (pil=0, NVMe's default, where the
 # guard also covers the metadata bytes before the tuple), 16-bit (CRC16)
 # and 64-bit (pif=2, CRC64) guards, types 1, 2 and 3, 512- and 4096-byte
-# blocks.  Linux 6.1 offers no PI for a tuple that is neither first nor
-# all of the metadata; 6.12 and 7.3 do.  t_formats learns each format by
-# Identify Namespace, not from this list.
+# blocks, in a separate buffer (mset=0); then the layouts no kernel offers
+# PI for: metadata inline with the data (extended LBAs, mset=1), which
+# Linux's PCIe driver cannot transfer, and metadata without PI.  Linux 6.1
+# offers no PI for a tuple that is neither first nor all of the metadata;
+# 6.12 and 7.3 do.  t_formats learns each format by Identify Namespace,
+# not from this list.
 lb4k=logical_block_size=4096,physical_block_size=4096
 matrix=(
-	"ms=16,pi=1,pil=0"
-	"$lb4k,ms=64,pi=1,pil=0"
-	"$lb4k,ms=64,pi=1,pil=1"
-	"$lb4k,ms=64,pi=3,pil=0"
-	"$lb4k,ms=64,pi=2,pif=2,pil=0"
-	"ms=16,pi=1,pif=2"
-	"$lb4k,ms=8,pi=1"
-	"ms=64,pi=3,pif=2,pil=1"
-	"$lb4k,ms=16,pi=2,pil=0"
+	"mset=0,ms=16,pi=1,pil=0"
+	"mset=0,$lb4k,ms=64,pi=1,pil=0"
+	"mset=0,$lb4k,ms=64,pi=1,pil=1"
+	"mset=0,$lb4k,ms=64,pi=3,pil=0"
+	"mset=0,$lb4k,ms=64,pi=2,pif=2,pil=0"
+	"mset=0,ms=16,pi=1,pif=2"
+	"mset=0,$lb4k,ms=8,pi=1"
+	"mset=0,ms=64,pi=3,pif=2,pil=1"
+	"mset=0,$lb4k,ms=16,pi=2,pil=0"
+	"mset=1,ms=8,pi=1"
+	"mset=1,$lb4k,ms=64,pi=1,pil=0"
+	"mset=0,ms=16,pi=0"
 )
 for i in "${!matrix[@]}"; do
 	n=$((i + 6))
-	nvme+=(-drive file="$qres/nvme$n.img",if=none,id=nvm$n,format=raw,cache=writeback
-		-device nvme-ns,drive=nvm$n,bus=nvme0,nsid=$n,mset=0,"${matrix[$i]}")
+	nvme+=(-drive "file=$qres/nvme$n.img,if=none,id=nvm$n,format=raw,cache=writeback"
+		-device "nvme-ns,drive=nvm$n,bus=nvme0,nsid=$n,${matrix[$i]}")
 done
 rm -f "$res/guest.rc" "$res/guest.log" "$res/dmesg.txt"
 # Where the checkout is, for the guest's init (in the results share, not on
