@@ -4,14 +4,19 @@
 # under it, for a guest suite with dioctl JSON validated on the host, how
 # many of its cases are tests and how many that JSON, program by program,
 # and the module coverage of the debug run (debug.coverage);
+# then every guest boot run.sh tried again (boot-retries, written by
+# tests/vm/boot-retried.sh: not a failed test, but said, with the console
+# of the boot that failed);
 # the last line, "N passed, N failed", is the one CI reads.  Exit 1 when
 # anything failed or nothing ran.  Above the table, the failures the lanes
 # printed (TAP "not ok" lines and the runners' "FAILED:" lines), so that
-# the tail of a CI log names what failed.
+# the tail of a CI log names what failed; not run.sh's word that it boots a
+# guest again ("vm: KERNEL FAILED IN BOOT ...; booting again"), which is
+# no failure and is listed below the table.
 dir=${1:-build/results}
 pass=0 fail=0
 failures=$(cat "$dir"/lane-*.log "$dir"/*.out 2>/dev/null |
-	grep -E '(^|[] ])not ok [0-9]|FAILED' | grep -v -E '# (TODO|SKIP)' | head -n 40)
+	grep -E '(^|[] ])not ok [0-9]|FAILED' | grep -v -E '# (TODO|SKIP)|(^|\] )vm: .*; booting again$' | head -n 40)
 if [ -n "$failures" ]; then
 	echo "failures:"
 	printf '%s\n' "$failures" | sed 's/^/  /'
@@ -36,6 +41,13 @@ for c in "$dir"/*.counts; do
 		}' "$dir/$name.json-cases"
 	pass=$((pass + p)) fail=$((fail + f))
 done
+# Guest boots that hung, or failed before the guest's user space, and were
+# tried again (tests/vm/run.sh's boot_retry): no test had run, so none
+# failed, but the run says so, and where the failed boot's console is.
+if [ -s "$dir/boot-retries" ]; then
+	echo "guest boots tried again (not counted as failed): $(wc -l <"$dir/boot-retries")"
+	awk -F '\t' '{ printf "  %s: %s; its console: %s\n", $1, $4, $3 }' "$dir/boot-retries"
+fi
 # How long each phase took (check-all.sh, check.sh, the runners), in the
 # order they ended: what a run on a new machine spends its time on.
 if [ -s "$dir/phases" ]; then

@@ -71,6 +71,93 @@ summary_split() {
 	[ "$bad" = 0 ]
 }
 
+# A guest boot run.sh tried again (hung, or failed before the guest's user
+# space) fails no test but is said: tests/vm/boot-retried.sh, as run.sh
+# calls it, keeps the console and records the boot; the summary prints it
+# with the console's path and its last line is unchanged, and make flakes'
+# table counts it by why.  flakes.sh runs from a copy of tests/vm whose
+# check.sh makes up the results of three runs of lane 6.1: a boot that
+# failed in runs 1 and 3, one that hung in run 3, a failed test in run 2.
+boot_retries() {
+	res=$tmp/vm/6.12
+	out=$tmp/results
+	mkdir -p "$res" "$out"
+	echo "[    2.6] Oops: int3" >"$res/console.log"
+	DIO_RESULTS=$out tests/vm/boot-retried.sh "$res" failed \
+		"KERNEL FAILED IN BOOT, before user space and before any test: Oops: int3"
+	if [ ! -f "$res/console-boot-failed.log" ] || [ -e "$res/console.log" ]; then
+		echo "the console was not kept as console-boot-failed.log"
+		return 1
+	fi
+	echo "9 0" >"$out/6.12.counts"
+	echo "4 0" >"$out/unit.counts"
+	# A lane's log as check-all.sh keeps it: run.sh's word is no failure.
+	printf '%s\n' "[6.12] vm: KERNEL FAILED IN BOOT, before user space and before any test: Oops: int3 (console kept as console-boot-failed.log); booting again" \
+		"[6.12] check[6.12]: 9 passed, 0 failed" >"$out/lane-1.log"
+	rc=0
+	tests/summary.sh "$out" >"$tmp/summary" || rc=$?
+	cat "$tmp/summary"
+	bad=0
+	[ "$rc" = 0 ] || { echo "summary.sh: status $rc, with nothing failed but a boot tried again"; bad=$((bad + 1)); }
+	! grep -q '^failures:' "$tmp/summary" || { echo "the summary lists the boot tried again as a failure"; bad=$((bad + 1)); }
+	grep -qxF "guest boots tried again (not counted as failed): 1" "$tmp/summary" ||
+		{ echo "the summary does not count the boot tried again"; bad=$((bad + 1)); }
+	grep -qxF "  $res: KERNEL FAILED IN BOOT, before user space and before any test: Oops: int3; its console: $res/console-boot-failed.log" "$tmp/summary" ||
+		{ echo "the summary does not name the boot tried again and its console"; bad=$((bad + 1)); }
+	[ "$(tail -n 1 "$tmp/summary")" = "13 passed, 0 failed" ] ||
+		{ echo "last line '$(tail -n 1 "$tmp/summary")', not '13 passed, 0 failed'"; bad=$((bad + 1)); }
+
+	fl=$tmp/fl
+	mkdir -p "$fl/tests/vm"
+	cp tests/vm/flakes.sh tests/vm/boot-retried.sh "$fl/tests/vm/"
+	cat >"$fl/tests/vm/check.sh" <<-'EOF'
+		#!/bin/sh
+		# A made-up run: build/vm/6.1 as run.sh and the guest leave it.
+		here=$(dirname "$0") vm=$(dirname "$0")/../../build/vm/6.1
+		n=$(($(cat "$here/n" 2>/dev/null || echo 0) + 1))
+		echo "$n" >"$here/n"
+		rm -rf "$vm" && mkdir -p "$vm"
+		echo "ok 1 - a" >"$vm/t_x.out"
+		if [ "$n" != 2 ]; then
+			echo "Oops" >"$vm/console.log"
+			DIO_RESULTS=$vm/results "$here/boot-retried.sh" "$vm" failed "KERNEL FAILED IN BOOT: Oops"
+		else
+			echo "not ok 2 - b" >>"$vm/t_x.out"
+		fi
+		if [ "$n" = 3 ]; then
+			echo "..." >"$vm/console.log"
+			DIO_RESULTS=$vm/results "$here/boot-retried.sh" "$vm" hung "BOOT HUNG"
+		fi
+		echo "check[6.1]: 1 passed, 0 failed"
+	EOF
+	chmod +x "$fl/tests/vm/check.sh"
+	rc=0
+	LANES=6.1 RUNS=3 "$fl/tests/vm/flakes.sh" >"$tmp/flakes" 2>&1 || rc=$?
+	cat "$tmp/flakes"
+	[ "$rc" = 1 ] || { echo "flakes.sh: status $rc with a test failed, not 1"; bad=$((bad + 1)); }
+	row() { # LANE COUNT NAME: the table has the row, spacing aside
+		sed 's/  */ /g; s/^ //' "$tmp/flakes" | grep -qxF -- "$1 $2 $3" ||
+			{ echo "no row '$1 $2 $3' in flakes.sh's table"; bad=$((bad + 1)); }
+	}
+	row 6.1 2 "boot tried again (failed)"
+	row 6.1 1 "boot tried again (hung)"
+	row 6.1 1 "b"
+	[ -f "$fl/build/flakes/6.1-3/console-boot-hung.log" ] ||
+		{ echo "run 3's console of the boot that hung is not in build/flakes/6.1-3"; bad=$((bad + 1)); }
+	grep -qF "its console: $fl/build/flakes/6.1-1/console-boot-failed.log" "$tmp/flakes" ||
+		{ echo "flakes.sh does not name run 1's console of the failed boot"; bad=$((bad + 1)); }
+	# Boots tried again and no test failed: in the table, status 0.
+	echo 0 >"$fl/tests/vm/n"
+	# shellcheck disable=SC2016 # the made-up check.sh's $n
+	sed -i 's/"$n" != 2/"$n" != 0/' "$fl/tests/vm/check.sh"
+	rc=0
+	LANES=6.1 RUNS=2 "$fl/tests/vm/flakes.sh" >"$tmp/flakes" 2>&1 || rc=$?
+	cat "$tmp/flakes"
+	[ "$rc" = 0 ] || { echo "flakes.sh: status $rc with boots tried again and no test failed, not 0"; bad=$((bad + 1)); }
+	row 6.1 2 "boot tried again (failed)"
+	[ "$bad" = 0 ]
+}
+
 # make -n prints what the check targets would do and runs none of it: make
 # runs a recipe line naming $(MAKE) even with -n, so make check's run must
 # not be on such a line.  In a copy of the tree whose every script (but

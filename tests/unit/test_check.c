@@ -30,6 +30,15 @@ static void test_summary_split(void **state)
 	run_case("summary_split");
 }
 
+/*
+ * A guest boot tried again fails nothing, but the summary says it happened
+ * and where its console is, and make flakes' table counts it.
+ */
+static void test_boot_retries(void **state)
+{
+	run_case("boot_retries");
+}
+
 /* make -n check (check-debug, check-kcsan) prints and runs nothing. */
 static void test_make_dry_run(void **state)
 {
@@ -40,6 +49,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_summary_split),
+		cmocka_unit_test(test_boot_retries),
 		cmocka_unit_test(test_make_dry_run),
 	};
 
