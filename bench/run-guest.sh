@@ -20,7 +20,7 @@
 #                  clocksource=tsc": see bench/README.md; set it empty
 #                  for the HPET the guest picks on its own)
 #   VM_TIMEOUT     seconds before the guest is killed (600)
-# Not part of make check: numbers under TCG are indicative only (README.md).
+# Not part of make check: numbers under TCG are indicative only (docs/testing.md).
 # Exit status: 0 when both runs completed with all I/O verified.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -7,7 +7,7 @@
  * attribute and would ignore it).  The same thing through both interfaces
  * on NVMe namespace 1 (T10-DIF-TYPE1-CRC, 512-byte blocks, 8-byte PI),
  * and what each reports, asserted; each test prints its row of the table
- * in README.md ("dio_batch and io_uring's PI on 7.3") as "# row: ...":
+ * in docs/kernels.md ("dio_batch and io_uring's PI on 7.3") as "# row: ...":
  *
  *  1. a block changed behind its PI (its data in the namespace's backing
  *     file): io_uring's checked read fails with -EILSEQ and nothing more;

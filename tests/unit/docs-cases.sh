@@ -86,10 +86,11 @@ man_symbols() {
 	[ "$bad" = 0 ]
 }
 
-# README.md's claims about what make check tests hold: as many QEMU NVMe
-# namespaces as tests/vm/run.sh attaches (the loop that makes a backing
-# file for each), and in its Kernels table "yes" under "tested by make
-# check" for exactly the kernels the Makefile's KERNELS has by default.
+# The documentation's claims about what make check tests hold: README.md
+# and docs/*.md (docs/testing.md says it) name as many QEMU NVMe namespaces
+# as tests/vm/run.sh attaches (the loop that makes a backing file for
+# each), and docs/kernels.md's Kernels table says "yes" under "tested by
+# make check" for exactly the kernels the Makefile's KERNELS has by default.
 readme_claims() {
 	bad=0
 	n=$(awk '/truncate .*nvme\$i\.img/ && prev ~ /^for i in [0-9 ]*; do$/ {
@@ -100,18 +101,21 @@ readme_claims() {
 		fifteen sixteen seventeen eighteen nineteen twenty
 	[ "$n" -lt $# ] || { echo "run.sh attaches $n namespaces, a number without a word here"; return 1; }
 	shift "$n"
-	tr '\n' ' ' <README.md | tr -s ' ' | grep -o '[A-Za-z0-9]* QEMU NVMe namespaces' >"$tmp/ns" || true
-	[ -s "$tmp/ns" ] || { echo "README.md names no number of QEMU NVMe namespaces"; bad=$((bad + 1)); }
-	while read -r said _; do
+	for doc in README.md docs/*.md; do
+		tr '\n' ' ' <"$doc" | tr -s ' ' | grep -o '[A-Za-z0-9]* QEMU NVMe namespaces' |
+			sed "s|^|$doc |" || true
+	done >"$tmp/ns"
+	[ -s "$tmp/ns" ] || { echo "README.md and docs/ name no number of QEMU NVMe namespaces"; bad=$((bad + 1)); }
+	while read -r doc said _; do
 		[ "$said" = "$1" ] || [ "$said" = "$n" ] ||
-			{ echo "README.md: $said QEMU NVMe namespaces; run.sh attaches $n"; bad=$((bad + 1)); }
+			{ echo "$doc: $said QEMU NVMe namespaces; run.sh attaches $n"; bad=$((bad + 1)); }
 	done <"$tmp/ns"
 	kernels=" $(sed -n 's/^KERNELS[[:space:]]*?=[[:space:]]*//p' Makefile) "
 	[ "$kernels" != "  " ] || { echo "no KERNELS default in the Makefile"; return 1; }
-	awk '/^## Kernels/ { k = 1; next } k && /^\| kernel \|/ { t = 1; next }
-		t && !/^\|/ { exit } t && !/^\| ---/ { print }' README.md |
+	awk '/^#+ Kernels$/ { k = 1; next } k && /^\| kernel \|/ { t = 1; next }
+		t && !/^\|/ { exit } t && !/^\| ---/ { print }' docs/kernels.md |
 		awk -F ' [|] ' '{ print $1 "\t" $3 }' >"$tmp/rows"
-	[ "$(wc -l <"$tmp/rows")" -ge 5 ] || { echo "README.md: no Kernels table read"; return 1; }
+	[ "$(wc -l <"$tmp/rows")" -ge 5 ] || { echo "docs/kernels.md: no Kernels table read"; return 1; }
 	while IFS='	' read -r kernel tested; do
 		case $kernel in
 		*"debug build"*) f=debug ;;
@@ -122,7 +126,7 @@ readme_claims() {
 		case $tested in
 		"$want"*) ;;
 		*)
-			echo "README.md, Kernels: $f: tested by make check '$tested'; KERNELS ($kernels) says $want"
+			echo "docs/kernels.md, Kernels: $f: tested by make check '$tested'; KERNELS ($kernels) says $want"
 			bad=$((bad + 1))
 			;;
 		esac

@@ -26,7 +26,7 @@
 #          tests/vm/debug.config (KASAN, kmemleak, lockdep, fault injection,
 #          gcov and KCOV for the module) in $DIO_CACHE/debug; KDIR is its O=
 #          build directory.  Rebuilt when the source package version or an
-#          option in a fragment changes (README.md, "Kernels": how long)
+#          option in a fragment changes (docs/testing.md: how long)
 #   kcsan  the same source with guest.config and tests/vm/kcsan.config
 #          (KCSAN, UBSAN, KCOV for the module) in $DIO_CACHE/kcsan
 # Modules of kernels other than the host's own live outside /lib/modules:
@@ -423,7 +423,7 @@ prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
 # paging, where a TLB miss walks two page tables) the same five large
 # objects (mm/slub.o, kernel/sched/core.o, fs/namei.o, block/blk-mq.o,
 # drivers/scsi/scsi_lib.o) compiled with "always" in 21.3 to 21.4 s of CPU
-# against 24.5 to 28.8 s with "madvise", half the page faults (README.md,
+# against 24.5 to 28.8 s with "madvise", half the page faults (docs/testing.md,
 # "How long a run takes").  QEMU asks for huge pages for guest memory
 # itself, so the guests beside the build are not affected.
 thp=/sys/kernel/mm/transparent_hugepage/enabled

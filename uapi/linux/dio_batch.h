@@ -525,7 +525,7 @@ struct dio_stat {
  * Completed reads and writes generate the fsnotify events pread and
  * pwrite would (IN_ACCESS, IN_MODIFY on the device node).
  *
- * PI (see also README.md): reference tags count protection intervals from
+ * PI (see also docs/pi.md): reference tags count protection intervals from
  * the start of the whole disk.  A write with DIO_REQ_PI sends the caller's
  * PI; DIO_PI_VERIFY_USER checks it first (against DIO_PI_CHK_*, or guard
  * and ref tag when none is given) and fails SUBMIT with -EILSEQ, the
