@@ -197,6 +197,30 @@ static void read_pi(struct fmt *m, uint64_t lba, void *data, void *md, unsigned 
 	release(m);
 }
 
+/* A step's buffers: data and metadata to write, and to read them back into. */
+struct bufs {
+	uint8_t	*data, *back, *md, *mdback;
+	size_t	len, mlen;
+};
+
+static void bufs_alloc(const struct fmt *m, unsigned int n, struct bufs *b)
+{
+	b->len = (size_t)n * m->f.lba_size;
+	b->mlen = (size_t)n * m->f.ms;
+	b->data = tl_xalloc(b->len, 0);
+	b->back = tl_xalloc(b->len, 0);
+	b->md = tl_xalloc(b->mlen, 0);
+	b->mdback = tl_xalloc(b->mlen, 0);
+}
+
+static void bufs_free(struct bufs *b)
+{
+	free(b->data);
+	free(b->back);
+	free(b->md);
+	free(b->mdback);
+}
+
 /* Random data, and metadata every byte of which is random: opaque bytes too. */
 static void gen(struct fmt *m, uint64_t lba, uint8_t *data, uint8_t *md, unsigned int n,
 		uint64_t tag)
@@ -277,37 +301,32 @@ static void test_kernel_writes_library_verifies(void **state)
 {
 	for (int i = 0; i < NFORMATS; i++) {
 		struct fmt *m = &fmts[i];
-		size_t len = (size_t)NBLK * m->f.lba_size;
-		uint8_t *data, *back, *md;
+		struct bufs b;
 		struct dio_pi_error e;
 		uint64_t lba = 16;
 		int fd;
 
 		if (!m->pi)
 			continue;
-		data = tl_xalloc(len, 0);
-		back = tl_xalloc(len, 0);
-		md = tl_xalloc(NBLK * m->f.ms, 0);
-		tl_fill(data, len, 100 + i);
+		bufs_alloc(m, NBLK, &b);
+		tl_fill(b.data, b.len, 100 + i);
 		fd = tl_fd_track(open(m->dev, O_RDWR | O_DIRECT));
-		assert_int_equal(pwrite(fd, data, len, blk_off(m, lba)), (ssize_t)len);
+		assert_int_equal(pwrite(fd, b.data, b.len, blk_off(m, lba)), (ssize_t)b.len);
 		tl_fd_close(fd);
-		read_pi(m, lba, back, md, NBLK);
-		assert_memory_equal(back, data, len);
+		read_pi(m, lba, b.back, b.md, NBLK);
+		assert_memory_equal(b.back, b.data, b.len);
 		/* The kernel writes app tag 0: the app tag is not checked. */
-		assert_int_equal(verify(m, lba, back, md, NBLK,
+		assert_int_equal(verify(m, lba, b.back, b.md, NBLK,
 					DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG, &e), 0);
 		assert_int_equal(e.escaped, 0);
 		print_message("# %s: %d blocks the kernel wrote verified by libdioctl\n",
 			      where(m), NBLK);
 		/* dioctl says the same. */
 		expect_exit(run("read %s -s %llu -l %zu --verify", m->dev,
-				(unsigned long long)blk_off(m, lba), len), 0);
+				(unsigned long long)blk_off(m, lba), b.len), 0);
 		expect_in(OUT, "blocks verified");
 		expect_not_in(OUT, "NOT checked");
-		free(data);
-		free(back);
-		free(md);
+		bufs_free(&b);
 	}
 }
 
@@ -320,8 +339,7 @@ static void test_library_writes_kernel_verifies(void **state)
 {
 	for (int i = 0; i < NFORMATS; i++) {
 		struct fmt *m = &fmts[i];
-		size_t len = (size_t)NBLK * m->f.lba_size, mlen = NBLK * m->f.ms;
-		uint8_t *data, *back, *md, *mdback;
+		struct bufs b;
 		struct dio_request r;
 		struct dio_pi_error e;
 		uint64_t lba = 32;
@@ -332,39 +350,33 @@ static void test_library_writes_kernel_verifies(void **state)
 
 		if (!m->pi)
 			continue;
-		data = tl_xalloc(len, 0);
-		back = tl_xalloc(len, 0);
-		md = tl_xalloc(mlen, 0);
-		mdback = tl_xalloc(mlen, 0);
-		gen(m, lba, data, md, NBLK, 200 + i);
-		assert_int_equal(write_pi(m, lba, data, md, NBLK, &r), (int64_t)len);
+		bufs_alloc(m, NBLK, &b);
+		gen(m, lba, b.data, b.md, NBLK, 200 + i);
+		assert_int_equal(write_pi(m, lba, b.data, b.md, NBLK, &r), (int64_t)b.len);
 		/* A plain read: the kernel verifies what the library made. */
 		rv = tl_sysfs_read("/sys/block/%s/integrity/read_verify", tl_basename(m->dev));
 		assert_non_null(rv);
 		assert_int_equal(atoi(rv), 1);
 		free(rv);
 		fd = tl_fd_track(open(m->dev, O_RDONLY | O_DIRECT));
-		assert_int_equal(pread(fd, back, len, blk_off(m, lba)), (ssize_t)len);
+		assert_int_equal(pread(fd, b.back, b.len, blk_off(m, lba)), (ssize_t)b.len);
 		tl_fd_close(fd);
-		assert_memory_equal(back, data, len);
+		assert_memory_equal(b.back, b.data, b.len);
 		/* Every metadata byte as written: the opaque ones are carried. */
-		read_pi(m, lba, back, mdback, NBLK);
-		assert_memory_equal(mdback, md, mlen);
-		assert_int_equal(verify(m, lba, back, mdback, NBLK, DIO_PI_CHK_ALL, &e), 0);
+		read_pi(m, lba, b.back, b.mdback, NBLK);
+		assert_memory_equal(b.mdback, b.md, b.mlen);
+		assert_int_equal(verify(m, lba, b.back, b.mdback, NBLK, DIO_PI_CHK_ALL, &e), 0);
 		/* QEMU keeps the metadata after the data in the image (mset=0). */
 		snprintf(img, sizeof(img), "/tmp/results/nvme%d.img", m->nsid);
 		f = fopen(img, "r");
 		assert_non_null(f);
 		assert_int_equal(fseek(f, (long)(m->q.capacity + lba * m->f.ms), SEEK_SET), 0);
-		assert_int_equal(fread(mdback, 1, mlen, f), mlen);
+		assert_int_equal(fread(b.mdback, 1, b.mlen, f), b.mlen);
 		fclose(f);
-		assert_memory_equal(mdback, md, mlen);
+		assert_memory_equal(b.mdback, b.md, b.mlen);
 		print_message("# %s: %d blocks the library wrote taken and verified by the "
 			      "kernel\n", where(m), NBLK);
-		free(data);
-		free(back);
-		free(md);
-		free(mdback);
+		bufs_free(&b);
 	}
 }
 
@@ -392,63 +404,58 @@ static void get_file(const char *path, void *buf, size_t len)
 	fclose(f);
 }
 
+/*
+ * nvme-cli's read or write (@op) of the NBLK blocks at @lba, the data in
+ * /tmp/f.data and the metadata in /tmp/f.md, the drive checking every
+ * tag; its exit status, what it printed shown when it is not 0 and @show.
+ */
+static int nvme_cli(const struct fmt *m, const char *op, uint64_t lba, bool show)
+{
+	return tl_sh("nvme %s %s -s %llu -c %d -z %zu -y %zu -d /tmp/f.data -M /tmp/f.md "
+		     "-p %u -r %llu -a %u -m 0xffff >/tmp/f.log 2>&1 || { %s false; }", op,
+		     m->dev, (unsigned long long)lba, NBLK - 1, (size_t)NBLK * m->f.lba_size,
+		     (size_t)NBLK * m->f.ms, prinfo(m), (unsigned long long)lba, APP,
+		     show ? "cat /tmp/f.log;" : "");
+}
+
 /* nvme-cli and libdioctl read and write each other's blocks. */
 static void test_nvme_cli_interop(void **state)
 {
 	for (int i = 0; i < NFORMATS; i++) {
 		struct fmt *m = &fmts[i];
-		size_t len = (size_t)NBLK * m->f.lba_size, mlen = NBLK * m->f.ms;
-		uint8_t *data, *back, *md, *mdback;
+		struct bufs b;
 		struct dio_request r;
 		struct dio_pi_error e;
 		uint64_t lba = 48;
 
 		if (!m->pi)
 			continue;
-		data = tl_xalloc(len, 0);
-		back = tl_xalloc(len, 0);
-		md = tl_xalloc(mlen, 0);
-		mdback = tl_xalloc(mlen, 0);
+		bufs_alloc(m, NBLK, &b);
 		/* nvme-cli reads what the library wrote, the drive checking it. */
-		gen(m, lba, data, md, NBLK, 300 + i);
-		assert_int_equal(write_pi(m, lba, data, md, NBLK, &r), (int64_t)len);
-		assert_int_equal(tl_sh("nvme read %s -s %llu -c %d -z %zu -y %zu -d /tmp/f.data "
-				       "-M /tmp/f.md -p %u -r %llu -a %u -m 0xffff >/tmp/f.log 2>&1 "
-				       "|| { cat /tmp/f.log; false; }", m->dev,
-				       (unsigned long long)lba, NBLK - 1, len, mlen, prinfo(m),
-				       (unsigned long long)lba, APP), 0);
-		get_file("/tmp/f.data", back, len);
-		get_file("/tmp/f.md", mdback, mlen);
-		assert_memory_equal(back, data, len);
-		assert_memory_equal(mdback, md, mlen);
+		gen(m, lba, b.data, b.md, NBLK, 300 + i);
+		assert_int_equal(write_pi(m, lba, b.data, b.md, NBLK, &r), (int64_t)b.len);
+		assert_int_equal(nvme_cli(m, "read", lba, true), 0);
+		get_file("/tmp/f.data", b.back, b.len);
+		get_file("/tmp/f.md", b.mdback, b.mlen);
+		assert_memory_equal(b.back, b.data, b.len);
+		assert_memory_equal(b.mdback, b.md, b.mlen);
 		/* The library reads and verifies what nvme-cli wrote. */
 		lba += NBLK;
-		gen(m, lba, data, md, NBLK, 400 + i);
-		put_file("/tmp/f.data", data, len);
-		put_file("/tmp/f.md", md, mlen);
-		assert_int_equal(tl_sh("nvme write %s -s %llu -c %d -z %zu -y %zu -d /tmp/f.data "
-				       "-M /tmp/f.md -p %u -r %llu -a %u -m 0xffff >/tmp/f.log 2>&1 "
-				       "|| { cat /tmp/f.log; false; }", m->dev,
-				       (unsigned long long)lba, NBLK - 1, len, mlen, prinfo(m),
-				       (unsigned long long)lba, APP), 0);
-		read_pi(m, lba, back, mdback, NBLK);
-		assert_memory_equal(back, data, len);
-		assert_memory_equal(mdback, md, mlen);
-		assert_int_equal(verify(m, lba, back, mdback, NBLK, DIO_PI_CHK_ALL, &e), 0);
+		gen(m, lba, b.data, b.md, NBLK, 400 + i);
+		put_file("/tmp/f.data", b.data, b.len);
+		put_file("/tmp/f.md", b.md, b.mlen);
+		assert_int_equal(nvme_cli(m, "write", lba, true), 0);
+		read_pi(m, lba, b.back, b.mdback, NBLK);
+		assert_memory_equal(b.back, b.data, b.len);
+		assert_memory_equal(b.mdback, b.md, b.mlen);
+		assert_int_equal(verify(m, lba, b.back, b.mdback, NBLK, DIO_PI_CHK_ALL, &e), 0);
 		/* nvme-cli's write of a bad guard is refused by the drive too. */
-		md[m->q.pi_offset] ^= 0x01;
-		put_file("/tmp/f.md", md, mlen);
-		assert_int_not_equal(tl_sh("nvme write %s -s %llu -c %d -z %zu -y %zu "
-					   "-d /tmp/f.data -M /tmp/f.md -p %u -r %llu -a %u "
-					   "-m 0xffff >/dev/null 2>&1", m->dev,
-					   (unsigned long long)lba, NBLK - 1, len, mlen,
-					   prinfo(m), (unsigned long long)lba, APP), 0);
+		b.md[m->q.pi_offset] ^= 0x01;
+		put_file("/tmp/f.md", b.md, b.mlen);
+		assert_int_not_equal(nvme_cli(m, "write", lba, false), 0);
 		print_message("# %s: nvme-cli and libdioctl read each other's blocks\n",
 			      where(m));
-		free(data);
-		free(back);
-		free(md);
-		free(mdback);
+		bufs_free(&b);
 	}
 }
 

@@ -1339,6 +1339,21 @@ static void md_profile(struct dio_pi_profile *p, int gt, unsigned int iv,
 }
 
 /*
+ * Verification of @b fails at interval @k, its guard, whose expected value
+ * is the reference guard over its data and the metadata before its tuple.
+ */
+static void guard_fails_at(const struct dio_pi_profile *p, const struct bufs *b,
+			   uint64_t seed, size_t k, struct dio_pi_error *err)
+{
+	verify_both(p, b, seed, 0x1234, 0xffff, DIO_PI_CHK_ALL, err);
+	assert_int_equal(err->tag, DIO_PI_TAG_GUARD);
+	assert_int_equal(err->interval, k);
+	assert_int_equal(err->expected,
+			 ref_guard_md(p->guard_type, b->data + k * p->interval, p->interval,
+				      b->pi + k * p->md_size, p->pi_offset));
+}
+
+/*
  * Generation and verification with 16 bytes of metadata per interval (32
  * with CRC64's 16-byte tuples), the tuple first, last and in the middle:
  * tuples where they belong, app and ref tags equal to the packed ones,
@@ -1457,12 +1472,7 @@ static void test_metadata_beyond_pi(void **state)
 				struct bufs b = { data, pi, len, pilen };
 
 				*m ^= 0x01;
-				verify_both(&p, &b, seed, 0x1234, 0xffff, DIO_PI_CHK_ALL, &err);
-				assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
-				assert_int_equal(err.interval, k);
-				assert_int_equal(err.expected,
-						 ref_guard_md(p.guard_type, data + k * p.interval,
-							      p.interval, pi + k * md, p.pi_offset));
+				guard_fails_at(&p, &b, seed, k, &err);
 				*m ^= 0x01;
 			}
 
@@ -1472,12 +1482,7 @@ static void test_metadata_beyond_pi(void **state)
 			{
 				struct bufs b = { data, pi, len, pilen };
 
-				verify_both(&p, &b, seed, 0x1234, 0xffff, DIO_PI_CHK_ALL, &err);
-				assert_int_equal(err.tag, DIO_PI_TAG_GUARD);
-				assert_int_equal(err.interval, k);
-				assert_int_equal(err.expected,
-						 ref_guard_md(p.guard_type, data + k * p.interval,
-							      p.interval, pi + k * md, p.pi_offset));
+				guard_fails_at(&p, &b, seed, k, &err);
 				assert_int_equal(err.actual, get_be(t + l.guard_off, l.guard_len));
 				assert_int_equal(dio_pi_generate(&p, data, len, pi,
 								 &(struct dio_pi_params){ .seed = seed,
