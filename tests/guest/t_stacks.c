@@ -220,6 +220,25 @@ static void ref_0x777(void *buf)
 }
 
 /*
+ * dioctl's JSON report (read -j or scrub) of lio_fileio_case()'s blocks,
+ * @n failures: block 5's guard, @actual where @expected was due, and the
+ * second, with type 1, block 9's ref tag, 0x777 for 0x9.  LIO's fileio
+ * backstore verifies the PI itself (pi_prot_verify) and refuses the read:
+ * the device found it, on every kernel; the module's raw re-read (which
+ * LIO and the initiator do not check) finds the tag and values.
+ */
+static void expect_lio_report(int n, uint16_t expected, uint16_t actual)
+{
+	expect_jq_true("(.failures | length) == %d and (.failures[0] | .offset == 2560 and "
+		       ".interval == 5 and .tag == \"guard\" and .expected == \"%#x\" and "
+		       ".actual == \"%#x\" and .found_by == \"device\")", n, expected, actual);
+	if (n == 2)
+		expect_jq_true(".failures[1] | .offset == 4608 and .interval == 9 and "
+			       ".tag == \"ref\" and .expected == \"0x9\" and "
+			       ".actual == \"0x777\" and .found_by == \"device\"");
+}
+
+/*
  * PI through LIO's fileio backstore of type @type: the suite's writes,
  * reads and verification, then a block corrupted behind the target.
  */
@@ -298,14 +317,12 @@ static void lio_fileio_case(int type)
 
 	dioctl_expect(4, "read %s -l 64K --pi", dev);
 	assert_int_equal(tl_sh("grep -q 'PI error: block 5 of this I/O (interval 5' " OUT), 0);
+	/* A read reports its request's first failure, a scrub every one. */
 	dioctl_expect(4, "read %s -l 64K -v -j", dev);
+	expect_lio_report(1, guard_now, guard_stored);
 	dioctl_expect(4, "scrub %s -r 0:64K -j", dev);
 	expect_jq_true(".pi_failures == %d", type == 1 ? 2 : 1);
-	expect_jq_true(".failures[0] | .offset == 2560 and .interval == 5 and .tag == \"guard\" "
-		       "and .expected == \"%#x\" and .actual == \"%#x\"", guard_now, guard_stored);
-	if (type == 1)
-		expect_jq_true(".failures[1] | .interval == 9 and .tag == \"ref\" and "
-			       ".expected == \"0x9\" and .actual == \"0x777\"");
+	expect_lio_report(type == 1 ? 2 : 1, guard_now, guard_stored);
 	/*
 	 * Raw: LIO and the initiator skip their checks, the data comes back:
 	 * the bytes the backing file holds at block 5.
@@ -480,7 +497,8 @@ static void test_dm_linear(void **state)
  * flags: the module's raw re-read works through dm, reports are exact.
  * Before, the NVMe driver checks every read, only its passthrough reads
  * raw, and dm refuses ioctls for a table that maps part of a disk: the
- * block is named, its tag and values not known.
+ * block is named, its tag and values not known.  On every kernel the
+ * namespace refused the read first: found by the device.
  */
 static void test_dm_linear_nvme(void **state)
 {
@@ -513,11 +531,12 @@ static void test_dm_linear_nvme(void **state)
 	dioctl_expect(4, "scrub /dev/mapper/dio_lin -r 0:1M -j");
 	if (tl_kernel_at_least(6, 14))
 		expect_jq_true(".pi_failures == 1 and (.failures[0] | .interval == 5 and "
-			       ".tag == \"guard\" and .expected == \"%#x\" and .actual == \"%#x\")",
-			       now, stored);
+			       ".tag == \"guard\" and .expected == \"%#x\" and .actual == \"%#x\" and "
+			       ".found_by == \"device\")", now, stored);
 	else
 		expect_jq_true(".pi_failures == 1 and (.failures[0] | .interval == 5 and "
-			       ".tag == null and (.note | test(\"tag and values unknown\")))");
+			       ".tag == null and .found_by == \"device\" and "
+			       "(.note | test(\"tag and values unknown\")))");
 	dioctl_expect(0, "write /dev/mapper/dio_lin -l 64K --random 71 --pi");
 	dioctl_expect(0, "scrub /dev/mapper/dio_lin -r 0:1M -j");
 	expect_jq_true(".pi_failures == 0");
