@@ -121,6 +121,29 @@ static void pi_roundtrip(const char *dev, const char *len, int seed)
 	dioctl_expect(0, "read %s -s %s -l 1M -b 4K -d 16 -v", dev, len);
 }
 
+/*
+ * Change byte 100 of block @lba of scsi_debug disk @sd behind its PI (the
+ * kernel's generation off); the block's guard as stored and as its data
+ * now computes.
+ */
+static void corrupt_sd(const char *sd, uint64_t lba, uint16_t *stored, uint16_t *now)
+{
+	unsigned char *blk = tl_xalloc(512, 0);
+	int fd;
+
+	must("echo 0 > /sys/block/%s/integrity/write_generate", tl_basename(sd));
+	fd = open(sd, O_RDWR | O_DIRECT);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, blk, 512, lba * 512), 512);
+	*stored = dio_pi_crc16_t10dif(0, blk, 512);
+	blk[100] ^= 0xff;
+	*now = dio_pi_crc16_t10dif(0, blk, 512);
+	assert_int_equal(pwrite(fd, blk, 512, lba * 512), 512);
+	close(fd);
+	must("echo 1 > /sys/block/%s/integrity/write_generate", tl_basename(sd));
+	free(blk);
+}
+
 /* ---- LIO ---- */
 
 static void lio_modules(void)
@@ -354,11 +377,32 @@ static void test_lio_fileio_type3(void **state)
 	lio_fileio_case(3);
 }
 
+/*
+ * dioctl's JSON report of LBA 5 of the disk below an iblock backstore,
+ * corrupted behind its PI: the disk refuses LIO's read with a guard check
+ * (scsi_debug: "GUARD check failed"), and LIO's iblock completes a
+ * command whose bio failed, whatever the bio's status, with LOGICAL UNIT
+ * COMMUNICATION FAILURE (its "bio error ... err: 8" is the disk's
+ * BLK_STS_PROTECTION).  The initiator sees an I/O error, not a PI
+ * failure: no tag, values or finder reach it, on every kernel.  A read
+ * (@scrub false) reports its request, 64 KiB from 0; scrub bisects the
+ * I/O error down to the block.
+ */
+static void expect_iblock_report(bool scrub)
+{
+	expect_jq_true("(.failures | length) == 1 and (.failures[0] | .offset == %d and "
+		       ".length == %d and .interval == null and .tag == null and "
+		       ".expected == null and .actual == null and .found_by == null and "
+		       ".error == \"EIO\" and .note == \"I/O error\")",
+		       scrub ? 2560 : 0, scrub ? 512 : 65536);
+}
+
 /* An iblock backstore over a scsi_debug DIF disk takes the disk's format. */
 static void test_lio_iblock(void **state)
 {
 	const char *bs = TGT "/core/iblock_1/lio_ib";
 	char sd[64], dev[64];
+	uint16_t stored, now;
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=32 dif=1 dix=1", sd, sizeof(sd)), 0);
 	lio_modules();
@@ -371,6 +415,23 @@ static void test_lio_iblock(void **state)
 	expect_jq_true(".pi_tuple_size == 8 and .pi_type == 1");
 	pi_roundtrip(dev, "4M", 21);
 	dioctl_expect(0, "scrub %s -r 0:5M -j", dev);
+	expect_jq_true(".pi_failures == 0");
+	/*
+	 * Block 5 changed on the disk below, behind its PI (LIO maps the
+	 * LUN's blocks to the disk's one to one): an I/O error through the
+	 * target (expect_iblock_report()), which scrub narrows down to the
+	 * block.
+	 */
+	corrupt_sd(sd, 5, &stored, &now);
+	assert_int_not_equal(stored, now);
+	dioctl_expect(3, "read %s -l 64K -v -j", dev);
+	expect_iblock_report(false);
+	dioctl_expect(3, "scrub %s -r 0:1M -j", dev);
+	expect_jq_true(".pi_failures == 0 and .io_errors == 1");
+	expect_iblock_report(true);
+	/* Repaired by rewriting it: clean again. */
+	dioctl_expect(0, "write %s -l 64K --random 21 --pi", dev);
+	dioctl_expect(0, "scrub %s -r 0:1M -j", dev);
 	expect_jq_true(".pi_failures == 0");
 	/* LIO holds the disk below exclusively, as md and dm do. */
 	dioctl_expect(2, "query %s", sd);
@@ -403,29 +464,6 @@ static void devno(const char *dev, char *out, size_t len)
 
 	assert_int_equal(stat(dev, &st), 0);
 	snprintf(out, len, "%u:%u", major(st.st_rdev), minor(st.st_rdev));
-}
-
-/*
- * Change byte 100 of block @lba of scsi_debug disk @sd behind its PI (the
- * kernel's generation off); the block's guard as stored and as its data
- * now computes.
- */
-static void corrupt_sd(const char *sd, uint64_t lba, uint16_t *stored, uint16_t *now)
-{
-	unsigned char *blk = tl_xalloc(512, 0);
-	int fd;
-
-	must("echo 0 > /sys/block/%s/integrity/write_generate", tl_basename(sd));
-	fd = open(sd, O_RDWR | O_DIRECT);
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, blk, 512, lba * 512), 512);
-	*stored = dio_pi_crc16_t10dif(0, blk, 512);
-	blk[100] ^= 0xff;
-	*now = dio_pi_crc16_t10dif(0, blk, 512);
-	assert_int_equal(pwrite(fd, blk, 512, lba * 512), 512);
-	close(fd);
-	must("echo 1 > /sys/block/%s/integrity/write_generate", tl_basename(sd));
-	free(blk);
 }
 
 /*
