@@ -14,8 +14,9 @@
  * handles, a block corrupted behind the namespace that the device refuses
  * (tag unknown before 6.14, guard from 6.14), one handle revoked, and a
  * handle made again starting at zero; each device count is compared with
- * the device's own before the test's first request, whatever earlier
- * programs did on that dev_t.  As a user who is not root (uid 1000, the
+ * the device's own read just before the step it checks, so that neither
+ * earlier programs' I/O on that dev_t nor another context's between the
+ * steps counts.  As a user who is not root (uid 1000, the
  * disk and /dev/dio_batch through a group): its own handle's counts and
  * its device's; root's keyed context refused to it, root's handle not
  * live in its own context, root's counts read only through root's
@@ -436,14 +437,43 @@ static void test_handle_counts(void **state)
 }
 
 /*
+ * Another program's I/O on @path between two steps of test_device_counts():
+ * a context of its own writes and reads LEN at @off, and closes its handle
+ * (whose counts stay the device's).
+ */
+static void other_program_io(const char *path, uint64_t off)
+{
+	struct dio_request r;
+	struct dev o;
+	int ctx;
+
+	ctx = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
+	dev_open(&o, ctx, path, DIO_OPEN_NOCLAIM);
+	dio_req_prep_write(&r, o.h, o.data, LEN, off);
+	assert_int_equal(run_req(&o, &r), 0);
+	assert_int_equal(r.result, LEN);
+	dio_req_prep_read(&r, o.h, o.back, LEN, off);
+	assert_int_equal(run_req(&o, &r), 0);
+	assert_int_equal(r.result, LEN);
+	assert_int_equal(sys_dio_close(ctx, o.h), 0);
+	dev_close(&o);
+	tl_fd_close(ctx);
+}
+
+/*
  * One NVMe namespace held by two contexts (DIO_OPEN_NOCLAIM): each
  * handle counts its own requests, the device counts both, and keeps
- * counting what a revoked handle did.
+ * counting what a revoked handle did.  The device's counts are checked
+ * step by step: each step's baseline is read just before it, so what
+ * other programs did on the namespace, before this test (t_pi, t_io,
+ * this program's first test...) or between its steps, counts in no
+ * verdict.  Between the steps another context does I/O of its own on
+ * the namespace, as another program would.
  */
 static void test_device_counts(void **state)
 {
 	const uint64_t off = 64 * LEN;
-	struct dio_counters base, scratch, want_a = { 0 }, want_b = { 0 }, want_dev = { 0 };
+	struct dio_counters base, scratch, want_a = { 0 }, want_b = { 0 }, step;
 	struct dio_request r;
 	struct dev a, b;
 	char path[64];
@@ -455,15 +485,15 @@ static void test_device_counts(void **state)
 	dev_open(&a, ctx_a, path, DIO_OPEN_NOCLAIM);
 	dev_open(&b, ctx_b, path, DIO_OPEN_NOCLAIM);
 	/*
-	 * What earlier programs did to the namespace since the module loaded
-	 * (t_pi, t_io, this program's first test...): every step below is
-	 * this baseline plus what this test did, and only this call writes
-	 * it.  A call expected to fail writes into scratch (the library
+	 * Each step's baseline: the device's counts before it, read here
+	 * only.  A call expected to fail writes into scratch (the library
 	 * zeroes the struct before the ioctl).
 	 */
 	get_counts(ctx_a, a.h, DIO_COUNTERS_DEVICE, &base);
-	expect_counts("the device, from b", ctx_b, b.h, DIO_COUNTERS_DEVICE, &base, &want_dev);
+	expect_counts("the device, from b", ctx_b, b.h, DIO_COUNTERS_DEVICE, &base,
+		      &(struct dio_counters){ 0 });
 
+	/* Two writes through a, three reads through b. */
 	for (i = 0; i < 2; i++) {
 		dio_req_prep_write(&r, a.h, a.data, LEN, off + i * LEN);
 		assert_int_equal(run_req(&a, &r), 0);
@@ -478,13 +508,14 @@ static void test_device_counts(void **state)
 	want_a.write_bytes = 2 * LEN;
 	want_b.reads = 3;
 	want_b.read_bytes = 3 * LEN;
-	want_dev = want_a;
-	want_dev.reads = want_b.reads;
-	want_dev.read_bytes = want_b.read_bytes;
+	step = want_a;
+	counts_add(&step, &want_b);
 	expect_counts("handle a", ctx_a, a.h, 0, NULL, &want_a);
 	expect_counts("handle b", ctx_b, b.h, 0, NULL, &want_b);
-	expect_counts("the device, from a", ctx_a, a.h, DIO_COUNTERS_DEVICE, &base, &want_dev);
-	expect_counts("the device, from b", ctx_b, b.h, DIO_COUNTERS_DEVICE, &base, &want_dev);
+	expect_counts("the device, from a", ctx_a, a.h, DIO_COUNTERS_DEVICE, &base, &step);
+	expect_counts("the device, from b", ctx_b, b.h, DIO_COUNTERS_DEVICE, &base, &step);
+
+	other_program_io(path, off + 8 * LEN);
 
 	/*
 	 * Byte 100 of block 3 at @off changed behind the namespace's back (its
@@ -504,47 +535,49 @@ static void test_device_counts(void **state)
 		assert_int_equal(fputc(ch ^ 0xff, f), ch ^ 0xff);
 		fclose(f);
 	}
+	get_counts(ctx_a, a.h, DIO_COUNTERS_DEVICE, &base);
+	step = (struct dio_counters){ .reads = 1, .pi_by_device = 1 };
 	dio_req_prep_read(&r, a.h, a.back, LEN, off);
 	assert_int_equal(run_req(&a, &r), 0);
 	if (tl_kernel_at_least(6, 14)) {
 		assert_pi_failure(&r, DIO_PI_SRC_DEVICE, DIO_PI_TAG_GUARD);
-		want_a.pi_guard++;
+		step.pi_guard = 1;
 	} else {
 		assert_pi_failure(&r, DIO_PI_SRC_DEVICE, DIO_PI_TAG_NONE);
-		want_a.pi_unknown++;
+		step.pi_unknown = 1;
 	}
 	assert_int_equal(r.pi_err_interval, off / a.q.pi_interval + 3);
-	want_a.reads++;
-	want_a.pi_by_device++;
-	want_dev.reads++;
-	want_dev.pi_guard = want_a.pi_guard;
-	want_dev.pi_unknown = want_a.pi_unknown;
-	want_dev.pi_by_device++;
+	counts_add(&want_a, &step);
 	expect_counts("handle a, a block the device refused", ctx_a, a.h, 0, NULL, &want_a);
 	expect_counts("the device, a block it refused", ctx_b, b.h, DIO_COUNTERS_DEVICE, &base,
-		      &want_dev);
+		      &step);
 	expect_counts("handle b, unchanged", ctx_b, b.h, 0, NULL, &want_b);
 
+	other_program_io(path, off + 8 * LEN);
+
 	/* b's last opener closes it: revoked, its counts stay the device's. */
+	get_counts(ctx_a, a.h, DIO_COUNTERS_DEVICE, &base);
 	h_old = b.h;
 	assert_int_equal(sys_dio_close(ctx_b, b.h), 0);
 	assert_int_equal(tl_errno(sys_dio_counters(ctx_b, h_old, 0, &scratch)), -EBADF);
 	expect_counts("the device after b's revoke", ctx_a, a.h, DIO_COUNTERS_DEVICE, &base,
-		      &want_dev);
+		      &(struct dio_counters){ 0 });
 	/* Opened again: a new handle, from zero; the device goes on. */
 	b.h = sys_dio_open(ctx_b, b.fd, DIO_OPEN_NOCLAIM);
 	assert_true(b.h >= 1);
 	assert_int_not_equal(b.h, h_old);
 	expect_counts("b opened again", ctx_b, b.h, 0, NULL, &(struct dio_counters){ 0 });
+
+	other_program_io(path, off + 8 * LEN);
+
+	get_counts(ctx_a, a.h, DIO_COUNTERS_DEVICE, &base);
 	dio_req_prep_read(&r, b.h, b.back, LEN, off + LEN);
 	assert_int_equal(run_req(&b, &r), 0);
 	assert_int_equal(r.result, LEN);
 	want_b = (struct dio_counters){ .reads = 1, .read_bytes = LEN };
 	expect_counts("b's new handle", ctx_b, b.h, 0, NULL, &want_b);
-	want_dev.reads++;
-	want_dev.read_bytes += LEN;
 	expect_counts("the device, one read more", ctx_a, a.h, DIO_COUNTERS_DEVICE, &base,
-		      &want_dev);
+		      &want_b);
 	expect_counts("handle a, unchanged", ctx_a, a.h, 0, NULL, &want_a);
 
 	/* The corrupted block written again, for the programs after this one. */

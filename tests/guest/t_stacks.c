@@ -121,6 +121,29 @@ static void pi_roundtrip(const char *dev, const char *len, int seed)
 	dioctl_expect(0, "read %s -s %s -l 1M -b 4K -d 16 -v", dev, len);
 }
 
+/*
+ * Change byte 100 of block @lba of scsi_debug disk @sd behind its PI (the
+ * kernel's generation off); the block's guard as stored and as its data
+ * now computes.
+ */
+static void corrupt_sd(const char *sd, uint64_t lba, uint16_t *stored, uint16_t *now)
+{
+	unsigned char *blk = tl_xalloc(512, 0);
+	int fd;
+
+	must("echo 0 > /sys/block/%s/integrity/write_generate", tl_basename(sd));
+	fd = open(sd, O_RDWR | O_DIRECT);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, blk, 512, lba * 512), 512);
+	*stored = dio_pi_crc16_t10dif(0, blk, 512);
+	blk[100] ^= 0xff;
+	*now = dio_pi_crc16_t10dif(0, blk, 512);
+	assert_int_equal(pwrite(fd, blk, 512, lba * 512), 512);
+	close(fd);
+	must("echo 1 > /sys/block/%s/integrity/write_generate", tl_basename(sd));
+	free(blk);
+}
+
 /* ---- LIO ---- */
 
 static void lio_modules(void)
@@ -220,6 +243,25 @@ static void ref_0x777(void *buf)
 }
 
 /*
+ * dioctl's JSON report (read -j or scrub) of lio_fileio_case()'s blocks,
+ * @n failures: block 5's guard, @actual where @expected was due, and the
+ * second, with type 1, block 9's ref tag, 0x777 for 0x9.  LIO's fileio
+ * backstore verifies the PI itself (pi_prot_verify) and refuses the read:
+ * the device found it, on every kernel; the module's raw re-read (which
+ * LIO and the initiator do not check) finds the tag and values.
+ */
+static void expect_lio_report(int n, uint16_t expected, uint16_t actual)
+{
+	expect_jq_true("(.failures | length) == %d and (.failures[0] | .offset == 2560 and "
+		       ".interval == 5 and .tag == \"guard\" and .expected == \"%#x\" and "
+		       ".actual == \"%#x\" and .found_by == \"device\")", n, expected, actual);
+	if (n == 2)
+		expect_jq_true(".failures[1] | .offset == 4608 and .interval == 9 and "
+			       ".tag == \"ref\" and .expected == \"0x9\" and "
+			       ".actual == \"0x777\" and .found_by == \"device\"");
+}
+
+/*
  * PI through LIO's fileio backstore of type @type: the suite's writes,
  * reads and verification, then a block corrupted behind the target.
  */
@@ -298,17 +340,18 @@ static void lio_fileio_case(int type)
 
 	dioctl_expect(4, "read %s -l 64K --pi", dev);
 	assert_int_equal(tl_sh("grep -q 'PI error: block 5 of this I/O (interval 5' " OUT), 0);
+	/* A read reports its request's first failure, a scrub every one. */
 	dioctl_expect(4, "read %s -l 64K -v -j", dev);
+	expect_lio_report(1, guard_now, guard_stored);
 	dioctl_expect(4, "scrub %s -r 0:64K -j", dev);
 	expect_jq_true(".pi_failures == %d", type == 1 ? 2 : 1);
-	expect_jq_true(".failures[0] | .offset == 2560 and .interval == 5 and .tag == \"guard\" "
-		       "and .expected == \"%#x\" and .actual == \"%#x\"", guard_now, guard_stored);
-	if (type == 1)
-		expect_jq_true(".failures[1] | .interval == 9 and .tag == \"ref\" and "
-			       ".expected == \"0x9\" and .actual == \"0x777\"");
-	/* Raw: LIO and the initiator skip their checks, the data comes back. */
+	expect_lio_report(type == 1 ? 2 : 1, guard_now, guard_stored);
+	/*
+	 * Raw: LIO and the initiator skip their checks, the data comes back:
+	 * the bytes the backing file holds at block 5.
+	 */
 	dioctl_expect(0, "read %s -s 2560 -l 512 --raw -O /tmp/stacks.raw", dev);
-	must("cmp -n 512 /tmp/stacks.raw /tmp/stacks.raw");
+	must("cmp -n 512 /tmp/stacks.raw %s 0 2560", file);
 	{
 		unsigned char raw[512];
 		int fd = open("/tmp/stacks.raw", O_RDONLY);
@@ -334,11 +377,32 @@ static void test_lio_fileio_type3(void **state)
 	lio_fileio_case(3);
 }
 
+/*
+ * dioctl's JSON report of LBA 5 of the disk below an iblock backstore,
+ * corrupted behind its PI: the disk refuses LIO's read with a guard check
+ * (scsi_debug: "GUARD check failed"), and LIO's iblock completes a
+ * command whose bio failed, whatever the bio's status, with LOGICAL UNIT
+ * COMMUNICATION FAILURE (its "bio error ... err: 8" is the disk's
+ * BLK_STS_PROTECTION).  The initiator sees an I/O error, not a PI
+ * failure: no tag, values or finder reach it, on every kernel.  A read
+ * (@scrub false) reports its request, 64 KiB from 0; scrub bisects the
+ * I/O error down to the block.
+ */
+static void expect_iblock_report(bool scrub)
+{
+	expect_jq_true("(.failures | length) == 1 and (.failures[0] | .offset == %d and "
+		       ".length == %d and .interval == null and .tag == null and "
+		       ".expected == null and .actual == null and .found_by == null and "
+		       ".error == \"EIO\" and .note == \"I/O error\")",
+		       scrub ? 2560 : 0, scrub ? 512 : 65536);
+}
+
 /* An iblock backstore over a scsi_debug DIF disk takes the disk's format. */
 static void test_lio_iblock(void **state)
 {
 	const char *bs = TGT "/core/iblock_1/lio_ib";
 	char sd[64], dev[64];
+	uint16_t stored, now;
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=32 dif=1 dix=1", sd, sizeof(sd)), 0);
 	lio_modules();
@@ -351,6 +415,23 @@ static void test_lio_iblock(void **state)
 	expect_jq_true(".pi_tuple_size == 8 and .pi_type == 1");
 	pi_roundtrip(dev, "4M", 21);
 	dioctl_expect(0, "scrub %s -r 0:5M -j", dev);
+	expect_jq_true(".pi_failures == 0");
+	/*
+	 * Block 5 changed on the disk below, behind its PI (LIO maps the
+	 * LUN's blocks to the disk's one to one): an I/O error through the
+	 * target (expect_iblock_report()), which scrub narrows down to the
+	 * block.
+	 */
+	corrupt_sd(sd, 5, &stored, &now);
+	assert_int_not_equal(stored, now);
+	dioctl_expect(3, "read %s -l 64K -v -j", dev);
+	expect_iblock_report(false);
+	dioctl_expect(3, "scrub %s -r 0:1M -j", dev);
+	expect_jq_true(".pi_failures == 0 and .io_errors == 1");
+	expect_iblock_report(true);
+	/* Repaired by rewriting it: clean again. */
+	dioctl_expect(0, "write %s -l 64K --random 21 --pi", dev);
+	dioctl_expect(0, "scrub %s -r 0:1M -j", dev);
 	expect_jq_true(".pi_failures == 0");
 	/* LIO holds the disk below exclusively, as md and dm do. */
 	dioctl_expect(2, "query %s", sd);
@@ -383,29 +464,6 @@ static void devno(const char *dev, char *out, size_t len)
 
 	assert_int_equal(stat(dev, &st), 0);
 	snprintf(out, len, "%u:%u", major(st.st_rdev), minor(st.st_rdev));
-}
-
-/*
- * Change byte 100 of block @lba of scsi_debug disk @sd behind its PI (the
- * kernel's generation off); the block's guard as stored and as its data
- * now computes.
- */
-static void corrupt_sd(const char *sd, uint64_t lba, uint16_t *stored, uint16_t *now)
-{
-	unsigned char *blk = tl_xalloc(512, 0);
-	int fd;
-
-	must("echo 0 > /sys/block/%s/integrity/write_generate", tl_basename(sd));
-	fd = open(sd, O_RDWR | O_DIRECT);
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, blk, 512, lba * 512), 512);
-	*stored = dio_pi_crc16_t10dif(0, blk, 512);
-	blk[100] ^= 0xff;
-	*now = dio_pi_crc16_t10dif(0, blk, 512);
-	assert_int_equal(pwrite(fd, blk, 512, lba * 512), 512);
-	close(fd);
-	must("echo 1 > /sys/block/%s/integrity/write_generate", tl_basename(sd));
-	free(blk);
 }
 
 /*
@@ -477,7 +535,8 @@ static void test_dm_linear(void **state)
  * flags: the module's raw re-read works through dm, reports are exact.
  * Before, the NVMe driver checks every read, only its passthrough reads
  * raw, and dm refuses ioctls for a table that maps part of a disk: the
- * block is named, its tag and values not known.
+ * block is named, its tag and values not known.  On every kernel the
+ * namespace refused the read first: found by the device.
  */
 static void test_dm_linear_nvme(void **state)
 {
@@ -510,11 +569,12 @@ static void test_dm_linear_nvme(void **state)
 	dioctl_expect(4, "scrub /dev/mapper/dio_lin -r 0:1M -j");
 	if (tl_kernel_at_least(6, 14))
 		expect_jq_true(".pi_failures == 1 and (.failures[0] | .interval == 5 and "
-			       ".tag == \"guard\" and .expected == \"%#x\" and .actual == \"%#x\")",
-			       now, stored);
+			       ".tag == \"guard\" and .expected == \"%#x\" and .actual == \"%#x\" and "
+			       ".found_by == \"device\")", now, stored);
 	else
 		expect_jq_true(".pi_failures == 1 and (.failures[0] | .interval == 5 and "
-			       ".tag == null and (.note | test(\"tag and values unknown\")))");
+			       ".tag == null and .found_by == \"device\" and "
+			       "(.note | test(\"tag and values unknown\")))");
 	dioctl_expect(0, "write /dev/mapper/dio_lin -l 64K --random 71 --pi");
 	dioctl_expect(0, "scrub /dev/mapper/dio_lin -r 0:1M -j");
 	expect_jq_true(".pi_failures == 0");
