@@ -705,6 +705,13 @@ const char *explain_text(int e)
 	}
 }
 
+void print_unchecked(FILE *out, uint64_t n)
+{
+	fprintf(out, "%" PRIu64 " block%s NOT checked: %s the escape app tag 0xffff (a drive "
+		"may return blocks it formatted or deallocated so)", n, n == 1 ? "" : "s",
+		n == 1 ? "its tuple carries" : "their tuples carry");
+}
+
 /* The module's report of a PI failure (result -EILSEQ), as text. */
 static void print_pi_report(FILE *out, const struct dev *d, uint64_t first_off,
 			    const struct dio_request *req)
@@ -1167,11 +1174,10 @@ static int cmd_io(const char *path, const struct opts *o)
 		if (o->app_tag >= 0)
 			fprintf(io.info, "%s app tag %#06x",
 				o->verify && io.checked > io.escaped ? " with" : ",", o->app_tag);
-		if (o->verify && io.escaped)
-			fprintf(io.info, "; %" PRIu64 " block%s NOT checked: %s tuple%s the "
-				"escape app tag 0xffff (a drive may return blocks it formatted "
-				"or deallocated so)", io.escaped, io.escaped == 1 ? "" : "s",
-				io.escaped == 1 ? "its" : "their", io.escaped == 1 ? " carries" : "s carry");
+		if (o->verify && io.escaped) {
+			fputs("; ", io.info);
+			print_unchecked(io.info, io.escaped);
+		}
 		fputc('\n', io.info);
 	}
 	if (io.out_fd > 1 && close(io.out_fd) < 0)

@@ -553,11 +553,10 @@ static void report(struct scrub *s, int code)
 	       el, el > 0 ? s->done / el / 1e6 : 0,
 	       interrupted ? ": INTERRUPTED, the report so far" :
 	       s->fatal ? ": STOPPED, the report so far" : "");
-	if (s->unchecked)
-		printf("%" PRIu64 " block%s NOT checked: %s the escape app tag 0xffff (a "
-		       "drive may return blocks it formatted or deallocated so)\n", s->unchecked,
-		       s->unchecked == 1 ? "" : "s",
-		       s->unchecked == 1 ? "its tuple carries" : "their tuples carry");
+	if (s->unchecked) {
+		print_unchecked(stdout, s->unchecked);
+		putchar('\n');
+	}
 	if (!s->nfails && !s->unlisted) {
 		printf("no failures\n");
 	} else {

@@ -41,6 +41,8 @@ const char *err_name(int e);
 /* dio_pi_source_name(), and "dioctl", "unknown" for DIO_PI_SRC_NONE. */
 const char *source_name(unsigned int s);
 const char *source_text(unsigned int s);	/* long, for text reports */
+/* "N blocks NOT checked: ..." of @n escaped tuples, without a newline. */
+void print_unchecked(FILE *out, uint64_t n);
 #define DIO_PI_SRC_DIOCTL 100			/* this tool's own verification */
 
 uint64_t parse_num(const char *s, const char *what);

@@ -271,7 +271,8 @@ static uint64_t guard_split(int gt, struct cursor *c, size_t n)
  * guard covers the interval's data and then the metadata bytes before the
  * tuple (NVMe's end-to-end protection; Linux's t10_pi_generate() and
  * ext_pi_crc64_generate() since PI offsets, 6.10).  guard_md() carries
- * guard @g of the data on over those @off bytes at @md.  CRCs continue;
+ * guard @g of the data on over those @off bytes at @md (@g itself when
+ * @off is 0, the tuple first).  CRCs continue;
  * the IP sum is unfolded from its guard first (pi_ipsum_to_guard()'s
  * inverse).  The data is a whole interval, an even length, so the
  * metadata's words line up as if the two were one buffer.  No SCSI device
@@ -280,6 +281,8 @@ static uint64_t guard_split(int gt, struct cursor *c, size_t n)
  */
 static inline uint64_t guard_md(int gt, uint64_t g, const uint8_t *md, size_t off)
 {
+	if (!off)
+		return g;
 	switch (gt) {
 	case DIO_GUARD_CRC16:
 		return dio_pi_crc16_t10dif(g, md, off);
@@ -431,8 +434,7 @@ generate_loop(int gt, const struct dio_pi_profile *p, struct cursor *c,
 
 		if (!k) {
 			t.guard = guard_next(gt, c, iv);
-			if (off)
-				t.guard = guard_md(gt, t.guard, pi, off);
+			t.guard = guard_md(gt, t.guard, pi, off);
 			t.ref = (seed + i) & mask;
 			tuple_put(wide, pi + off, &t);
 			i++;
@@ -441,8 +443,7 @@ generate_loop(int gt, const struct dio_pi_profile *p, struct cursor *c,
 		}
 		for (size_t j = 0; j < k; j++, i++, pi += md) {
 			t.guard = wide ? g64[j] : g16[j];
-			if (off)
-				t.guard = guard_md(gt, t.guard, pi, off);
+			t.guard = guard_md(gt, t.guard, pi, off);
 			t.ref = (seed + i) & mask;
 			tuple_put(wide, pi + off, &t);
 		}
@@ -513,8 +514,7 @@ generate_copy_loop(int gt, const struct dio_pi_profile *p, uint8_t *dst,
 		for (uint64_t i = 0; i < n; i++, pi += p->md_size) {
 			/* The sum's loop stores what it loads (pi_ipcsum.c). */
 			t.guard = pi_ipsum_to_guard(pi_ipsum_copy(dst, src, iv));
-			if (off)
-				t.guard = guard_md(gt, t.guard, pi, off);
+			t.guard = guard_md(gt, t.guard, pi, off);
 			dst += iv;
 			src += iv;
 			t.ref = p->pi_type == 3 ? 0 : (seed + i) & mask;
@@ -535,8 +535,7 @@ generate_copy_loop(int gt, const struct dio_pi_profile *p, uint8_t *dst,
 		src += k * iv;
 		for (size_t j = 0; j < k; j++, i++, pi += p->md_size) {
 			t.guard = wide ? g64[j] : g16[j];
-			if (off)
-				t.guard = guard_md(gt, t.guard, pi, off);
+			t.guard = guard_md(gt, t.guard, pi, off);
 			t.ref = p->pi_type == 3 ? 0 : (seed + i) & mask;
 			tuple_put(wide, pi + off, &t);
 		}
@@ -648,8 +647,7 @@ verify_loop(int gt, const struct dio_pi_profile *p, struct cursor *c, uint64_t n
 			} else {
 				g = guard_next(gt, c, p->interval);
 			}
-			if (off)
-				g = guard_md(gt, g, pi, off);
+			g = guard_md(gt, g, pi, off);
 			if (g != t.guard)
 				return pi_fail(a, i, DIO_PI_TAG_GUARD, g, t.guard);
 		}
