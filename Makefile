@@ -118,9 +118,15 @@ DIOCTL_DEP	:= $(LIB_SO)
 TOOL_BINS	:= $(B)/tools/dioctl $(B)/tools/install/dioctl
 INSTALL_TOOLS	:= $(B)/tools/install/dioctl
 endif
+# libdiosqlite: the SQLite VFS on libdioctl (libdiosqlite/), a shared
+# library that is also SQLite's loadable extension (.load libdiosqlite).
+DSQ_SRCS	:= $(wildcard libdiosqlite/src/*.c)
+DSQ_OBJS	:= $(DSQ_SRCS:libdiosqlite/src/%.c=$(B)/libdiosqlite/%.pic.o)
+DSQ_SO		:= $(B)/libdiosqlite.so.1.0.0
+SQLITE_TESTS	:= $(B)/sqlite/speedtest1
 BENCH_BINS	:= $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 EXAMPLE_BINS	:= $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
-MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] tools/*.1)))
+MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] libdiosqlite/man/*.[37] tools/*.1)))
 TEST_LIBS	:= $(LIB_INTERNAL_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
 # What the unit tests and the benchmarks link beyond that:
 # tests/cross.sh links them with neither the test helpers (libkmod) nor
@@ -129,7 +135,7 @@ UNIT_TESTLIB	?= $(TESTLIB_OBJS)
 UNIT_LIBS	?= $(TEST_LIBS)
 BENCH_LIBS	?= -luring -laio -lpthread
 
-.PHONY: all module userspace lib tools tests bench examples man bench-guest bench-counts bench-icount bench-isal deps check check-debug \
+.PHONY: all module userspace lib libdiosqlite sqlite tools tests bench examples man bench-guest bench-counts bench-icount bench-isal deps check check-debug \
 	check-unit check-static check-arm64 check-cross bench-arm64 check-dkms check-deb check-deb-trixie check-fio-suite check-kcsan fuzz flakes boot-loop dkms-install deb demo \
 	install uninstall clean FORCE
 .DELETE_ON_ERROR:
@@ -138,7 +144,7 @@ BENCH_LIBS	?= -luring -laio -lpthread
 .SECONDARY: $(TESTLIB_OBJS) $(DIOCTL_RUN_OBJ)
 
 all: module userspace
-userspace: lib tools tests bench examples man fio-engine
+userspace: lib sqlite tools tests bench examples man fio-engine
 
 module:
 	@if [ -z "$(KDIR)" ] || [ "$(KDIR)" = /lib/modules//build ]; then \
@@ -150,6 +156,8 @@ module:
 	scripts/build-module.sh '$(KDIR)'
 
 lib: $(LIB_A) $(LIB_SO) $(B)/libdioctl.pc
+libdiosqlite: $(DSQ_SO) $(B)/libdiosqlite.pc
+sqlite: libdiosqlite $(SQLITE_TESTS)
 tools: $(TOOL_BINS)
 examples: $(EXAMPLE_BINS)
 man: $(MAN_PAGES)
@@ -186,7 +194,37 @@ $(B)/pc-vars: FORCE
 	@[ "$$(cat $@ 2>/dev/null)" = '$(PC_VARS)' ] || echo '$(PC_VARS)' >$@
 $(B)/libdioctl.pc: libdioctl/libdioctl.pc.in $(B)/pc-vars
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< >$@
+$(B)/libdiosqlite/%.pic.o: libdiosqlite/src/%.c $(wildcard libdiosqlite/src/*.h libdiosqlite/include/*.h libdioctl/include/*.h uapi/linux/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ilibdiosqlite/include $(CFLAGS) $(WARN) -fvisibility=hidden -fPIC -c -o $@ $<
+# Linked to libdioctl.so.1 as dioctl is, with no RUNPATH (what make install
+# and the package install): the programs that load it from the build tree
+# link libdioctl.so.1 themselves, with a RUNPATH that finds both.
+$(DSQ_SO): $(DSQ_OBJS) $(LIB_SO) libdiosqlite/libdiosqlite.map
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,libdiosqlite.so.1 \
+		-Wl,--version-script=libdiosqlite/libdiosqlite.map \
+		-Wl,-z,defs -o $@ $(DSQ_OBJS) $(LIB_SO) -lsqlite3 -lpthread
+	ln -sf libdiosqlite.so.1.0.0 $(B)/libdiosqlite.so.1
+	ln -sf libdiosqlite.so.1 $(B)/libdiosqlite.so
+# SQLite's speedtest1 from Debian's source of the installed SQLite
+# (scripts/sqlite-src.sh, cached in DIO_CACHE), with the dio VFS
+# registered (tests/sqlite/speedtest1_dio.c); t_sqlite runs it.
+$(B)/sqlite/sqlite-src: FORCE
+	@mkdir -p $(@D)
+	@d=$$(scripts/sqlite-src.sh) && [ -f "$$d/test/speedtest1.c" ] && \
+		{ [ "$$(cat $@ 2>/dev/null)" = "$$d" ] || echo "$$d" >$@; }
+$(B)/sqlite/speedtest1: tests/sqlite/speedtest1_dio.c $(B)/sqlite/sqlite-src $(DSQ_SO)
+	@mkdir -p $(@D)
+	src=$$(cat $(B)/sqlite/sqlite-src) && \
+	$(CC) $(CPPFLAGS) -Ilibdiosqlite/include $(CFLAGS) -DSQLITE_CKSUMVFS_STATIC \
+		-Dsqlite3_register_cksumvfs=dio_speedtest1_register -Wl,-rpath,'$$ORIGIN/..' \
+		-o $@ "$$src/test/speedtest1.c" tests/sqlite/speedtest1_dio.c $(DSQ_SO) $(LIB_SO) -lsqlite3 -lm
+$(B)/libdiosqlite.pc: libdiosqlite/libdiosqlite.pc.in $(B)/pc-vars
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< >$@
 $(B)/man/%: libdioctl/man/% debian/changelog
+	@mkdir -p $(@D)
+	sed -e 's|@VERSION@|$(VERSION)|; s|@DATE@|$(MAN_DATE)|' $< >$@
+$(B)/man/%: libdiosqlite/man/% debian/changelog
 	@mkdir -p $(@D)
 	sed -e 's|@VERSION@|$(VERSION)|; s|@DATE@|$(MAN_DATE)|' $< >$@
 $(B)/man/%: tools/% debian/changelog
@@ -222,6 +260,10 @@ $(B)/tests/unit/test_abi: module/abi_layout.h
 $(B)/tests/guest/t_abi: private CPPFLAGS += -I$(B)/tests
 # t_peer drives upstream's user PI through io_uring (liburing, as io_bench).
 $(B)/tests/guest/t_peer: private TEST_LIBS += -luring
+# t_sqlite drives SQLite through libdiosqlite (and runs speedtest1).
+$(B)/tests/guest/t_sqlite: $(DSQ_SO) $(SQLITE_TESTS)
+$(B)/tests/guest/t_sqlite: private CPPFLAGS += -Ilibdiosqlite/include
+$(B)/tests/guest/t_sqlite: private TEST_LIBS += $(DSQ_SO) $(LIB_SO) -lsqlite3 -Wl,-rpath,'$$ORIGIN/../..'
 # A 32-bit program, for the compat_ioctl path (needs gcc-multilib).
 $(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/src/devinfo.c \
 		libdioctl/include/dioctl.h uapi/linux/dio_batch.h tests/lib/abi_rules.h module/abi_layout.h
@@ -463,7 +505,7 @@ demo:
 # completion (BASHCOMPDIR), the JSON Schema of its --json documents
 # (DIOCTLDATADIR/dioctl.schema.json) and the man pages.  Installed straight into the
 # running system (no DESTDIR), it runs ldconfig so the new library is found.
-install: lib tools man
+install: lib libdiosqlite tools man
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DIOCTLDATADIR)
@@ -472,6 +514,11 @@ install: lib tools man
 	ln -sf libdioctl.so.$(SOVERSION).0.0 $(DESTDIR)$(LIBDIR)/libdioctl.so.$(SOVERSION)
 	ln -sf libdioctl.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libdioctl.so
 	install -m 644 $(B)/libdioctl.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 644 $(DSQ_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libdiosqlite.so.1.0.0 $(DESTDIR)$(LIBDIR)/libdiosqlite.so.1
+	ln -sf libdiosqlite.so.1 $(DESTDIR)$(LIBDIR)/libdiosqlite.so
+	install -m 644 $(B)/libdiosqlite.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 644 libdiosqlite/include/*.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 libdioctl/include/*.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 uapi/linux/dio_batch.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 755 $(INSTALL_TOOLS) $(DESTDIR)$(BINDIR)/
@@ -486,7 +533,8 @@ install: lib tools man
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libdioctl.a $(DESTDIR)$(LIBDIR)/libdioctl.so* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/libdioctl.pc \
-		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(wildcard libdioctl/include/*.h))) \
+		$(DESTDIR)$(LIBDIR)/libdiosqlite.so* $(DESTDIR)$(LIBDIR)/pkgconfig/libdiosqlite.pc \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(wildcard libdioctl/include/*.h libdiosqlite/include/*.h))) \
 		$(DESTDIR)$(INCLUDEDIR)/linux/dio_batch.h \
 		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_TOOLS))) \
 		$(DESTDIR)$(BASHCOMPDIR)/dioctl $(DESTDIR)$(DIOCTLDATADIR)/dioctl.schema.json \
