@@ -199,7 +199,8 @@ $(B)/libdiosqlite/%.pic.o: libdiosqlite/src/%.c $(wildcard libdiosqlite/src/*.h 
 	$(CC) $(CPPFLAGS) -Ilibdiosqlite/include $(CFLAGS) $(WARN) -fvisibility=hidden -fPIC -c -o $@ $<
 # Linked to libdioctl.so.1 as dioctl is, with no RUNPATH (what make install
 # and the package install): the programs that load it from the build tree
-# link libdioctl.so.1 themselves, with a RUNPATH that finds both.
+# carry an RPATH (not a RUNPATH: an RPATH serves their libraries' own
+# dependencies too) that finds both.
 $(DSQ_SO): $(DSQ_OBJS) $(LIB_SO) libdiosqlite/libdiosqlite.map
 	$(CC) -shared $(LDFLAGS) -Wl,-soname,libdiosqlite.so.1 \
 		-Wl,--version-script=libdiosqlite/libdiosqlite.map \
@@ -217,8 +218,9 @@ $(B)/sqlite/speedtest1: tests/sqlite/speedtest1_dio.c $(B)/sqlite/sqlite-src $(D
 	@mkdir -p $(@D)
 	src=$$(cat $(B)/sqlite/sqlite-src) && \
 	$(CC) $(CPPFLAGS) -Ilibdiosqlite/include $(CFLAGS) -DSQLITE_CKSUMVFS_STATIC \
-		-Dsqlite3_register_cksumvfs=dio_speedtest1_register -Wl,-rpath,'$$ORIGIN/..' \
-		-o $@ "$$src/test/speedtest1.c" tests/sqlite/speedtest1_dio.c $(DSQ_SO) $(LIB_SO) -lsqlite3 -lm
+		-Dsqlite3_register_cksumvfs=dio_speedtest1_register \
+		-Wl,--disable-new-dtags,-rpath,'$$ORIGIN/..',-rpath-link,$(B) \
+		-o $@ "$$src/test/speedtest1.c" tests/sqlite/speedtest1_dio.c $(DSQ_SO) -lsqlite3 -lm
 $(B)/libdiosqlite.pc: libdiosqlite/libdiosqlite.pc.in $(B)/pc-vars
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< >$@
 $(B)/man/%: libdioctl/man/% debian/changelog
@@ -263,7 +265,7 @@ $(B)/tests/guest/t_peer: private TEST_LIBS += -luring
 # t_sqlite drives SQLite through libdiosqlite (and runs speedtest1).
 $(B)/tests/guest/t_sqlite: $(DSQ_SO) $(SQLITE_TESTS)
 $(B)/tests/guest/t_sqlite: private CPPFLAGS += -Ilibdiosqlite/include
-$(B)/tests/guest/t_sqlite: private TEST_LIBS += $(DSQ_SO) $(LIB_SO) -lsqlite3 -Wl,-rpath,'$$ORIGIN/../..'
+$(B)/tests/guest/t_sqlite: private TEST_LIBS += $(DSQ_SO) -lsqlite3 -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../..',-rpath-link,$(B)
 # A 32-bit program, for the compat_ioctl path (needs gcc-multilib).
 $(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/src/devinfo.c \
 		libdioctl/include/dioctl.h uapi/linux/dio_batch.h tests/lib/abi_rules.h module/abi_layout.h

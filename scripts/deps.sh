@@ -23,6 +23,7 @@ PKGS=(
 	lcov			# tests/vm/coverage.py: the HTML report (gcov itself comes with gcc)
 	fio			# fio/ engine, t_fio, make bench-fio (scripts/fio-src.sh: its source)
 	nvme-cli		# t_formats: nvme read and write against what libdioctl writes and reads
+	libsqlite3-dev sqlite3	# libdiosqlite; t_sqlite (scripts/sqlite-src.sh: speedtest1's source)
 	qemu-user		# tests/cross.sh runs the arm64 build under qemu-aarch64
 )
 # Debian 12's kernel source: the debug and kcsan kernels (tests/vm/kernel.sh)
