@@ -212,6 +212,7 @@ static void test_speedtest_dm_linear(void **state)
 	char dev[64];
 
 	nvme(1, dev, sizeof(dev));
+	assert_int_equal(tl_kmod_probe("dm_mod", NULL), 0);
 	assert_int_equal(tl_sh("dmsetup create dio_sqlite --table '0 98304 linear %s 16384'",
 			       dev), 0);
 	speedtest_on("/dev/mapper/dio_sqlite");
