@@ -13,7 +13,7 @@ PKGS=(
 	qemu-system-x86 busybox-static cpio kmod libkmod-dev dkms debootstrap
 	e2fsprogs dmsetup libc6-dev-i386
 	mdadm			# t_stacks: md RAID1 and RAID5 in the guest
-	apparmor		# apparmor_parser: t_security loads a profile in the guest
+	apparmor		# apparmor_parser: t_security_writes loads a profile in the guest
 	systemd udev		# tests/vm/deb-check.sh boots the host's root with udev, and with systemd as init
 	libcmocka-dev libisal-dev liburing-dev libaio-dev
 	sparse shellcheck	# tests/static-check.sh (checkpatch.pl: linux-source-6.1)
