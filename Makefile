@@ -75,14 +75,15 @@ LIB_INTERNAL_A	:= $(B)/lib/libdioctl-internal.a
 LIB_SO		:= $(B)/libdioctl.so.$(SOVERSION).0.0
 LIB_LIBS	:= -lisal
 
-# The test helpers (tests/lib), linked into every test program but
-# dioctl_run.c: the runner of dioctl and the checks of what it printed, with
-# the short names of the programs that run the tool, linked only into the
-# guest programs that include dioctl_run.h.
-DIOCTL_RUN_OBJ	:= $(B)/tests/lib/dioctl_run.o
-DIOCTL_RUN_BINS	:= $(patsubst tests/guest/%.c,$(B)/tests/guest/%,\
-		   $(shell grep -l 'include "dioctl_run.h"' tests/guest/*.c))
-TESTLIB_SRCS	:= $(filter-out tests/lib/dioctl_run.c,$(wildcard tests/lib/*.c))
+# The test helpers (tests/lib), linked into every test program but the
+# guest programs' own test beds, each linked only into the guest programs
+# that include its header: dioctl_run.c (the runner of dioctl and the checks
+# of what it printed, with the short names of the programs that run the
+# tool), security_common.c (the t_security_* programs') and io_common.c
+# (the t_io_* programs').
+GUEST_HELPERS	:= dioctl_run security_common io_common
+GUEST_HELPER_OBJS := $(GUEST_HELPERS:%=$(B)/tests/lib/%.o)
+TESTLIB_SRCS	:= $(filter-out $(GUEST_HELPERS:%=tests/lib/%.c),$(wildcard tests/lib/*.c))
 TESTLIB_OBJS	:= $(TESTLIB_SRCS:tests/lib/%.c=$(B)/tests/lib/%.o)
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(wildcard tests/unit/*.c))
 GUEST_BINS	:= $(patsubst tests/guest/%.c,$(B)/tests/guest/%,$(wildcard tests/guest/*.c))
@@ -135,7 +136,7 @@ BENCH_LIBS	?= -luring -laio -lpthread
 .DELETE_ON_ERROR:
 # The test helpers are kept between builds (make would delete them as
 # intermediates of the test programs).
-.SECONDARY: $(TESTLIB_OBJS) $(DIOCTL_RUN_OBJ)
+.SECONDARY: $(TESTLIB_OBJS) $(GUEST_HELPER_OBJS)
 
 all: module userspace
 userspace: lib tools tests bench examples man fio-engine
@@ -203,8 +204,12 @@ $(B)/tests/unit/%: tests/unit/%.c $(LIB_A) $(LIB_INTERNAL_A) $(UNIT_TESTLIB)
 $(B)/tests/guest/%: tests/guest/%.c $(LIB_INTERNAL_A) $(TESTLIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(GUEST_OBJS) $(TESTLIB_OBJS) $(TEST_LIBS)
-$(DIOCTL_RUN_BINS): $(DIOCTL_RUN_OBJ)
-$(DIOCTL_RUN_BINS): private GUEST_OBJS += $(DIOCTL_RUN_OBJ)
+# guest_helper NAME: the programs that include NAME.h link NAME.o.
+define guest_helper
+$(patsubst tests/guest/%.c,$(B)/tests/guest/%,$(shell grep -l 'include "$(1).h"' tests/guest/*.c)): $(B)/tests/lib/$(1).o
+$(patsubst tests/guest/%.c,$(B)/tests/guest/%,$(shell grep -l 'include "$(1).h"' tests/guest/*.c)): private GUEST_OBJS += $(B)/tests/lib/$(1).o
+endef
+$(foreach h,$(GUEST_HELPERS),$(eval $(call guest_helper,$(h))))
 # testlib.o alone: testcheck.o needs cmocka and libdioctl.
 $(B)/tests/kmodctl: tests/kmodctl.c $(B)/tests/lib/testlib.o
 	@mkdir -p $(@D)

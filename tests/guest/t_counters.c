@@ -424,7 +424,7 @@ static void other_program_io(const char *path, uint64_t off)
  * handle counts its own requests, the device counts both, and keeps
  * counting what a revoked handle did.  The device's counts are checked
  * step by step: each step's baseline is read just before it, so what
- * other programs did on the namespace, before this test (t_pi, t_io,
+ * other programs did on the namespace, before this test (t_pi, t_io_*,
  * this program's first test...) or between its steps, counts in no
  * verdict.  Between the steps another context does I/O of its own on
  * the namespace, as another program would.

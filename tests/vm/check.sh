@@ -6,7 +6,7 @@
 # module does not build, guest dies or times out, reports of
 # tests/vm/report-patterns on the serial console or in the kernel log the
 # guest saved last) count as failed tests: never as skips.
-#   check.sh FLAVOUR        (TESTS="context io" to run a subset;
+#   check.sh FLAVOUR        (TESTS="context io_data" to run a subset;
 #                            DIO_PART=1/2 or 2/2: one half of the debug
 #                            kernel's programs, results in build/vm/debug-pN;
 #                            check-all.sh then reports their coverage as one;
