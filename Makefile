@@ -142,12 +142,6 @@ all: module userspace
 userspace: lib tools tests bench examples man fio-engine
 
 module:
-	@if [ -z "$(KDIR)" ] || [ "$(KDIR)" = /lib/modules//build ]; then \
-		echo "make module: no kernel headers: run make deps, or set KDIR" >&2; exit 1; \
-	elif [ ! -f "$(KDIR)/Makefile" ]; then \
-		echo "make module: $(KDIR) holds no kernel build tree (no Makefile):" \
-			"install the kernel's headers, or set KDIR" >&2; exit 1; \
-	fi
 	scripts/build-module.sh '$(KDIR)'
 
 lib: $(LIB_A) $(LIB_SO) $(B)/libdioctl.pc
@@ -468,36 +462,18 @@ demo:
 # completion (BASHCOMPDIR), the JSON Schema of its --json documents
 # (DIOCTLDATADIR/dioctl.schema.json) and the man pages.  Installed straight into the
 # running system (no DESTDIR), it runs ldconfig so the new library is found.
+# make uninstall removes exactly what make install put there (same DESTDIR,
+# PREFIX, ...).  scripts/install.sh does both, with these variables, and
+# prints what it runs as a recipe would (QUIET=1: make -s).
+INSTALL_ENV	= B='$(B)' SOVERSION='$(SOVERSION)' DESTDIR='$(DESTDIR)' LIBDIR='$(LIBDIR)' \
+		  INCLUDEDIR='$(INCLUDEDIR)' BINDIR='$(BINDIR)' MANDIR='$(MANDIR)' \
+		  BASHCOMPDIR='$(BASHCOMPDIR)' DIOCTLDATADIR='$(DIOCTLDATADIR)' \
+		  INSTALL_TOOLS='$(INSTALL_TOOLS)' MAN_PAGES='$(MAN_PAGES)' \
+		  QUIET=$(if $(findstring s,$(firstword -$(MAKEFLAGS))),1,0)
 install: lib tools man
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7 \
-		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DIOCTLDATADIR)
-	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
-	ln -sf libdioctl.so.$(SOVERSION).0.0 $(DESTDIR)$(LIBDIR)/libdioctl.so.$(SOVERSION)
-	ln -sf libdioctl.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libdioctl.so
-	install -m 644 $(B)/libdioctl.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
-	install -m 644 libdioctl/include/*.h $(DESTDIR)$(INCLUDEDIR)/
-	install -m 644 uapi/linux/dio_batch.h $(DESTDIR)$(INCLUDEDIR)/linux/
-	install -m 755 $(INSTALL_TOOLS) $(DESTDIR)$(BINDIR)/
-	install -m 644 tools/dioctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/dioctl
-	install -m 644 tools/dioctl.schema.json $(DESTDIR)$(DIOCTLDATADIR)/
-	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man3/
-	$(if $(filter %.7,$(MAN_PAGES)),install -m 644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man7/)
-	$(if $(DESTDIR),,-ldconfig)
-
-# Removes exactly what make install put there (same DESTDIR, PREFIX, ...).
+	@$(INSTALL_ENV) scripts/install.sh install
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/libdioctl.a $(DESTDIR)$(LIBDIR)/libdioctl.so* \
-		$(DESTDIR)$(LIBDIR)/pkgconfig/libdioctl.pc \
-		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(wildcard libdioctl/include/*.h))) \
-		$(DESTDIR)$(INCLUDEDIR)/linux/dio_batch.h \
-		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_TOOLS))) \
-		$(DESTDIR)$(BASHCOMPDIR)/dioctl $(DESTDIR)$(DIOCTLDATADIR)/dioctl.schema.json \
-		$(foreach m,$(notdir $(MAN_PAGES)),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m))
-	[ ! -d $(DESTDIR)$(DIOCTLDATADIR) ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DIOCTLDATADIR)
-	$(if $(DESTDIR),,-ldconfig)
+	@$(INSTALL_ENV) scripts/install.sh uninstall
 
 clean:
 	rm -rf $(B)
