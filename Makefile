@@ -75,14 +75,15 @@ LIB_INTERNAL_A	:= $(B)/lib/libdioctl-internal.a
 LIB_SO		:= $(B)/libdioctl.so.$(SOVERSION).0.0
 LIB_LIBS	:= -lisal
 
-# The test helpers (tests/lib), linked into every test program but
-# dioctl_run.c: the runner of dioctl and the checks of what it printed, with
-# the short names of the programs that run the tool, linked only into the
-# guest programs that include dioctl_run.h.
-DIOCTL_RUN_OBJ	:= $(B)/tests/lib/dioctl_run.o
-DIOCTL_RUN_BINS	:= $(patsubst tests/guest/%.c,$(B)/tests/guest/%,\
-		   $(shell grep -l 'include "dioctl_run.h"' tests/guest/*.c))
-TESTLIB_SRCS	:= $(filter-out tests/lib/dioctl_run.c,$(wildcard tests/lib/*.c))
+# The test helpers (tests/lib), linked into every test program but the
+# guest programs' own test beds, each linked only into the guest programs
+# that include its header: dioctl_run.c (the runner of dioctl and the checks
+# of what it printed, with the short names of the programs that run the
+# tool), security_common.c (the t_security_* programs') and io_common.c
+# (the t_io_* programs').
+GUEST_HELPERS	:= dioctl_run security_common io_common
+GUEST_HELPER_OBJS := $(GUEST_HELPERS:%=$(B)/tests/lib/%.o)
+TESTLIB_SRCS	:= $(filter-out $(GUEST_HELPERS:%=tests/lib/%.c),$(wildcard tests/lib/*.c))
 TESTLIB_OBJS	:= $(TESTLIB_SRCS:tests/lib/%.c=$(B)/tests/lib/%.o)
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(wildcard tests/unit/*.c))
 GUEST_BINS	:= $(patsubst tests/guest/%.c,$(B)/tests/guest/%,$(wildcard tests/guest/*.c))
@@ -141,18 +142,12 @@ BENCH_LIBS	?= -luring -laio -lpthread
 .DELETE_ON_ERROR:
 # The test helpers are kept between builds (make would delete them as
 # intermediates of the test programs).
-.SECONDARY: $(TESTLIB_OBJS) $(DIOCTL_RUN_OBJ)
+.SECONDARY: $(TESTLIB_OBJS) $(GUEST_HELPER_OBJS)
 
 all: module userspace
 userspace: lib sqlite tools tests bench examples man fio-engine
 
 module:
-	@if [ -z "$(KDIR)" ] || [ "$(KDIR)" = /lib/modules//build ]; then \
-		echo "make module: no kernel headers: run make deps, or set KDIR" >&2; exit 1; \
-	elif [ ! -f "$(KDIR)/Makefile" ]; then \
-		echo "make module: $(KDIR) holds no kernel build tree (no Makefile):" \
-			"install the kernel's headers, or set KDIR" >&2; exit 1; \
-	fi
 	scripts/build-module.sh '$(KDIR)'
 
 lib: $(LIB_A) $(LIB_SO) $(B)/libdioctl.pc
@@ -243,8 +238,12 @@ $(B)/tests/unit/%: tests/unit/%.c $(LIB_A) $(LIB_INTERNAL_A) $(UNIT_TESTLIB)
 $(B)/tests/guest/%: tests/guest/%.c $(LIB_INTERNAL_A) $(TESTLIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(GUEST_OBJS) $(TESTLIB_OBJS) $(TEST_LIBS)
-$(DIOCTL_RUN_BINS): $(DIOCTL_RUN_OBJ)
-$(DIOCTL_RUN_BINS): private GUEST_OBJS += $(DIOCTL_RUN_OBJ)
+# guest_helper NAME: the programs that include NAME.h link NAME.o.
+define guest_helper
+$(patsubst tests/guest/%.c,$(B)/tests/guest/%,$(shell grep -l 'include "$(1).h"' tests/guest/*.c)): $(B)/tests/lib/$(1).o
+$(patsubst tests/guest/%.c,$(B)/tests/guest/%,$(shell grep -l 'include "$(1).h"' tests/guest/*.c)): private GUEST_OBJS += $(B)/tests/lib/$(1).o
+endef
+$(foreach h,$(GUEST_HELPERS),$(eval $(call guest_helper,$(h))))
 # testlib.o alone: testcheck.o needs cmocka and libdioctl.
 $(B)/tests/kmodctl: tests/kmodctl.c $(B)/tests/lib/testlib.o
 	@mkdir -p $(@D)
@@ -501,48 +500,25 @@ demo:
 	@tests/vm/demo.sh
 
 # make install [DESTDIR=] [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] ...
-# installs libdioctl (shared, static, .pc), its headers and the uapi
+# installs libdioctl (shared, static, .pc), libdiosqlite (shared, .pc),
+# their headers and the uapi
 # header, dioctl (build/tools/install/dioctl, which needs the libdioctl.so.1
 # installed with it; with DIOCTL_STATIC=1 the one static build), its bash
 # completion (BASHCOMPDIR), the JSON Schema of its --json documents
 # (DIOCTLDATADIR/dioctl.schema.json) and the man pages.  Installed straight into the
 # running system (no DESTDIR), it runs ldconfig so the new library is found.
+# make uninstall removes exactly what make install put there (same DESTDIR,
+# PREFIX, ...).  scripts/install.sh does both, with these variables, and
+# prints what it runs as a recipe would (QUIET=1: make -s).
+INSTALL_ENV	= B='$(B)' SOVERSION='$(SOVERSION)' DESTDIR='$(DESTDIR)' LIBDIR='$(LIBDIR)' \
+		  INCLUDEDIR='$(INCLUDEDIR)' BINDIR='$(BINDIR)' MANDIR='$(MANDIR)' \
+		  BASHCOMPDIR='$(BASHCOMPDIR)' DIOCTLDATADIR='$(DIOCTLDATADIR)' \
+		  INSTALL_TOOLS='$(INSTALL_TOOLS)' MAN_PAGES='$(MAN_PAGES)' \
+		  QUIET=$(if $(findstring s,$(firstword -$(MAKEFLAGS))),1,0)
 install: lib libdiosqlite tools man
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7 \
-		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DIOCTLDATADIR)
-	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
-	ln -sf libdioctl.so.$(SOVERSION).0.0 $(DESTDIR)$(LIBDIR)/libdioctl.so.$(SOVERSION)
-	ln -sf libdioctl.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libdioctl.so
-	install -m 644 $(B)/libdioctl.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
-	install -m 644 $(DSQ_SO) $(DESTDIR)$(LIBDIR)/
-	ln -sf libdiosqlite.so.1.0.0 $(DESTDIR)$(LIBDIR)/libdiosqlite.so.1
-	ln -sf libdiosqlite.so.1 $(DESTDIR)$(LIBDIR)/libdiosqlite.so
-	install -m 644 $(B)/libdiosqlite.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
-	install -m 644 libdiosqlite/include/*.h $(DESTDIR)$(INCLUDEDIR)/
-	install -m 644 libdioctl/include/*.h $(DESTDIR)$(INCLUDEDIR)/
-	install -m 644 uapi/linux/dio_batch.h $(DESTDIR)$(INCLUDEDIR)/linux/
-	install -m 755 $(INSTALL_TOOLS) $(DESTDIR)$(BINDIR)/
-	install -m 644 tools/dioctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/dioctl
-	install -m 644 tools/dioctl.schema.json $(DESTDIR)$(DIOCTLDATADIR)/
-	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man3/
-	$(if $(filter %.7,$(MAN_PAGES)),install -m 644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man7/)
-	$(if $(DESTDIR),,-ldconfig)
-
-# Removes exactly what make install put there (same DESTDIR, PREFIX, ...).
+	@$(INSTALL_ENV) scripts/install.sh install
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/libdioctl.a $(DESTDIR)$(LIBDIR)/libdioctl.so* \
-		$(DESTDIR)$(LIBDIR)/pkgconfig/libdioctl.pc \
-		$(DESTDIR)$(LIBDIR)/libdiosqlite.so* $(DESTDIR)$(LIBDIR)/pkgconfig/libdiosqlite.pc \
-		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(wildcard libdioctl/include/*.h libdiosqlite/include/*.h))) \
-		$(DESTDIR)$(INCLUDEDIR)/linux/dio_batch.h \
-		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_TOOLS))) \
-		$(DESTDIR)$(BASHCOMPDIR)/dioctl $(DESTDIR)$(DIOCTLDATADIR)/dioctl.schema.json \
-		$(foreach m,$(notdir $(MAN_PAGES)),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m))
-	[ ! -d $(DESTDIR)$(DIOCTLDATADIR) ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DIOCTLDATADIR)
-	$(if $(DESTDIR),,-ldconfig)
+	@$(INSTALL_ENV) scripts/install.sh uninstall
 
 clean:
 	rm -rf $(B)

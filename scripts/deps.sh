@@ -32,8 +32,8 @@ PKGS=(
 # check runs on Debian 12), while make, make deb, the fio engine and the
 # package checks need nothing of it.
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck disable=SC2317 # called by debian-source.sh
-die() { echo "deps: $*" >&2; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$here/lib.sh"
 # shellcheck source=scripts/debian-source.sh
 . "$here/debian-source.sh"
 suite=$(host_suite)

@@ -47,8 +47,8 @@ export DIO_KO DIO_MODDIR DIO_BUILD
 # make check on two cores runs the debug kernel's programs in two guests,
 # one in each lane (DIO_PART=1/2 and 2/2, tests/vm/check-all.sh): part 1
 # the programs below, part 2 the others, about half the time each (each
-# program's time: build/results/debug-p*.times).  t_io and t_fuzz (about
-# 40 s each) went to part 2 when part 1 had taken 982 s to part 2's 850 in
+# program's time: build/results/debug-p*.times).  t_io (about 40 s, now
+# the t_io_* programs) and t_fuzz (about 40 s) went to part 2 when part 1 had taken 982 s to part 2's 850 in
 # a fresh make check; t_handle (about 110 s) to part 1 when t_faultinj's
 # sweeps had lost half their points and t_stacks half its LIO data
 # (part 1 then 612 s of QEMU CPU, part 2 about 790 by its programs' times).

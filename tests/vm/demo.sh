@@ -13,7 +13,8 @@ res=$B/demo
 flavour=6.1
 
 say() { printf '\n=== %s\n' "$*"; }
-die() { echo "demo: $*" >&2; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$top/scripts/lib.sh"
 
 for f in "$B/tools/dioctl" "$B/tests/kmodctl"; do
 	[ -x "$f" ] || die "$f is missing: run 'make demo'"
