@@ -4,7 +4,8 @@
 # POSIX sh, so that a /bin/sh script can source it as a bash one can
 # (bench/counts-guest.sh does, in the guest, from the tree mounted at
 # the same path).  The scripts that source it: scripts/cross-tools.sh,
-# deps.sh, fio-src.sh, install.sh, isal-trixie.sh; tests/vm/demo.sh,
+# deps.sh, fio-src.sh, install.sh, isal-trixie.sh, sqlite-src.sh;
+# tests/vm/demo.sh,
 # kernel.sh; bench/counts.sh, counts-guest.sh, icount.sh, run-fio.sh,
 # run-fio-pi.sh, run-guest.sh.
 

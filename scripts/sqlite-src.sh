@@ -11,8 +11,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${DIO_CACHE:-/var/cache/dio_batch}/sqlite
-log() { echo "sqlite-src: $*" >&2; }
-die() { log "$*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$here/lib.sh"
 # shellcheck source=scripts/debian-source.sh
 . "$here/debian-source.sh"
 
