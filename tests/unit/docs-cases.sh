@@ -55,7 +55,7 @@ man_structs() {
 # others; that page names it under NAME and declares it in its SYNOPSIS.
 # And every section 3 page is of an exported function.
 man_symbols_of() { # LIB MIN
-	local lib=$1 min=$2 n bad=0 s page to
+	lib=$1 min=$2 bad=0
 	# Its comments gone: those on one line, then those on several.
 	sed -e 's|/\*.*\*/||' -e '/\/\*/,/\*\//d' "$lib/$lib.map" |
 		sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z_0-9]*\);$/\1/p' | sort -u >"$tmp/syms"
@@ -86,10 +86,10 @@ man_symbols_of() { # LIB MIN
 	[ "$bad" = 0 ]
 }
 man_symbols() {
-	local st=0
-	man_symbols_of libdioctl 30 || st=1
-	man_symbols_of libdiosqlite 3 || st=1
-	return $st
+	ms_st=0
+	man_symbols_of libdioctl 30 || ms_st=1
+	man_symbols_of libdiosqlite 3 || ms_st=1
+	return $ms_st
 }
 
 # The documentation's claims about what make check tests hold: README.md
