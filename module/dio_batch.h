@@ -318,11 +318,11 @@ struct dio_kreq {
 };
 
 /*
- * An ioctl command, one entry of a device's table (main.c): its number,
- * its argument struct's size and first published size, what dio_cmd_run()
- * does around it (DIO_CMD_*), and the command itself, given the calling
- * descriptor (NULL on the control device), the struct copied in (@arg)
- * and the user's struct (@uarg).
+ * An ioctl command, one entry of a device's table (main.c, file.c): its
+ * number, its argument struct's size and first published size, what
+ * dio_cmd_run() does around it (DIO_CMD_*), and the command itself, given
+ * the calling descriptor (NULL on the control device), the struct copied
+ * in (@arg) and the user's struct (@uarg).
  */
 struct dio_cmd {
 	unsigned int	cmd;
@@ -362,14 +362,12 @@ union dio_cmd_arg {
 	.fn		= _fn,						\
 }
 
-/* main.c */
-long dio_cmd_run(const struct dio_cmd *cmds, size_t nr, struct dio_file *df,
-		 unsigned int cmd, void __user *uarg);
-
 /* abi_check.c */
 void dio_abi_check(void);
 
 /* uarg.c */
+long dio_cmd_run(const struct dio_cmd *cmds, size_t nr, struct dio_file *df,
+		 unsigned int cmd, void __user *uarg);
 int dio_get_usize(const void __user *uarg, size_t min_size, u32 *usize);
 int dio_copy_arg(void *karg, size_t ksize, size_t min_size,
 		 const void __user *uarg);
@@ -377,7 +375,7 @@ int dio_copy_request(struct dio_request *r, u64 uaddr);
 int dio_put_result(u64 uaddr, const struct dio_result *res);
 
 /* context.c */
-long dio_ctx_init_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+struct dio_ctx *dio_ctx_join(const struct dio_init *in);
 long dio_ctx_stat_ioctl(struct dio_file *df, void *arg, void __user *uarg);
 void dio_ctx_leave(struct dio_ctx *ctx);
 void dio_ctx_put(struct dio_ctx *ctx);
@@ -385,7 +383,7 @@ int dio_ctx_module_init(void);
 void dio_ctx_module_exit(void);
 
 /* file.c */
-int dio_file_open(struct dio_ctx *ctx);
+long dio_file_init_ioctl(struct dio_file *df, void *arg, void __user *uarg);
 void dio_file_put(struct dio_file *df);
 int dio_file_module_init(void);
 void dio_file_module_exit(void);
@@ -397,12 +395,13 @@ long dio_handle_close_ioctl(struct dio_file *df, void *arg,
 			    void __user *uarg);
 long dio_handle_query_ioctl(struct dio_file *df, void *arg,
 			    void __user *uarg);
+long dio_handle_counters_ioctl(struct dio_file *df, void *arg,
+			       void __user *uarg);
 struct dio_handle *dio_handle_get(struct dio_ctx *ctx, u32 id);
 struct file *dio_handle_file(struct dio_handle *h, bool write);
 int dio_write_allowed(struct file *file, int err_ro);
 void dio_handle_put(struct dio_handle *h);
 void dio_opener_free(struct dio_file *df, struct dio_opener *op);
-bool dio_bdev_nocheck_capable(struct block_device *bdev);
 int dio_handle_module_init(void);
 void dio_handle_module_exit(void);
 
@@ -433,7 +432,7 @@ void dio_counts_exit(struct dio_handle *h);
 void dio_count_error(struct dio_counts __percpu *c,
 		     const struct dio_result *out);
 void dio_count_refused(struct dio_kreq *kreq);
-long dio_counters_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+void dio_counters_fill(struct dio_handle *h, struct dio_counters *c);
 void dio_counters_module_exit(void);
 
 /* io.c */

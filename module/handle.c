@@ -20,6 +20,10 @@
  * handle is revoked: its number no longer resolves, while requests already
  * in flight keep the device open until they are reported.  Numbers are
  * allocated cyclically, so a revoked number is not soon reused.
+ *
+ * The queries of a live handle are here too: DIO_IOC_QUERY (its device's
+ * geometry and PI format) and DIO_IOC_COUNTERS (its counts, or its
+ * device's, which counters.c keeps).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,6 +31,7 @@
 #include <linux/fs.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "dio_batch.h"
@@ -458,23 +463,6 @@ long dio_handle_close_ioctl(struct dio_file *df, void *arg,
 	return ret;
 }
 
-/**
- * dio_bdev_nocheck_capable - does @bdev's driver honour a raw read?
- * @bdev: the device
- *
- * A SCSI disk's parent device sits on the SCSI bus; a stacked device's
- * disk (device-mapper, md) has no parent device at all.
- *
- * Return: true when DIO_PI_NOCHECK reaches a driver that skips its checks.
- */
-bool dio_bdev_nocheck_capable(struct block_device *bdev)
-{
-	struct device *parent = disk_to_dev(bdev->bd_disk)->parent;
-
-	return dio_nocheck_capable(parent && parent->bus &&
-				   !strcmp(parent->bus->name, "scsi"), !parent);
-}
-
 static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
 {
 	struct block_device *bdev = h->bdev.bdev;
@@ -555,6 +543,47 @@ long dio_handle_query_ioctl(struct dio_file *df, void *arg,
 	dio_handle_put(h);
 	q->size = sizeof(*q);
 	q->handle = handle;
+	return 0;
+}
+
+/**
+ * dio_handle_counters_ioctl - DIO_IOC_COUNTERS
+ * @df: the calling descriptor
+ * @arg: struct dio_counters, copied in and filled (dio_cmd_run() writes it
+ *	back)
+ * @uarg: the user's struct (unused)
+ *
+ * @size, @flags and @handle are read, and the padding and reserved fields
+ * must be zero; the counts are output (counters.c sums them).  Without
+ * flags, the handle's counts; with DIO_COUNTERS_DEVICE, its device's since
+ * the module was loaded (every handle of every context that had it).
+ *
+ * Return: 0, or -EBADF for a handle that is not live in the context,
+ * -EINVAL (a flag outside DIO_COUNTERS_F_ALL, non-zero padding or
+ * reserved fields).  dio_cmd_run()'s copies add -EINVAL (size too small),
+ * -E2BIG (unknown non-zero tail) and -EFAULT.
+ */
+long dio_handle_counters_ioctl(struct dio_file *df, void *arg,
+			       void __user *uarg)
+{
+	struct dio_counters *c = arg;
+	struct dio_handle *h;
+	u32 handle, flags;
+
+	if ((c->flags & ~DIO_COUNTERS_F_ALL) || c->pad ||
+	    memchr_inv(c->reserved, 0, sizeof(c->reserved)))
+		return -EINVAL;
+	handle = c->handle;
+	flags = c->flags;
+	h = dio_handle_get(df->ctx, handle);
+	if (!h)
+		return -EBADF;
+	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
+	c->flags = flags;
+	c->handle = handle;
+	dio_counters_fill(h, c);
+	dio_handle_put(h);
 	return 0;
 }
 
