@@ -3,7 +3,7 @@
  * dio_batch: counters, which DIO_IOC_COUNTERS reads (handle.c).
  *
  * Each handle counts its requests per CPU (struct dio_counts): a request
- * is counted where it completes (io.c, dio_kreq_finish()) or where SUBMIT
+ * is counted where it completes (complete.c, dio_kreq_finish()) or where SUBMIT
  * refuses it, with this_cpu_*() operations, no lock and no shared cache
  * line.  DIO_IOC_COUNTERS sums the CPUs' counts.
  *

@@ -200,7 +200,7 @@ struct dio_file {
 	bool			released;
 	wait_queue_head_t	wait;
 	struct work_struct	reap_work;
-	/* Completions that may sleep, for complete_work (io.c). */
+	/* Completions that may sleep, for complete_work (complete.c). */
 	struct llist_head	complete;
 	struct work_struct	complete_work;
 	struct xarray		opened;		/* id -> dio_opener; ctx->lock */
@@ -291,7 +291,7 @@ struct dio_kreq {
 	/*
 	 * The first error, or 0: set only by cmpxchg() (bios' completions,
 	 * the submitter's bio that failed to build, and its page cache
-	 * step, io.c); read once @remaining is 0, when it is final.
+	 * step, submit.c); read once @remaining is 0, when it is final.
 	 */
 	int			error;
 	bool			done;		/* on the done list; df->lock */
@@ -437,14 +437,33 @@ void dio_counters_module_exit(void);
 
 /* io.c */
 extern atomic_t dio_kreqs_kept;
-long dio_submit_ioctl(struct dio_file *df, void *arg, void __user *uarg);
-long dio_wait_ioctl(struct dio_file *df, void *arg, void __user *uarg);
-long dio_collect_ioctl(struct dio_file *df, void *arg, void __user *uarg);
-void dio_kreq_free(struct dio_kreq *kreq);
-void dio_kreq_complete_work(struct work_struct *work);
+struct dio_kreq *dio_kreq_lookup(struct dio_file *df, u64 uaddr);
+int dio_kreq_insert(struct dio_file *df, struct dio_kreq *kreq);
+void dio_kreq_remove(struct dio_file *df, struct dio_kreq *kreq);
+struct dio_kreq *dio_kreq_alloc(struct dio_file *df, struct llist_node **kept);
 void dio_kreq_cache_drain(struct dio_file *df);
+void dio_kreq_release(struct dio_kreq *kreq);
+void dio_kreq_free(struct dio_kreq *kreq);
+void dio_kreq_remove_list(struct dio_file *df, struct list_head *list);
 int dio_io_module_init(void);
 void dio_io_module_exit(void);
+
+/* submit.c */
+long dio_submit_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+
+/* pagecache.c */
+int dio_kreq_sync_cache(struct dio_kreq *kreq);
+bool dio_kreq_written_cached(const struct dio_kreq *kreq);
+void dio_kreq_invalidate_written(struct dio_kreq *kreq);
+
+/* complete.c */
+void dio_kreq_put(struct dio_kreq *kreq);
+void dio_bio_end_io(struct bio *bio);
+void dio_kreq_complete_work(struct work_struct *work);
+
+/* wait.c */
+long dio_wait_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+long dio_collect_ioctl(struct dio_file *df, void *arg, void __user *uarg);
 
 /* integrity.c */
 extern atomic64_t dio_locate_reads;
