@@ -268,6 +268,8 @@ static inline long dio_pin_user_pages(unsigned long start,
 				      unsigned int gup_flags,
 				      struct page **pages)
 {
+	/* As fixed.c's check of the VMAs, not mmap_assert_locked(). */
+	lockdep_assert_held(&current->mm->mmap_lock);
 #ifdef HAVE_PIN_USER_PAGES_VMAS
 	return pin_user_pages(start, nr_pages, gup_flags, pages, NULL);
 #else

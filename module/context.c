@@ -190,10 +190,8 @@ static int dio_init_check(const struct dio_init *in)
  * as one more of its users (dio_ctx_leave() undoes that).
  *
  * Return: the context, with a reference the caller drops with
- * dio_ctx_put(), or an ERR_PTR(): -EINVAL for bad flags, mode, key or
- * reserved fields; -ENOENT for an unknown key without DIO_CREAT; -EEXIST
- * for a known key with DIO_EXCL; -EACCES when the mode denies joining, or
- * another user owns the context and DIO_FOREIGN was not given; -ENOMEM.
+ * dio_ctx_put(), or an ERR_PTR() of one of DIO_IOC_INIT's errors (struct
+ * dio_init in uapi/linux/dio_batch.h).
  */
 struct dio_ctx *dio_ctx_join(const struct dio_init *in)
 {
@@ -213,9 +211,8 @@ struct dio_ctx *dio_ctx_join(const struct dio_init *in)
  *
  * Ids are given in the caller's user and pid namespaces.
  *
- * Return: 0, or -EINVAL (non-zero reserved fields).  dio_cmd_run()'s
- * copies add -EINVAL (size too small), -E2BIG (unknown non-zero tail) and
- * -EFAULT.
+ * Return: as the comment of struct dio_stat in uapi/linux/dio_batch.h
+ * says of DIO_IOC_STAT, errors included.
  */
 long dio_ctx_stat_ioctl(struct dio_file *df, void *arg, void __user *uarg)
 {

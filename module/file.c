@@ -5,10 +5,11 @@
  * creation by INIT, its references, its command table and poll, and its
  * release.
  *
- * A descriptor belongs to the memory (mm) of the process that created it:
- * only that process submits and reports through it (the DIO_CMD_MINE
- * commands; io.c).  The other commands go to the context (OPEN, CLOSE,
- * QUERY, COUNTERS: handle.c; STAT: context.c).
+ * Its commands are those of its requests (SUBMIT: submit.c; WAIT and
+ * COLLECT: wait.c), of its registered buffers (REGISTER, UNREGISTER:
+ * fixed.c), and of its context (OPEN, CLOSE, QUERY, COUNTERS: handle.c;
+ * STAT: context.c).  Only the process that created the descriptor may run
+ * the DIO_CMD_MINE ones (dio_file_is_mine() in dio_batch.h says why).
  *
  * Its release drops the descriptor's handles and registered buffers, then
  * reaps: the requests already done are freed, and the descriptor is marked
@@ -231,8 +232,9 @@ static int dio_file_open(struct dio_ctx *ctx)
  *
  * The context is found or created by dio_ctx_join() (context.c).
  *
- * Return: a new close-on-exec file descriptor, or -errno: dio_ctx_join()'s
- * errors, -ENOMEM, -EMFILE.
+ * Return: a new close-on-exec file descriptor, or what
+ * uapi/linux/dio_batch.h gives for DIO_IOC_INIT (struct dio_init), whose
+ * comment lists the errors.
  */
 long dio_file_init_ioctl(struct dio_file *df, void *arg, void __user *uarg)
 {

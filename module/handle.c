@@ -274,6 +274,7 @@ void dio_opener_free(struct dio_file *df, struct dio_opener *op)
 {
 	struct dio_handle *h = op->h;
 
+	lockdep_assert_held(&df->ctx->lock);
 	list_del(&op->node);
 	xa_erase(&df->opened, h->id);
 	/* No request finds @op's files after this. */
@@ -287,11 +288,16 @@ void dio_opener_free(struct dio_file *df, struct dio_opener *op)
 	kfree(op);
 }
 
-/* Drop one OPEN of @df on handle @id; ctx->lock held.  -EBADF: none. */
+/*
+ * Drop one OPEN of @df on handle @id.  The caller holds ctx->lock.
+ * Return: 0, or -EBADF when @df has no OPEN of it.
+ */
 static int dio_opener_put(struct dio_file *df, u32 id)
 {
-	struct dio_opener *op = xa_load(&df->opened, id);
+	struct dio_opener *op;
 
+	lockdep_assert_held(&df->ctx->lock);
+	op = xa_load(&df->opened, id);
 	if (!op)
 		return -EBADF;
 	if (--op->count == 0)
@@ -300,15 +306,18 @@ static int dio_opener_put(struct dio_file *df, u32 id)
 }
 
 /*
- * Count one more OPEN of @df on @h through @file; ctx->lock held.  The
- * opener keeps a reference to @file for each access it brings first.
+ * Count one more OPEN of @df on @h through @file.  The caller holds
+ * ctx->lock.  The opener keeps a reference to @file for each access it
+ * brings first.
  */
 static int dio_opener_get(struct dio_file *df, struct dio_handle *h,
 			  struct file *file)
 {
-	struct dio_opener *op = xa_load(&df->opened, h->id);
+	struct dio_opener *op;
 	int ret;
 
+	lockdep_assert_held(&df->ctx->lock);
+	op = xa_load(&df->opened, h->id);
 	if (!op) {
 		op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
 		if (!op)
@@ -336,8 +345,8 @@ static int dio_opener_get(struct dio_file *df, struct dio_handle *h,
 /*
  * The handle of @dev in @ctx, created (and its device opened and claimed)
  * if the context has none yet, opened with at least @file's access, with
- * one more OPEN counted for @df.  ctx->lock held.  Return: the handle's
- * number, or -errno; on failure the handle is as it was.
+ * one more OPEN counted for @df.  The caller holds ctx->lock.  Return:
+ * the handle's number, or -errno; on failure the handle is as it was.
  */
 static int dio_handle_open_locked(struct dio_file *df, dev_t dev,
 				  struct file *file, bool claim)
@@ -348,6 +357,7 @@ static int dio_handle_open_locked(struct dio_file *df, dev_t dev,
 	bool created = false;
 	int ret;
 
+	lockdep_assert_held(&ctx->lock);
 	if (write) {
 		ret = dio_write_allowed(file, -EROFS);
 		if (ret)
@@ -387,15 +397,8 @@ out_revoke:
  * made to wait for ever): the handle's field is probed for writing first,
  * and the handle written back after the lock is dropped.
  *
- * Return: the handle, or -errno: -EBADF (not an open descriptor), -ENOTBLK
- * (not a block device), -EBUSY (claimed by someone else: mounted, held by
- * md/dm, swap or another context), -EROFS (a writable descriptor of a
- * read-only device), -ETXTBSY (a writable descriptor of an active swap
- * device), -EINVAL (bad flags or reserved fields, or DIO_OPEN_NOCLAIM
- * differing from the context's existing handle), -EMFILE (DIO_MAX_OPENS
- * opens of one handle by this descriptor), -ENOMEM, -EFAULT (the struct
- * could not be read or written: then no reference was taken and the
- * handle is as it was).
+ * Return: as the comment of struct dio_open in uapi/linux/dio_batch.h
+ * says of DIO_IOC_OPEN, errors included.
  */
 long dio_handle_open_ioctl(struct dio_file *df, void *arg,
 			   void __user *uarg)
@@ -444,8 +447,8 @@ long dio_handle_open_ioctl(struct dio_file *df, void *arg,
  * brought goes with it; when it was the handle's last opener, the handle
  * is revoked.
  *
- * Return: 0, or -EBADF when this descriptor holds no reference to the
- * handle, -EINVAL for non-zero reserved fields, -EFAULT.
+ * Return: as the comment of struct dio_close in uapi/linux/dio_batch.h
+ * says of DIO_IOC_CLOSE, errors included.
  */
 long dio_handle_close_ioctl(struct dio_file *df, void *arg,
 			    void __user *uarg)
@@ -521,9 +524,8 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
  * @size and @handle are read, and the reserved fields must be zero; the
  * rest is output (what the caller left there is ignored).
  *
- * Return: 0, or -EBADF for a handle that is not live in the context,
- * -EINVAL (non-zero reserved fields).  dio_cmd_run()'s copies add -EINVAL
- * (size too small), -E2BIG (unknown non-zero tail) and -EFAULT.
+ * Return: as the comment of struct dio_query in uapi/linux/dio_batch.h
+ * says of DIO_IOC_QUERY, errors included.
  */
 long dio_handle_query_ioctl(struct dio_file *df, void *arg,
 			    void __user *uarg)
@@ -558,10 +560,8 @@ long dio_handle_query_ioctl(struct dio_file *df, void *arg,
  * flags, the handle's counts; with DIO_COUNTERS_DEVICE, its device's since
  * the module was loaded (every handle of every context that had it).
  *
- * Return: 0, or -EBADF for a handle that is not live in the context,
- * -EINVAL (a flag outside DIO_COUNTERS_F_ALL, non-zero padding or
- * reserved fields).  dio_cmd_run()'s copies add -EINVAL (size too small),
- * -E2BIG (unknown non-zero tail) and -EFAULT.
+ * Return: as the comment of struct dio_counters in uapi/linux/dio_batch.h
+ * says of DIO_IOC_COUNTERS, errors included.
  */
 long dio_handle_counters_ioctl(struct dio_file *df, void *arg,
 			       void __user *uarg)
