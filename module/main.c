@@ -3,6 +3,33 @@
  * dio_batch: the module's parameters, the control device /dev/dio_batch
  * and its table of commands (dio_cmd_run() in uarg.c runs them; the
  * descriptor's table is file.c's), debugfs, and module init and exit.
+ *
+ * Which files call which others' functions (tests/module-graph.sh checks
+ * that this list is the sources' graph):
+ *
+ *   main.c:      abi_check.c uarg.c context.c file.c handle.c io.c
+ *   file.c:      uarg.c context.c handle.c fixed.c io.c submit.c wait.c
+ *                complete.c
+ *   submit.c:    io.c complete.c pagecache.c uarg.c handle.c fixed.c
+ *                integrity.c counters.c user.c
+ *   wait.c:      io.c uarg.c integrity.c
+ *   io.c:        file.c handle.c fixed.c integrity.c user.c
+ *   complete.c:  pagecache.c integrity.c counters.c user.c
+ *   handle.c:    context.c counters.c
+ *   integrity.c: uarg.c
+ *   abi_check.c: none
+ *   context.c:   none
+ *   counters.c:  none
+ *   fixed.c:     none
+ *   pagecache.c: none
+ *   trace.c:     none
+ *   uarg.c:      none
+ *   user.c:      none
+ *
+ * The one call back up is io.c's dio_file_put(): a request holds its
+ * descriptor until it is freed, and the last one may free it, while
+ * file.c reaps the requests of a closed descriptor and runs the commands
+ * that make them.  No other loop.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
