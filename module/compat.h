@@ -24,6 +24,7 @@
 
 #include <linux/blkdev.h>
 #include <linux/blk-integrity.h>
+#include <linux/device.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
@@ -35,6 +36,7 @@
 #include <linux/nsproxy.h>
 #include <linux/proc_ns.h>
 #include <linux/sched.h>
+#include <linux/string.h>
 #include <linux/crc-t10dif.h>
 #include <linux/crc64.h>
 #include <net/checksum.h>
@@ -266,6 +268,8 @@ static inline long dio_pin_user_pages(unsigned long start,
 				      unsigned int gup_flags,
 				      struct page **pages)
 {
+	/* As fixed.c's check of the VMAs, not mmap_assert_locked(). */
+	lockdep_assert_held(&current->mm->mmap_lock);
 #ifdef HAVE_PIN_USER_PAGES_VMAS
 	return pin_user_pages(start, nr_pages, gup_flags, pages, NULL);
 #else
@@ -585,20 +589,30 @@ static inline u64 dio_crc64_nvme(u64 crc, const void *p, size_t len)
 #endif
 }
 
-/*
+/**
+ * dio_bdev_nocheck_capable - does @bdev's driver honour a raw read?
+ * @bdev: the device
+ *
  * Can a read skip the HBA's and disk's checks?  Before 6.14 only SCSI
  * disks look at BIP_CTRL_NOCHECK/BIP_DISK_NOCHECK; since then the
  * BIP_CHECK_* flags tell every driver what to check.  A stacked device
  * (device-mapper, md) never says yes: from 6.14 the payloads it clones
  * for the devices below lose BIP_DISK_NOCHECK (BIP_CLONE_FLAGS), and
- * before, what lies below is not known.
+ * before, what lies below is not known.  A SCSI disk's parent device sits
+ * on the SCSI bus; a stacked device's disk has no parent device at all.
+ *
+ * Return: true when DIO_PI_NOCHECK reaches a driver that skips its checks.
  */
-static inline bool dio_nocheck_capable(bool scsi, bool stacked)
+static inline bool dio_bdev_nocheck_capable(struct block_device *bdev)
 {
+	struct device *parent = disk_to_dev(bdev->bd_disk)->parent;
+
 #ifdef HAVE_BIP_CHECK_FLAGS
-	return !stacked;
+	/* Not stacked. */
+	return parent;
 #else
-	return scsi;
+	/* A SCSI disk. */
+	return parent && parent->bus && !strcmp(parent->bus->name, "scsi");
 #endif
 }
 

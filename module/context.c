@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dio_batch: contexts: found or created by DIO_IOC_INIT, told by
+ * dio_batch: contexts: found or created for DIO_IOC_INIT, told by
  * DIO_IOC_STAT.
  *
  * A context is named by a 64-bit key in the caller's IPC namespace, as a
@@ -14,7 +14,8 @@
  * only through its one descriptor (and copies of it).  A context dies with
  * its last descriptor.
  *
- * The descriptors themselves are file.c's.
+ * The descriptors themselves, and DIO_IOC_INIT that creates them, are
+ * file.c's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -181,35 +182,25 @@ static int dio_init_check(const struct dio_init *in)
 }
 
 /**
- * dio_ctx_init_ioctl - DIO_IOC_INIT: a new descriptor for a context
- * @df: NULL (the control device)
- * @arg: struct dio_init, copied in
- * @uarg: the user's struct (unused)
+ * dio_ctx_join - the context DIO_IOC_INIT names, found or created
+ * @in: INIT's struct, copied in
  *
- * Return: a new close-on-exec file descriptor, or -errno: -EINVAL for bad
- * flags, mode, key or reserved fields; -ENOENT for an unknown key without
- * DIO_CREAT; -EEXIST for a known key with DIO_EXCL; -EACCES when the mode
- * denies joining, or another user owns the context and DIO_FOREIGN was not
- * given; -ENOMEM; -EMFILE.
+ * Checks @in, then finds the context its key names in the caller's IPC
+ * namespace, or creates it (a private one always), and counts the caller
+ * as one more of its users (dio_ctx_leave() undoes that).
+ *
+ * Return: the context, with a reference the caller drops with
+ * dio_ctx_put(), or an ERR_PTR() of one of DIO_IOC_INIT's errors (struct
+ * dio_init in uapi/linux/dio_batch.h).
  */
-long dio_ctx_init_ioctl(struct dio_file *df, void *arg, void __user *uarg)
+struct dio_ctx *dio_ctx_join(const struct dio_init *in)
 {
-	const struct dio_init *in = arg;
-	struct dio_ctx *ctx;
 	int ret;
 
 	ret = dio_init_check(in);
 	if (ret)
-		return ret;
-
-	ctx = dio_ctx_get_for_init(in);
-	if (IS_ERR(ctx))
-		return PTR_ERR(ctx);
-	ret = dio_file_open(ctx);
-	if (ret < 0)
-		dio_ctx_leave(ctx);
-	dio_ctx_put(ctx);	/* a descriptor holds its own */
-	return ret;
+		return ERR_PTR(ret);
+	return dio_ctx_get_for_init(in);
 }
 
 /**
@@ -220,9 +211,8 @@ long dio_ctx_init_ioctl(struct dio_file *df, void *arg, void __user *uarg)
  *
  * Ids are given in the caller's user and pid namespaces.
  *
- * Return: 0, or -EINVAL (non-zero reserved fields).  dio_cmd_run()'s
- * copies add -EINVAL (size too small), -E2BIG (unknown non-zero tail) and
- * -EFAULT.
+ * Return: as the comment of struct dio_stat in uapi/linux/dio_batch.h
+ * says of DIO_IOC_STAT, errors included.
  */
 long dio_ctx_stat_ioctl(struct dio_file *df, void *arg, void __user *uarg)
 {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dio_batch: counters (DIO_IOC_COUNTERS).
+ * dio_batch: counters, which DIO_IOC_COUNTERS reads (handle.c).
  *
  * Each handle counts its requests per CPU (struct dio_counts): a request
- * is counted where it completes (io.c, dio_kreq_finish()) or where SUBMIT
+ * is counted where it completes (complete.c, dio_kreq_finish()) or where SUBMIT
  * refuses it, with this_cpu_*() operations, no lock and no shared cache
  * line.  DIO_IOC_COUNTERS sums the CPUs' counts.
  *
@@ -221,51 +221,25 @@ static void dio_dev_sum(struct dio_dev *d, u64 *sum)
 }
 
 /**
- * dio_counters_ioctl - DIO_IOC_COUNTERS
- * @df: the calling descriptor
- * @arg: struct dio_counters, copied in and filled (dio_cmd_run() writes it
- *	back)
- * @uarg: the user's struct (unused)
+ * dio_counters_fill - a handle's counts, or its device's, for DIO_IOC_COUNTERS
+ * @h: the handle, with a reference
+ * @c: the command's struct: its @flags say whose counts (the handle's, or
+ *	with DIO_COUNTERS_DEVICE its device's since the module was loaded);
+ *	every count field is set, and nothing else is touched
  *
- * @size, @flags and @handle are read, and the padding and reserved fields
- * must be zero; the counts are output.  Without flags, the handle's
- * counts; with DIO_COUNTERS_DEVICE, its device's since the module was
- * loaded (every handle of every context that had it).
- *
- * Return: 0, or -EBADF for a handle that is not live in the context,
- * -EINVAL (a flag outside DIO_COUNTERS_F_ALL, non-zero padding or
- * reserved fields).  dio_cmd_run()'s copies add -EINVAL (size too small),
- * -E2BIG (unknown non-zero tail) and -EFAULT.
+ * Context: process context.
  */
-long dio_counters_ioctl(struct dio_file *df, void *arg, void __user *uarg)
+void dio_counters_fill(struct dio_handle *h, struct dio_counters *c)
 {
-	struct dio_counters *c = arg;
 	u64 sum[DIO_CNT_NR] = {};
-	struct dio_handle *h;
-	u32 handle, flags;
 	int i;
 
-	if ((c->flags & ~DIO_COUNTERS_F_ALL) || c->pad ||
-	    memchr_inv(c->reserved, 0, sizeof(c->reserved)))
-		return -EINVAL;
-	handle = c->handle;
-	flags = c->flags;
-	h = dio_handle_get(df->ctx, handle);
-	if (!h)
-		return -EBADF;
-	if (flags & DIO_COUNTERS_DEVICE)
+	if (c->flags & DIO_COUNTERS_DEVICE)
 		dio_dev_sum(h->dstats, sum);
 	else
 		dio_counts_sum(h->counts, sum);
-	dio_handle_put(h);
-
-	memset(c, 0, sizeof(*c));
-	c->size = sizeof(*c);
-	c->flags = flags;
-	c->handle = handle;
 	for (i = 0; i < DIO_CNT_NR; i++)
 		*(u64 *)((u8 *)c + dio_cnt_offset[i]) = sum[i];
-	return 0;
 }
 
 /**

@@ -200,7 +200,7 @@ struct dio_file {
 	bool			released;
 	wait_queue_head_t	wait;
 	struct work_struct	reap_work;
-	/* Completions that may sleep, for complete_work (io.c). */
+	/* Completions that may sleep, for complete_work (complete.c). */
 	struct llist_head	complete;
 	struct work_struct	complete_work;
 	struct xarray		opened;		/* id -> dio_opener; ctx->lock */
@@ -291,7 +291,7 @@ struct dio_kreq {
 	/*
 	 * The first error, or 0: set only by cmpxchg() (bios' completions,
 	 * the submitter's bio that failed to build, and its page cache
-	 * step, io.c); read once @remaining is 0, when it is final.
+	 * step, submit.c); read once @remaining is 0, when it is final.
 	 */
 	int			error;
 	bool			done;		/* on the done list; df->lock */
@@ -318,11 +318,11 @@ struct dio_kreq {
 };
 
 /*
- * An ioctl command, one entry of a device's table (main.c): its number,
- * its argument struct's size and first published size, what dio_cmd_run()
- * does around it (DIO_CMD_*), and the command itself, given the calling
- * descriptor (NULL on the control device), the struct copied in (@arg)
- * and the user's struct (@uarg).
+ * An ioctl command, one entry of a device's table (main.c, file.c): its
+ * number, its argument struct's size and first published size, what
+ * dio_cmd_run() does around it (DIO_CMD_*), and the command itself, given
+ * the calling descriptor (NULL on the control device), the struct copied
+ * in (@arg) and the user's struct (@uarg).
  */
 struct dio_cmd {
 	unsigned int	cmd;
@@ -362,14 +362,12 @@ union dio_cmd_arg {
 	.fn		= _fn,						\
 }
 
-/* main.c */
-long dio_cmd_run(const struct dio_cmd *cmds, size_t nr, struct dio_file *df,
-		 unsigned int cmd, void __user *uarg);
-
 /* abi_check.c */
 void dio_abi_check(void);
 
 /* uarg.c */
+long dio_cmd_run(const struct dio_cmd *cmds, size_t nr, struct dio_file *df,
+		 unsigned int cmd, void __user *uarg);
 int dio_get_usize(const void __user *uarg, size_t min_size, u32 *usize);
 int dio_copy_arg(void *karg, size_t ksize, size_t min_size,
 		 const void __user *uarg);
@@ -377,7 +375,7 @@ int dio_copy_request(struct dio_request *r, u64 uaddr);
 int dio_put_result(u64 uaddr, const struct dio_result *res);
 
 /* context.c */
-long dio_ctx_init_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+struct dio_ctx *dio_ctx_join(const struct dio_init *in);
 long dio_ctx_stat_ioctl(struct dio_file *df, void *arg, void __user *uarg);
 void dio_ctx_leave(struct dio_ctx *ctx);
 void dio_ctx_put(struct dio_ctx *ctx);
@@ -385,7 +383,7 @@ int dio_ctx_module_init(void);
 void dio_ctx_module_exit(void);
 
 /* file.c */
-int dio_file_open(struct dio_ctx *ctx);
+long dio_file_init_ioctl(struct dio_file *df, void *arg, void __user *uarg);
 void dio_file_put(struct dio_file *df);
 int dio_file_module_init(void);
 void dio_file_module_exit(void);
@@ -397,12 +395,13 @@ long dio_handle_close_ioctl(struct dio_file *df, void *arg,
 			    void __user *uarg);
 long dio_handle_query_ioctl(struct dio_file *df, void *arg,
 			    void __user *uarg);
+long dio_handle_counters_ioctl(struct dio_file *df, void *arg,
+			       void __user *uarg);
 struct dio_handle *dio_handle_get(struct dio_ctx *ctx, u32 id);
 struct file *dio_handle_file(struct dio_handle *h, bool write);
 int dio_write_allowed(struct file *file, int err_ro);
 void dio_handle_put(struct dio_handle *h);
 void dio_opener_free(struct dio_file *df, struct dio_opener *op);
-bool dio_bdev_nocheck_capable(struct block_device *bdev);
 int dio_handle_module_init(void);
 void dio_handle_module_exit(void);
 
@@ -433,19 +432,38 @@ void dio_counts_exit(struct dio_handle *h);
 void dio_count_error(struct dio_counts __percpu *c,
 		     const struct dio_result *out);
 void dio_count_refused(struct dio_kreq *kreq);
-long dio_counters_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+void dio_counters_fill(struct dio_handle *h, struct dio_counters *c);
 void dio_counters_module_exit(void);
 
 /* io.c */
 extern atomic_t dio_kreqs_kept;
-long dio_submit_ioctl(struct dio_file *df, void *arg, void __user *uarg);
-long dio_wait_ioctl(struct dio_file *df, void *arg, void __user *uarg);
-long dio_collect_ioctl(struct dio_file *df, void *arg, void __user *uarg);
-void dio_kreq_free(struct dio_kreq *kreq);
-void dio_kreq_complete_work(struct work_struct *work);
+struct dio_kreq *dio_kreq_lookup(struct dio_file *df, u64 uaddr);
+int dio_kreq_insert(struct dio_file *df, struct dio_kreq *kreq);
+void dio_kreq_remove(struct dio_file *df, struct dio_kreq *kreq);
+struct dio_kreq *dio_kreq_alloc(struct dio_file *df, struct llist_node **kept);
 void dio_kreq_cache_drain(struct dio_file *df);
+void dio_kreq_release(struct dio_kreq *kreq);
+void dio_kreq_free(struct dio_kreq *kreq);
+void dio_kreq_remove_list(struct dio_file *df, struct list_head *list);
 int dio_io_module_init(void);
 void dio_io_module_exit(void);
+
+/* submit.c */
+long dio_submit_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+
+/* pagecache.c */
+int dio_kreq_sync_cache(struct dio_kreq *kreq);
+bool dio_kreq_written_cached(const struct dio_kreq *kreq);
+void dio_kreq_invalidate_written(struct dio_kreq *kreq);
+
+/* complete.c */
+void dio_kreq_put(struct dio_kreq *kreq);
+void dio_bio_end_io(struct bio *bio);
+void dio_kreq_complete_work(struct work_struct *work);
+
+/* wait.c */
+long dio_wait_ioctl(struct dio_file *df, void *arg, void __user *uarg);
+long dio_collect_ioctl(struct dio_file *df, void *arg, void __user *uarg);
 
 /* integrity.c */
 extern atomic64_t dio_locate_reads;

@@ -2,12 +2,14 @@
 /*
  * dio_batch: the context descriptor, struct dio_file, the anon inode file
  * DIO_IOC_INIT returns (context.c finds or creates its context): its
- * creation, its references, its command table and poll, and its release.
+ * creation by INIT, its references, its command table and poll, and its
+ * release.
  *
- * A descriptor belongs to the memory (mm) of the process that created it:
- * only that process submits and reports through it (the DIO_CMD_MINE
- * commands; io.c).  The other commands go to the context (OPEN, CLOSE,
- * QUERY: handle.c; STAT: context.c; COUNTERS: counters.c).
+ * Its commands are those of its requests (SUBMIT: submit.c; WAIT and
+ * COLLECT: wait.c), of its registered buffers (REGISTER, UNREGISTER:
+ * fixed.c), and of its context (OPEN, CLOSE, QUERY, COUNTERS: handle.c;
+ * STAT: context.c).  Only the process that created the descriptor may run
+ * the DIO_CMD_MINE ones (dio_file_is_mine() in dio_batch.h says why).
  *
  * Its release drops the descriptor's handles and registered buffers, then
  * reaps: the requests already done are freed, and the descriptor is marked
@@ -134,7 +136,7 @@ static __poll_t dio_file_poll(struct file *file, struct poll_table_struct *pt)
 	return READ_ONCE(df->nr_done) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
-/* A descriptor's commands, which dio_cmd_run() (main.c) runs. */
+/* A descriptor's commands, which dio_cmd_run() (uarg.c) runs. */
 static const struct dio_cmd dio_file_cmds[] = {
 	DIO_CMD(DIO_IOC_SUBMIT, submit, DIO_SUBMIT_SIZE_VER0,
 		DIO_CMD_MINE, dio_submit_ioctl),
@@ -155,7 +157,7 @@ static const struct dio_cmd dio_file_cmds[] = {
 	DIO_CMD(DIO_IOC_UNREGISTER, reg, DIO_REGISTER_SIZE_VER0,
 		DIO_CMD_MINE, dio_fixed_unregister_ioctl),
 	DIO_CMD(DIO_IOC_COUNTERS, counters, DIO_COUNTERS_SIZE_VER0,
-		DIO_CMD_OUT, dio_counters_ioctl),
+		DIO_CMD_OUT, dio_handle_counters_ioctl),
 };
 
 static long dio_file_ioctl(struct file *file, unsigned int cmd,
@@ -202,15 +204,12 @@ static struct dio_file *dio_file_alloc(struct dio_ctx *ctx)
 	return df;
 }
 
-/**
- * dio_file_open - a new descriptor of a context, in a file descriptor
- * @ctx: the context, which counts the descriptor among its users
- *
- * The descriptor takes its own reference to @ctx.
- *
- * Return: a new close-on-exec file descriptor, or -ENOMEM, -EMFILE.
+/*
+ * A new descriptor of @ctx, which already counts it among its users, in a
+ * new close-on-exec file descriptor.  The descriptor takes its own
+ * reference to @ctx.  Return: the file descriptor, or -ENOMEM, -EMFILE.
  */
-int dio_file_open(struct dio_ctx *ctx)
+static int dio_file_open(struct dio_ctx *ctx)
 {
 	struct dio_file *df;
 	int fd;
@@ -223,6 +222,34 @@ int dio_file_open(struct dio_ctx *ctx)
 	if (fd < 0)
 		dio_file_put(df);
 	return fd;
+}
+
+/**
+ * dio_file_init_ioctl - DIO_IOC_INIT: a new descriptor for a context
+ * @df: NULL (the control device)
+ * @arg: struct dio_init, copied in
+ * @uarg: the user's struct (unused)
+ *
+ * The context is found or created by dio_ctx_join() (context.c).
+ *
+ * Return: a new close-on-exec file descriptor, or what
+ * uapi/linux/dio_batch.h gives for DIO_IOC_INIT (struct dio_init), whose
+ * comment lists the errors.
+ */
+long dio_file_init_ioctl(struct dio_file *df, void *arg, void __user *uarg)
+{
+	struct dio_ctx *ctx;
+	int ret;
+
+	ctx = dio_ctx_join(arg);
+	if (IS_ERR(ctx))
+		return PTR_ERR(ctx);
+	ret = dio_file_open(ctx);
+	if (ret < 0)
+		dio_ctx_leave(ctx);
+	/* The descriptor holds its own reference. */
+	dio_ctx_put(ctx);
+	return ret;
 }
 
 /**

@@ -102,6 +102,11 @@ static int dio_fixed_check_vmas(struct mm_struct *mm, unsigned long start,
 {
 	struct vm_area_struct *vma;
 
+	/*
+	 * Not mmap_assert_locked(): with CONFIG_DEBUG_VM it calls dump_mm(),
+	 * which 6.1 does not export to modules.
+	 */
+	lockdep_assert_held(&mm->mmap_lock);
 	while (start < end) {
 		vma = find_vma(mm, start);
 		if (!vma || vma->vm_start > start)
@@ -334,10 +339,8 @@ static int dio_register_check(const struct dio_register *reg, bool reg_op)
  * @arg: struct dio_register, copied in
  * @uarg: the user's struct (unused)
  *
- * Return: 0; -EBUSY (a set is registered), -EINVAL (fields, counts,
- * lengths), -EFAULT (a buffer not mapped or not writable), -EOPNOTSUPP (a
- * mapping of a file other than shared memory), -ENOMEM (RLIMIT_MEMLOCK, or
- * memory), -EINTR.
+ * Return: as the comment of struct dio_register in uapi/linux/dio_batch.h
+ * says of DIO_IOC_REGISTER, errors included.
  */
 long dio_fixed_register_ioctl(struct dio_file *df, void *arg,
 			      void __user *uarg)
@@ -428,7 +431,8 @@ int dio_fixed_unregister(struct dio_file *df)
  * @arg: struct dio_register, copied in
  * @uarg: the user's struct (unused)
  *
- * Return: 0; -EINVAL (fields), -ENXIO (nothing registered).
+ * Return: as the comment of struct dio_register in uapi/linux/dio_batch.h
+ * says of DIO_IOC_UNREGISTER, errors included.
  */
 long dio_fixed_unregister_ioctl(struct dio_file *df, void *arg,
 				void __user *uarg)

@@ -20,6 +20,10 @@
  * handle is revoked: its number no longer resolves, while requests already
  * in flight keep the device open until they are reported.  Numbers are
  * allocated cyclically, so a revoked number is not soon reused.
+ *
+ * The queries of a live handle are here too: DIO_IOC_QUERY (its device's
+ * geometry and PI format) and DIO_IOC_COUNTERS (its counts, or its
+ * device's, which counters.c keeps).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,6 +31,7 @@
 #include <linux/fs.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "dio_batch.h"
@@ -269,6 +274,7 @@ void dio_opener_free(struct dio_file *df, struct dio_opener *op)
 {
 	struct dio_handle *h = op->h;
 
+	lockdep_assert_held(&df->ctx->lock);
 	list_del(&op->node);
 	xa_erase(&df->opened, h->id);
 	/* No request finds @op's files after this. */
@@ -282,11 +288,16 @@ void dio_opener_free(struct dio_file *df, struct dio_opener *op)
 	kfree(op);
 }
 
-/* Drop one OPEN of @df on handle @id; ctx->lock held.  -EBADF: none. */
+/*
+ * Drop one OPEN of @df on handle @id.  The caller holds ctx->lock.
+ * Return: 0, or -EBADF when @df has no OPEN of it.
+ */
 static int dio_opener_put(struct dio_file *df, u32 id)
 {
-	struct dio_opener *op = xa_load(&df->opened, id);
+	struct dio_opener *op;
 
+	lockdep_assert_held(&df->ctx->lock);
+	op = xa_load(&df->opened, id);
 	if (!op)
 		return -EBADF;
 	if (--op->count == 0)
@@ -295,15 +306,18 @@ static int dio_opener_put(struct dio_file *df, u32 id)
 }
 
 /*
- * Count one more OPEN of @df on @h through @file; ctx->lock held.  The
- * opener keeps a reference to @file for each access it brings first.
+ * Count one more OPEN of @df on @h through @file.  The caller holds
+ * ctx->lock.  The opener keeps a reference to @file for each access it
+ * brings first.
  */
 static int dio_opener_get(struct dio_file *df, struct dio_handle *h,
 			  struct file *file)
 {
-	struct dio_opener *op = xa_load(&df->opened, h->id);
+	struct dio_opener *op;
 	int ret;
 
+	lockdep_assert_held(&df->ctx->lock);
+	op = xa_load(&df->opened, h->id);
 	if (!op) {
 		op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
 		if (!op)
@@ -331,8 +345,8 @@ static int dio_opener_get(struct dio_file *df, struct dio_handle *h,
 /*
  * The handle of @dev in @ctx, created (and its device opened and claimed)
  * if the context has none yet, opened with at least @file's access, with
- * one more OPEN counted for @df.  ctx->lock held.  Return: the handle's
- * number, or -errno; on failure the handle is as it was.
+ * one more OPEN counted for @df.  The caller holds ctx->lock.  Return:
+ * the handle's number, or -errno; on failure the handle is as it was.
  */
 static int dio_handle_open_locked(struct dio_file *df, dev_t dev,
 				  struct file *file, bool claim)
@@ -343,6 +357,7 @@ static int dio_handle_open_locked(struct dio_file *df, dev_t dev,
 	bool created = false;
 	int ret;
 
+	lockdep_assert_held(&ctx->lock);
 	if (write) {
 		ret = dio_write_allowed(file, -EROFS);
 		if (ret)
@@ -382,15 +397,8 @@ out_revoke:
  * made to wait for ever): the handle's field is probed for writing first,
  * and the handle written back after the lock is dropped.
  *
- * Return: the handle, or -errno: -EBADF (not an open descriptor), -ENOTBLK
- * (not a block device), -EBUSY (claimed by someone else: mounted, held by
- * md/dm, swap or another context), -EROFS (a writable descriptor of a
- * read-only device), -ETXTBSY (a writable descriptor of an active swap
- * device), -EINVAL (bad flags or reserved fields, or DIO_OPEN_NOCLAIM
- * differing from the context's existing handle), -EMFILE (DIO_MAX_OPENS
- * opens of one handle by this descriptor), -ENOMEM, -EFAULT (the struct
- * could not be read or written: then no reference was taken and the
- * handle is as it was).
+ * Return: as the comment of struct dio_open in uapi/linux/dio_batch.h
+ * says of DIO_IOC_OPEN, errors included.
  */
 long dio_handle_open_ioctl(struct dio_file *df, void *arg,
 			   void __user *uarg)
@@ -439,8 +447,8 @@ long dio_handle_open_ioctl(struct dio_file *df, void *arg,
  * brought goes with it; when it was the handle's last opener, the handle
  * is revoked.
  *
- * Return: 0, or -EBADF when this descriptor holds no reference to the
- * handle, -EINVAL for non-zero reserved fields, -EFAULT.
+ * Return: as the comment of struct dio_close in uapi/linux/dio_batch.h
+ * says of DIO_IOC_CLOSE, errors included.
  */
 long dio_handle_close_ioctl(struct dio_file *df, void *arg,
 			    void __user *uarg)
@@ -456,23 +464,6 @@ long dio_handle_close_ioctl(struct dio_file *df, void *arg,
 	ret = dio_opener_put(df, c->handle);
 	mutex_unlock(&ctx->lock);
 	return ret;
-}
-
-/**
- * dio_bdev_nocheck_capable - does @bdev's driver honour a raw read?
- * @bdev: the device
- *
- * A SCSI disk's parent device sits on the SCSI bus; a stacked device's
- * disk (device-mapper, md) has no parent device at all.
- *
- * Return: true when DIO_PI_NOCHECK reaches a driver that skips its checks.
- */
-bool dio_bdev_nocheck_capable(struct block_device *bdev)
-{
-	struct device *parent = disk_to_dev(bdev->bd_disk)->parent;
-
-	return dio_nocheck_capable(parent && parent->bus &&
-				   !strcmp(parent->bus->name, "scsi"), !parent);
 }
 
 static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
@@ -533,9 +524,8 @@ static void dio_query_fill(struct dio_handle *h, struct dio_query *q)
  * @size and @handle are read, and the reserved fields must be zero; the
  * rest is output (what the caller left there is ignored).
  *
- * Return: 0, or -EBADF for a handle that is not live in the context,
- * -EINVAL (non-zero reserved fields).  dio_cmd_run()'s copies add -EINVAL
- * (size too small), -E2BIG (unknown non-zero tail) and -EFAULT.
+ * Return: as the comment of struct dio_query in uapi/linux/dio_batch.h
+ * says of DIO_IOC_QUERY, errors included.
  */
 long dio_handle_query_ioctl(struct dio_file *df, void *arg,
 			    void __user *uarg)
@@ -555,6 +545,45 @@ long dio_handle_query_ioctl(struct dio_file *df, void *arg,
 	dio_handle_put(h);
 	q->size = sizeof(*q);
 	q->handle = handle;
+	return 0;
+}
+
+/**
+ * dio_handle_counters_ioctl - DIO_IOC_COUNTERS
+ * @df: the calling descriptor
+ * @arg: struct dio_counters, copied in and filled (dio_cmd_run() writes it
+ *	back)
+ * @uarg: the user's struct (unused)
+ *
+ * @size, @flags and @handle are read, and the padding and reserved fields
+ * must be zero; the counts are output (counters.c sums them).  Without
+ * flags, the handle's counts; with DIO_COUNTERS_DEVICE, its device's since
+ * the module was loaded (every handle of every context that had it).
+ *
+ * Return: as the comment of struct dio_counters in uapi/linux/dio_batch.h
+ * says of DIO_IOC_COUNTERS, errors included.
+ */
+long dio_handle_counters_ioctl(struct dio_file *df, void *arg,
+			       void __user *uarg)
+{
+	struct dio_counters *c = arg;
+	struct dio_handle *h;
+	u32 handle, flags;
+
+	if ((c->flags & ~DIO_COUNTERS_F_ALL) || c->pad ||
+	    memchr_inv(c->reserved, 0, sizeof(c->reserved)))
+		return -EINVAL;
+	handle = c->handle;
+	flags = c->flags;
+	h = dio_handle_get(df->ctx, handle);
+	if (!h)
+		return -EBADF;
+	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
+	c->flags = flags;
+	c->handle = handle;
+	dio_counters_fill(h, c);
+	dio_handle_put(h);
 	return 0;
 }
 

@@ -155,7 +155,7 @@ static void dio_tuple_set(const struct dio_bi *bi, void *t,
 }
 
 /* First interval of the request, counted from the start of the disk. */
-static u64 dio_pi_seed(const struct dio_kreq *kreq)
+static u64 dio_kreq_first_interval(const struct dio_kreq *kreq)
 {
 	struct block_device *bdev = kreq->h->bdev.bdev;
 
@@ -427,7 +427,7 @@ static int dio_pi_verify_bio(struct dio_kreq *kreq, struct bio *bio,
 			     unsigned int flags, void **scratch, u64 *next)
 {
 	unsigned int interval = kreq->bi.interval, j = 0, off = 0;
-	u64 seed = dio_pi_seed(kreq), i = dio_bio(bio)->first;
+	u64 seed = dio_kreq_first_interval(kreq), i = dio_bio(bio)->first;
 	int ret = 0;
 
 	while (j < bio->bi_vcnt && !ret) {
@@ -505,7 +505,10 @@ static int dio_pi_verify_bios(struct dio_kreq *kreq, unsigned int flags)
  */
 static int dio_pi_verify_user(struct dio_kreq *kreq, unsigned int flags)
 {
-	struct dio_pi_check c = { .seed = dio_pi_seed(kreq), .flags = flags };
+	struct dio_pi_check c = {
+		.seed = dio_kreq_first_interval(kreq),
+		.flags = flags,
+	};
 
 	return dio_pi_walk(kreq, dio_pi_verify_one, &c);
 }
@@ -644,7 +647,7 @@ int dio_pi_prepare(struct dio_kreq *kreq)
 		return 0;
 	}
 	if (!pi) {
-		u64 seed = dio_pi_seed(kreq);
+		u64 seed = dio_kreq_first_interval(kreq);
 
 		return dio_pi_walk(kreq, dio_pi_generate_one, &seed);
 	}
@@ -833,7 +836,8 @@ out_free_buf:
  */
 static void dio_pi_locate(struct dio_kreq *kreq)
 {
-	u64 n = kreq->bytes / kreq->bi.interval, seed = dio_pi_seed(kreq);
+	u64 n = kreq->bytes / kreq->bi.interval;
+	u64 seed = dio_kreq_first_interval(kreq);
 	u64 lo, hi = 0, mid;
 	struct dio_locate_buf *lb;
 	int ret = 0;

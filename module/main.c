@@ -1,10 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dio_batch: the module's parameters, the control device /dev/dio_batch
- * and its commands, the one function that runs the commands of both
- * devices (dio_cmd_run(): the same-process check, the argument struct
- * copied in by dio_copy_arg() (uarg.c) and written back; the descriptor's
- * table is file.c's), debugfs, and module init/exit.
+ * and its table of commands (dio_cmd_run() in uarg.c runs them; the
+ * descriptor's table is file.c's), debugfs, and module init and exit.
+ *
+ * Which files call which others' functions (tests/module-graph.sh checks
+ * that this list is the sources' graph):
+ *
+ *   main.c:      abi_check.c uarg.c context.c file.c handle.c io.c
+ *   file.c:      uarg.c context.c handle.c fixed.c io.c submit.c wait.c
+ *                complete.c
+ *   submit.c:    io.c complete.c pagecache.c uarg.c handle.c fixed.c
+ *                integrity.c counters.c user.c
+ *   wait.c:      io.c uarg.c integrity.c
+ *   io.c:        file.c handle.c fixed.c integrity.c user.c
+ *   complete.c:  pagecache.c integrity.c counters.c user.c
+ *   handle.c:    context.c counters.c
+ *   integrity.c: uarg.c
+ *   abi_check.c: none
+ *   context.c:   none
+ *   counters.c:  none
+ *   fixed.c:     none
+ *   pagecache.c: none
+ *   trace.c:     none
+ *   uarg.c:      none
+ *   user.c:      none
+ *
+ * The one call back up is io.c's dio_file_put(): a request holds its
+ * descriptor until it is freed, and the last one may free it, while
+ * file.c reaps the requests of a closed descriptor and runs the commands
+ * that make them.  No other loop.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -13,7 +38,6 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
-#include <linux/uaccess.h>
 
 #include "dio_batch.h"
 
@@ -58,89 +82,12 @@ static long dio_features_ioctl(struct dio_file *df, void *arg,
 	return 0;
 }
 
-/*
- * The size encoded in an ioctl number changes when a struct grows, so the
- * commands are matched on magic, number and direction, never on the size
- * bits; the struct's own size field says which version the caller has.
- * Another direction is another (unknown) command: -ENOTTY.
- */
-static bool dio_ioc_is(unsigned int cmd, unsigned int want)
-{
-	return _IOC_TYPE(cmd) == _IOC_TYPE(want) &&
-	       _IOC_NR(cmd) == _IOC_NR(want) &&
-	       _IOC_DIR(cmd) == _IOC_DIR(want);
-}
-
-/*
- * Read only the size of an output-only struct into @karg, which is
- * otherwise left to the command (dio_get_usize()'s checks and errors).
- */
-static int dio_copy_size(void *karg, size_t min_size, const void __user *uarg)
-{
-	u32 usize;
-	int ret;
-
-	ret = dio_get_usize(uarg, min_size, &usize);
-	if (ret)
-		return ret;
-	*(u32 *)karg = usize;
-	return 0;
-}
-
-/**
- * dio_cmd_run - run the command @cmd names in a table of commands
- * @cmds: the table
- * @nr: its length
- * @df: the calling descriptor, or NULL on the control device
- * @cmd: the ioctl number
- * @uarg: the user's argument struct
- *
- * The one place every command goes through: matched by dio_ioc_is(); a
- * DIO_CMD_MINE command refused to any process but @df's creator; its
- * struct copied in by dio_copy_arg() (only its size for DIO_CMD_OUT_ONLY);
- * and for DIO_CMD_OUT, written back after the command succeeds, as much of
- * it as the caller's size covers.
- *
- * Return: the command's result; -ENOTTY for a command not in @cmds,
- * -EXDEV for a DIO_CMD_MINE one from another process, or the copies'
- * -EFAULT, -EINVAL, -E2BIG.
- */
-long dio_cmd_run(const struct dio_cmd *cmds, size_t nr, struct dio_file *df,
-		 unsigned int cmd, void __user *uarg)
-{
-	const struct dio_cmd *c;
-	union dio_cmd_arg karg;
-	u32 usize;
-	long ret;
-
-	for (c = cmds; c < cmds + nr; c++)
-		if (dio_ioc_is(cmd, c->cmd))
-			break;
-	if (c == cmds + nr)
-		return -ENOTTY;
-	if ((c->flags & DIO_CMD_MINE) && !dio_file_is_mine(df))
-		return -EXDEV;
-	if (c->flags & DIO_CMD_OUT_ONLY)
-		ret = dio_copy_size(&karg, c->min_size, uarg);
-	else
-		ret = dio_copy_arg(&karg, c->size, c->min_size, uarg);
-	if (ret)
-		return ret;
-	usize = *(u32 *)&karg;
-	ret = c->fn(df, &karg, uarg);
-	if (ret < 0 || !(c->flags & DIO_CMD_OUT))
-		return ret;
-	if (copy_to_user(uarg, &karg, min_t(size_t, usize, c->size)))
-		return -EFAULT;
-	return ret;
-}
-
 /* The control device's commands. */
 static const struct dio_cmd dio_ctl_cmds[] = {
 	DIO_CMD(DIO_IOC_FEATURES, features, DIO_FEATURES_SIZE_VER0,
 		DIO_CMD_OUT_ONLY | DIO_CMD_OUT, dio_features_ioctl),
 	DIO_CMD(DIO_IOC_INIT, init, DIO_INIT_SIZE_VER0, 0,
-		dio_ctx_init_ioctl),
+		dio_file_init_ioctl),
 };
 
 static long dio_ctl_ioctl(struct file *file, unsigned int cmd,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dio_batch: copying the extensible argument structs of the ioctls in from
- * user space.
+ * dio_batch: running a command of either device's table (dio_cmd_run()),
+ * and copying the extensible argument structs of the ioctls in from user
+ * space and back.
  */
 #include <linux/uaccess.h>
 
@@ -145,4 +146,81 @@ int dio_put_result(u64 uaddr, const struct dio_result *res)
 out_fault:
 	user_access_end();
 	return -EFAULT;
+}
+
+/*
+ * The size encoded in an ioctl number changes when a struct grows, so the
+ * commands are matched on magic, number and direction, never on the size
+ * bits; the struct's own size field says which version the caller has.
+ * Another direction is another (unknown) command: -ENOTTY.
+ */
+static bool dio_ioc_is(unsigned int cmd, unsigned int want)
+{
+	return _IOC_TYPE(cmd) == _IOC_TYPE(want) &&
+	       _IOC_NR(cmd) == _IOC_NR(want) &&
+	       _IOC_DIR(cmd) == _IOC_DIR(want);
+}
+
+/*
+ * Read only the size of an output-only struct into @karg, which is
+ * otherwise left to the command (dio_get_usize()'s checks and errors).
+ */
+static int dio_copy_size(void *karg, size_t min_size, const void __user *uarg)
+{
+	u32 usize;
+	int ret;
+
+	ret = dio_get_usize(uarg, min_size, &usize);
+	if (ret)
+		return ret;
+	*(u32 *)karg = usize;
+	return 0;
+}
+
+/**
+ * dio_cmd_run - run the command @cmd names in a table of commands
+ * @cmds: the table
+ * @nr: its length
+ * @df: the calling descriptor, or NULL on the control device
+ * @cmd: the ioctl number
+ * @uarg: the user's argument struct
+ *
+ * The one place every command goes through: matched by dio_ioc_is(); a
+ * DIO_CMD_MINE command refused to any process but @df's creator; its
+ * struct copied in by dio_copy_arg() (only its size for DIO_CMD_OUT_ONLY);
+ * and for DIO_CMD_OUT, written back after the command succeeds, as much of
+ * it as the caller's size covers.
+ *
+ * Return: the command's result; -ENOTTY for a command not in @cmds,
+ * -EXDEV for a DIO_CMD_MINE one from another process, or the copies'
+ * -EFAULT, -EINVAL, -E2BIG.
+ */
+long dio_cmd_run(const struct dio_cmd *cmds, size_t nr, struct dio_file *df,
+		 unsigned int cmd, void __user *uarg)
+{
+	const struct dio_cmd *c;
+	union dio_cmd_arg karg;
+	u32 usize;
+	long ret;
+
+	for (c = cmds; c < cmds + nr; c++)
+		if (dio_ioc_is(cmd, c->cmd))
+			break;
+	if (c == cmds + nr)
+		return -ENOTTY;
+	if ((c->flags & DIO_CMD_MINE) && !dio_file_is_mine(df))
+		return -EXDEV;
+	if (c->flags & DIO_CMD_OUT_ONLY)
+		ret = dio_copy_size(&karg, c->min_size, uarg);
+	else
+		ret = dio_copy_arg(&karg, c->size, c->min_size, uarg);
+	if (ret)
+		return ret;
+	usize = *(u32 *)&karg;
+	ret = c->fn(df, &karg, uarg);
+	if (ret < 0 || !(c->flags & DIO_CMD_OUT))
+		return ret;
+	if (copy_to_user(uarg, &karg, min_t(size_t, usize, c->size)))
+		return -EFAULT;
+	return ret;
 }

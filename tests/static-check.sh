@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Static checks, four test cases named after what they check (run at once):
+# Static checks, five test cases named after what they check (run at once):
 #  - sparse: the module built for 6.1 with C=2 (every file checked), in a
 #    copy under BUILD/static (no objects land in module/): no warning
 #  - checkpatch: checkpatch.pl --strict on module/ and uapi/: no finding but
 #    those tests/checkpatch-exceptions accepts
 #  - shellcheck: the shell scripts: no finding
 #  - fuzz: every command of the uapi header is one the fuzzers know
+#  - module_graph: the module's files call each other in no loop but the
+#    inherent one, through io.c's call of file.c, as the graph at the top
+#    of module/main.c says (tests/module-graph.sh)
 # Records "passed failed" in BUILD/results/static.counts; each tool's whole
 # output is in BUILD/results/static-TOOL.log.
 #   tests/static-check.sh [BUILD]        (default build; env: DIO_CACHE)
@@ -157,9 +160,14 @@ check_fuzz() {
 	return $bad
 }
 
+# ---- the module's files call each other in no loop ------------------------
+check_module_graph() {
+	tests/module-graph.sh
+}
+
 # ---- run them --------------------------------------------------------------
 t0=$(date +%s)
-names=(sparse checkpatch shellcheck fuzz)
+names=(sparse checkpatch shellcheck fuzz module_graph)
 declare -A pid
 for n in "${names[@]}"; do
 	"check_$n" >"$res/static-$n.log" 2>&1 &

@@ -187,11 +187,15 @@ struct dio_features {
  *		user namespace overrides).  0 means 0600.  Ignored on join.
  * @reserved:	zero
  *
- * Returns a new close-on-exec descriptor.  Every descriptor is its own
- * completion queue; the handle table is shared by the context.  A context
- * owned by another user (its creator's effective uid) is joined only with
- * DIO_FOREIGN, whatever its mode: without it such a key is -EACCES, so a
- * key squatted by someone else is never joined by mistake.  DIO_IOC_STAT
+ * Returns a new close-on-exec descriptor, or -EINVAL (bad flags, mode,
+ * key or reserved fields), -ENOENT (an unknown key without DIO_CREAT),
+ * -EEXIST (a known key with DIO_EXCL), -EACCES (the mode denies joining,
+ * or another user owns the context and DIO_FOREIGN was not given),
+ * -ENOMEM, -EMFILE.  Every descriptor is its own completion queue; the
+ * handle table is shared by the context.  A context owned by another user
+ * (its creator's effective uid) is joined only with DIO_FOREIGN, whatever
+ * its mode: without it such a key is -EACCES, so a key squatted by
+ * someone else is never joined by mistake.  DIO_IOC_STAT
  * tells who owns what was joined.  DIO_FOREIGN goes with neither
  * DIO_PRIVATE nor DIO_EXCL (-EINVAL).
  *
@@ -239,6 +243,15 @@ struct dio_init {
  * holder closes the handle or exits, the handle stops accepting writes.
  * A writable @fd on a read-only device is -EROFS, and on an active swap
  * device (with DIO_OPEN_NOCLAIM: swap claims its device) -ETXTBSY.
+ *
+ * Returns the handle, or -EBADF (@fd is not an open descriptor), -ENOTBLK
+ * (not a block device), -EBUSY (claimed by someone else: mounted, held by
+ * md or device-mapper, swap or another context), -EROFS, -ETXTBSY (above),
+ * -EINVAL (bad flags or reserved fields, or DIO_OPEN_NOCLAIM differing
+ * from the context's existing handle of the device), -EMFILE (65536 OPENs
+ * of one handle by one descriptor not yet closed), -ENOMEM, -EFAULT (the
+ * struct could not be read or written: then no reference was taken and
+ * the handle is as it was).
  */
 struct dio_open {
 	__u32	size;
@@ -255,6 +268,11 @@ struct dio_open {
  * @size:	sizeof(struct dio_close)
  * @handle:	a handle this descriptor opened
  * @reserved:	zero
+ *
+ * When this was the descriptor's last OPEN of the handle, the access it
+ * brought goes with it; when it was the handle's last holder, the handle
+ * is revoked.  Returns 0, or -EBADF (this descriptor holds no reference
+ * to the handle), -EINVAL (non-zero @reserved), -EFAULT.
  */
 struct dio_close {
 	__u32	size;
@@ -325,6 +343,10 @@ struct dio_close {
  *		reserved[0] before ABI 4: a module without DIO_FEAT_PART_START
  *		leaves it zero, also for a partition.  (ABI 4)
  * @reserved:	zero
+ *
+ * @size and @handle are read, and the reserved fields must be zero; the
+ * rest is output.  Returns 0, or -EBADF (a handle that is not live in the
+ * context), -EINVAL (non-zero reserved fields).
  */
 struct dio_query {
 	__u32	size;
@@ -379,7 +401,7 @@ struct dio_query {
  *
  * Only @size and the reserved fields (which must be zero) are read, and
  * the size rules apply in full; the kernel writes min(@size, its size)
- * bytes.  (ABI 2)
+ * bytes.  Returns 0, or -EINVAL (non-zero reserved fields).  (ABI 2)
  */
 struct dio_stat {
 	__u32	size;
@@ -599,7 +621,9 @@ struct dio_request {
  * a read-only device), -ETXTBSY (a write to an active swap device),
  * -EXDEV (the descriptor belongs to another process), the LSM's error
  * (usually -EACCES), -EFAULT, -ENOMEM (also: a request that alone exceeds
- * max_user_pinned).
+ * max_user_pinned).  A request whose step in the device's page cache fails
+ * (writeback's error, or -EBUSY for a write over a cached page that cannot
+ * be dropped) is queued all the same: that error is its result.
  */
 struct dio_submit {
 	__u32	size;
@@ -622,9 +646,14 @@ struct dio_submit {
  *
  * WAIT blocks until every listed request completed and returns how many it
  * reported (fewer on timeout, possibly 0, or on signal: -EINTR when none).
- * COLLECT reports up to @nr of this descriptor's completions once at least
- * @min_nr are there.  Results are written into each request.  Both are
- * -EXDEV from a process other than the descriptor's creator.
+ * A listed address with no request submitted on this descriptor stops it:
+ * -ENOENT when it is the first.  COLLECT reports up to @nr of this
+ * descriptor's completions once at least @min_nr are there, and returns
+ * how many (fewer on timeout, possibly 0, or on signal: -EINTR when none).
+ * Results are written into each request.  Both are -EXDEV from a process
+ * other than the descriptor's creator, -EINVAL for bad fields (@nr 0 or
+ * above max_batch, a negative @timeout_ns other than DIO_WAIT_FOREVER,
+ * @min_nr above @nr, or non-zero for WAIT), -EFAULT.
  */
 struct dio_wait {
 	__u32	size;
@@ -680,7 +709,9 @@ struct dio_fixed_buf {
  * UNREGISTER drops the set (-ENXIO when there is none); requests in
  * flight keep their buffer's pages, and its charge, until they are
  * reported.  Closing the descriptor unregisters too.  Both are -EXDEV from
- * a process other than the descriptor's creator.  Returns 0.  (ABI 3)
+ * a process other than the descriptor's creator, and -EINVAL for bad
+ * fields, counts or lengths; REGISTER is -EINTR when a fatal signal comes
+ * while it pins.  Both return 0.  (ABI 3)
  */
 struct dio_register {
 	__u32	size;
