@@ -13,9 +13,13 @@
 #                                   deb-check.sh trixie builds and installs the
 #                                   packages on; print DEB_LOWER (shell: the
 #                                   overlayfs lower directories of that root)
+#   kernel.sh prepare-demo 7.3      prepare 7.3 and the layer over its chroot that
+#                                   demo-check.sh runs make demo in; print
+#                                   DEMO_LOWER (the same for that root)
 # FLAVOUR:
 #   6.1    Debian 12's stock kernel (linux-image-amd64)
-#   6.12   bookworm-backports' kernel, installed on the host (the suite is
+#   6.12   on Debian 13 its own kernel (linux-image-amd64); on Debian 12
+#          bookworm-backports' kernel, installed on the host (the suite is
 #          added to apt's sources as bookworm-backports.sources)
 #   7.3    trixie-backports' kernel, installed in a trixie chroot at
 #          $DIO_CACHE/trixie (its headers need gcc-14): VMLINUZ/MODDIR/KDIR
@@ -119,11 +123,19 @@ vmlinuz_of() { # ROOT KVER
 }
 
 # --- 6.1 and 6.12: Debian kernels installed on the host ----------------------
+# Debian 12's kernel and its source are bookworm's: another release's
+# host does not have them (on Debian 13 its linux-image-amd64 is 6.12).
+need_bookworm() { # FLAVOUR
+	local s
+	s=$(host_suite)
+	[ "$s" = bookworm ] || die "$1: Debian 12's 6.1 ($2) is not in $s's archive, and this host is $s"
+}
 prepare_61() {
 	if KVER=$(newest_installed "" 6.1); then
 		need_pkgs make
 	else
 		# bookworm's own meta packages (backports is not preferred by apt).
+		need_bookworm 6.1 linux-image-amd64
 		need_pkgs make linux-image-amd64 linux-headers-amd64
 		KVER=$(newest_installed "" 6.1) || die "linux-image-amd64 installed no 6.1 kernel"
 	fi
@@ -155,6 +167,13 @@ prepare_612() {
 	if KVER=$(newest_installed "" 6.12); then
 		need_pkgs make
 		log "6.12: $KVER (installed)"
+		return 0
+	fi
+	if [ "$(host_suite)" = trixie ]; then
+		# Debian 13's own meta packages: no apt source to add.
+		need_pkgs make linux-image-amd64 linux-headers-amd64
+		KVER=$(newest_installed "" 6.12) || die "linux-image-amd64 installed no 6.12 kernel"
+		log "6.12: $KVER (linux-image-$KVER $(dpkg-query -W -f='${Version}' "linux-image-$KVER" 2>/dev/null || true))"
 		return 0
 	fi
 	add_bookworm_backports
@@ -265,18 +284,36 @@ deb73_key() {
 }
 layer73() { # DIR COMMAND...: run as chroot73 does, in the chroot under DIR's layer (writable)
 	# redirect_dir and metacopy off: the layer must be an upper directory
-	# any later overlay reads as a plain lower one.
+	# any later overlay reads as a plain lower one.  LAYER_TREE=1: a tmpfs
+	# on the root's /tmp (nothing of it in the layer) with the checkout,
+	# read only, at /tmp/dio_batch.
 	# shellcheck disable=SC2016
 	unshare --mount --propagation private -- sh -c '
 		mount -t overlay overlay -o "redirect_dir=off,metacopy=off,lowerdir=$0,upperdir=$1/layer,workdir=$1/work" "$1/mnt" &&
 			mount -t proc proc "$1/mnt/proc" || exit 1
-		r=$1/mnt
-		shift
-		exec chroot "$r" "$@"' "$root73" "$1" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		r=$1/mnt t=$1/mnt/tmp/dio_batch
+		if [ -n "$2" ]; then
+			mount -t tmpfs tmpfs "$r/tmp" && mkdir "$t" && mount --bind "$2" "$t" &&
+				mount -o remount,bind,ro "$t" || exit 1
+		fi
+		shift 2
+		exec chroot "$r" "$@"' "$root73" "$1" "${LAYER_TREE:+$top}" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
 		LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "${@:2}"
 }
+# old_layers BASE KEEP: remove BASE's layers but KEEP that were not handed
+# out within the last day (a check of another tree may still have one mounted).
+old_layers() {
+	local d
+	for d in "$1"/*/; do
+		d=${d%/}
+		{ [ -d "$d" ] && [ "$d" != "$2" ]; } || continue
+		[ -z "$(find "$d/stamp" -mmin -1440 2>/dev/null)" ] || continue
+		log "7.3: removing the layer $d (not this key's, not handed out for a day)"
+		rm -rf "$d"
+	done
+}
 prepare_deb73() { # sets DEB_LAYER, the layer's directory
-	local key t0 bd d l
+	local key t0 bd l
 	key=$(deb73_key)
 	l=$deb73/$key
 	DEB_LAYER=$l/layer
@@ -288,13 +325,7 @@ prepare_deb73() { # sets DEB_LAYER, the layer's directory
 	t0=$SECONDS
 	bd=$(build_depends "$top/debian/control")
 	[ -n "$bd" ] || die "no Build-Depends in $top/debian/control"
-	for d in "$deb73"/*/; do
-		d=${d%/}
-		{ [ -d "$d" ] && [ "$d" != "$l" ]; } || continue
-		[ -z "$(find "$d/stamp" -mmin -1440 2>/dev/null)" ] || continue
-		log "7.3: removing the packages' layer $d (not this key's, not handed out for a day)"
-		rm -rf "$d"
-	done
+	old_layers "$deb73" "$l"
 	log "7.3: installing the packages' needs into $l/layer: $bd, ${deb73_pkgs[*]}"
 	rm -rf "${l:?}"
 	mkdir -p "$l/layer" "$l/work" "$l/mnt"
@@ -310,6 +341,43 @@ prepare_deb73() { # sets DEB_LAYER, the layer's directory
 	sync
 	echo "$key" >"$l/stamp"
 	log "7.3: the packages' layer took $((SECONDS - t0)) s ($(du -sh "$l/layer" | cut -f1))"
+}
+
+# --- make demo on Debian 13: another layer over the 7.3 chroot ---------------
+# tests/vm/demo-check.sh runs make demo in a trixie root, as a user of
+# Debian 13 would.  What make demo installs there (scripts/deps.sh --demo,
+# run in the root itself: trixie's own 6.12 kernel and headers, QEMU, the
+# compiler) goes once into a layer over the chroot, as the packages' layer
+# does, keyed on the chroot's dpkg database and the scripts that choose
+# and install the packages; the check mounts throwaway overlays over it
+# (DEMO_LOWER, printed by prepare-demo), where make demo finds them
+# installed.  INITRD=No: the guest boots our own initramfs.
+demo73=$cache/trixie-demo
+demo73_key() {
+	cat "$root73/var/lib/dpkg/status" "$top/scripts/deps.sh" "$top/scripts/debian-source.sh" | sha256sum | cut -c1-12
+}
+prepare_demo73() { # sets DEMO_LAYER, the layer's directory
+	local key t0 l
+	key=$(demo73_key)
+	l=$demo73/$key
+	DEMO_LAYER=$l/layer
+	if [ -d "$l/layer" ] && [ "$(cat "$l/stamp" 2>/dev/null)" = "$key" ]; then
+		touch "$l/stamp" # handed out now
+		log "7.3: the demo's layer is ready ($l)"
+		return 0
+	fi
+	t0=$SECONDS
+	old_layers "$demo73" "$l"
+	log "7.3: installing make demo's packages (scripts/deps.sh --demo) into $l/layer"
+	rm -rf "${l:?}"
+	mkdir -p "$l/layer" "$l/work" "$l/mnt"
+	LAYER_TREE=1 layer73 "$l" env INITRD=No DIO_DPKG_UNSAFE_IO=1 bash /tmp/dio_batch/scripts/deps.sh --demo >&2 ||
+		die "7.3: the demo's layer could not be installed"
+	layer73 "$l" apt-get -q clean >&2
+	rm -rf "${l:?}/work" "${l:?}/mnt"
+	sync
+	echo "$key" >"$l/stamp"
+	log "7.3: the demo's layer took $((SECONDS - t0)) s ($(du -sh "$l/layer" | cut -f1))"
 }
 
 # --- debug, kcsan: Debian's 6.1 source with tests/vm/guest.config + FLAVOUR.config
@@ -375,6 +443,7 @@ built_pkgs=(linux-source-6.1 make gcc bc bison flex libelf-dev libssl-dev cpio k
 prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
 	local fl=$1 srcver key src d b t0 kver resumed=
 	d=$(srcdir_of "$fl") b=$(srcdir_of "$fl")/build
+	installed linux-source-6.1 || need_bookworm "$fl" linux-source-6.1
 	need_pkgs "${built_pkgs[@]}"
 	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
 	key=$(built_key "$fl" "$srcver")
@@ -527,7 +596,10 @@ main() {
 		;;
 	deps)
 		case "$flavour" in
-		debug | kcsan) need_pkgs "${built_pkgs[@]}" ;;
+		debug | kcsan)
+			installed linux-source-6.1 || need_bookworm "$flavour" linux-source-6.1
+			need_pkgs "${built_pkgs[@]}"
+			;;
 		*) die "deps: only the flavours built from source (debug, kcsan)" ;;
 		esac
 		;;
@@ -544,6 +616,17 @@ main() {
 		prepare_deb73
 		env_of 7.3
 		printf 'DEB_LOWER=%q\n' "$DEB_LAYER:$root73"
+		;;
+	prepare-demo)
+		# The demo's trixie root (demo-check.sh), as prepare-deb does.
+		[ "$flavour" = 7.3 ] || die "prepare-demo: only 7.3 (trixie) has a demo's layer"
+		[ "$(id -u)" = 0 ] || die "prepare-demo needs root (apt, chroot)"
+		mkdir -p "$cache"
+		exec 9>"$cache/.prepare-7.3.lock"
+		flock 9
+		prepare_73
+		prepare_demo73
+		printf 'DEMO_LOWER=%q\n' "$DEMO_LAYER:$root73"
 		;;
 	env)
 		env_of "$flavour"
@@ -593,7 +676,7 @@ main() {
 		cp "$out/src/module/dio_batch.ko" "$out/"
 		;;
 	*)
-		echo "usage: kernel.sh prepare|prepare-deb|env|build-module FLAVOUR [OUTDIR]" >&2
+		echo "usage: kernel.sh prepare|prepare-deb|prepare-demo|env|build-module FLAVOUR [OUTDIR]" >&2
 		exit 2
 		;;
 	esac
