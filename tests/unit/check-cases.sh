@@ -220,7 +220,8 @@ demo_kernel() {
 	osr VERSION_CODENAME=trixie
 	want "6.12 Debian 13's kernel (6.12)"
 	want "7.3 trixie-backports' kernel (7.3)" 7.3
-	want "failed: demo: DEMO_KERNEL=6.1: on Debian 13 the demo boots 6.12 or 7.3" 6.1
+	want "6.1 Debian 12's kernel (6.1)" 6.1
+	want "failed: demo: DEMO_KERNEL=6.6: on Debian 13 the demo boots 6.1, 6.12 or 7.3" 6.6
 	osr VERSION_CODENAME=forky
 	want "failed: demo: forky is neither Debian 12 (bookworm) nor Debian 13 (trixie): no kernel of its own to show"
 	# No codename: Debian 12, as scripts/deps.sh takes it.

@@ -6,11 +6,12 @@
 # back and found again, block and tag.
 #   demo.sh            (after `make tools build/tests/kmodctl`, as make demo does; results in build/demo)
 #   demo.sh --kernel   print the kernel it would boot and where it comes from
-# DEMO_KERNEL (make demo DEMO_KERNEL=...): 6.1, 6.12 or 7.3 on Debian 12
-# (6.12 from bookworm-backports, which tests/vm/kernel.sh adds to apt's
-# sources; 7.3 from trixie-backports in a trixie root of the project's
-# own, in /var/cache/dio_batch), 6.12 or 7.3 on Debian 13 (7.3 in that
-# root too: no apt source is written to the system).
+# DEMO_KERNEL (make demo DEMO_KERNEL=...): 6.1, 6.12 or 7.3.  On Debian 12
+# 6.12 comes from bookworm-backports, which tests/vm/kernel.sh adds to
+# apt's sources, and 7.3 from trixie-backports in a trixie root of the
+# project's own, in /var/cache/dio_batch; on Debian 13, 7.3 from that
+# root too and 6.1 from a bookworm root beside it: no apt source is
+# written to the system.
 # Exit status: 0 when every step did what it should, 1 otherwise.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,13 +28,14 @@ die() { echo "demo: $*" >&2; exit 1; }
 suite=$(host_suite)
 case "$suite" in
 bookworm) release="Debian 12" own=6.1 offered="6.1, 6.12 or 7.3" ;;
-trixie) release="Debian 13" own=6.12 offered="6.12 or 7.3" ;;
+trixie) release="Debian 13" own=6.12 offered="6.1, 6.12 or 7.3" ;;
 *) die "$suite is neither Debian 12 (bookworm) nor Debian 13 (trixie): no kernel of its own to show" ;;
 esac
 flavour=${DEMO_KERNEL:-$own}
 case "$suite $flavour" in
 "bookworm 6.1" | "trixie 6.12") what="$release's kernel ($flavour)" ;;
 "bookworm 6.12") what="bookworm-backports' kernel (6.12)" ;;
+"trixie 6.1") what="Debian 12's kernel (6.1)" ;;
 *" 7.3") what="trixie-backports' kernel (7.3)" ;;
 *) die "DEMO_KERNEL=$flavour: on $release the demo boots $offered" ;;
 esac
