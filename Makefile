@@ -76,14 +76,15 @@ LIB_INTERNAL_A	:= $(B)/lib/libdioctl-internal.a
 LIB_SO		:= $(B)/libdioctl.so.$(SOVERSION).0.0
 LIB_LIBS	:= -lisal
 
-# The test helpers (tests/lib), linked into every test program but
-# dioctl_run.c: the runner of dioctl and the checks of what it printed, with
-# the short names of the programs that run the tool, linked only into the
-# guest programs that include dioctl_run.h.
-DIOCTL_RUN_OBJ	:= $(B)/tests/lib/dioctl_run.o
-DIOCTL_RUN_BINS	:= $(patsubst tests/guest/%.c,$(B)/tests/guest/%,\
-		   $(shell grep -l 'include "dioctl_run.h"' tests/guest/*.c))
-TESTLIB_SRCS	:= $(filter-out tests/lib/dioctl_run.c,$(wildcard tests/lib/*.c))
+# The test helpers (tests/lib), linked into every test program but the
+# guest programs' own test beds, each linked only into the guest programs
+# that include its header: dioctl_run.c (the runner of dioctl and the checks
+# of what it printed, with the short names of the programs that run the
+# tool), security_common.c (the t_security_* programs') and io_common.c
+# (the t_io_* programs').
+GUEST_HELPERS	:= dioctl_run security_common io_common
+GUEST_HELPER_OBJS := $(GUEST_HELPERS:%=$(B)/tests/lib/%.o)
+TESTLIB_SRCS	:= $(filter-out $(GUEST_HELPERS:%=tests/lib/%.c),$(wildcard tests/lib/*.c))
 TESTLIB_OBJS	:= $(TESTLIB_SRCS:tests/lib/%.c=$(B)/tests/lib/%.o)
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(wildcard tests/unit/*.c))
 GUEST_BINS	:= $(patsubst tests/guest/%.c,$(B)/tests/guest/%,$(wildcard tests/guest/*.c))
@@ -119,9 +120,15 @@ DIOCTL_DEP	:= $(LIB_SO)
 TOOL_BINS	:= $(B)/tools/dioctl $(B)/tools/install/dioctl
 INSTALL_TOOLS	:= $(B)/tools/install/dioctl
 endif
+# libdiosqlite: the SQLite VFS on libdioctl (libdiosqlite/), a shared
+# library that is also SQLite's loadable extension (.load libdiosqlite).
+DSQ_SRCS	:= $(wildcard libdiosqlite/src/*.c)
+DSQ_OBJS	:= $(DSQ_SRCS:libdiosqlite/src/%.c=$(B)/libdiosqlite/%.pic.o)
+DSQ_SO		:= $(B)/libdiosqlite.so.1.0.0
+SQLITE_TESTS	:= $(B)/sqlite/speedtest1
 BENCH_BINS	:= $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 EXAMPLE_BINS	:= $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
-MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] tools/*.1)))
+MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] libdiosqlite/man/*.[37] tools/*.1)))
 TEST_LIBS	:= $(LIB_INTERNAL_A) $(LIB_LIBS) -lcmocka -lkmod -lpthread
 # What the unit tests and the benchmarks link beyond that:
 # tests/cross.sh links them with neither the test helpers (libkmod) nor
@@ -130,27 +137,23 @@ UNIT_TESTLIB	?= $(TESTLIB_OBJS)
 UNIT_LIBS	?= $(TEST_LIBS)
 BENCH_LIBS	?= -luring -laio -lpthread
 
-.PHONY: all module userspace lib tools tests bench examples man bench-guest bench-counts bench-icount bench-isal deps check check-debug \
+.PHONY: all module userspace lib libdiosqlite sqlite tools tests bench examples man bench-guest bench-counts bench-icount bench-isal deps check check-debug \
 	check-unit check-static check-arm64 check-cross bench-arm64 check-dkms check-deb check-deb-trixie check-demo-trixie check-fio-suite check-kcsan fuzz flakes boot-loop dkms-install deb demo \
 	install uninstall clean FORCE
 .DELETE_ON_ERROR:
 # The test helpers are kept between builds (make would delete them as
 # intermediates of the test programs).
-.SECONDARY: $(TESTLIB_OBJS) $(DIOCTL_RUN_OBJ)
+.SECONDARY: $(TESTLIB_OBJS) $(GUEST_HELPER_OBJS)
 
 all: module userspace
-userspace: lib tools tests bench examples man fio-engine
+userspace: lib sqlite tools tests bench examples man fio-engine
 
 module:
-	@if [ -z "$(KDIR)" ] || [ "$(KDIR)" = /lib/modules//build ]; then \
-		echo "make module: no kernel headers: run make deps, or set KDIR" >&2; exit 1; \
-	elif [ ! -f "$(KDIR)/Makefile" ]; then \
-		echo "make module: $(KDIR) holds no kernel build tree (no Makefile):" \
-			"install the kernel's headers, or set KDIR" >&2; exit 1; \
-	fi
 	scripts/build-module.sh '$(KDIR)'
 
 lib: $(LIB_A) $(LIB_SO) $(B)/libdioctl.pc
+libdiosqlite: $(DSQ_SO) $(B)/libdiosqlite.pc
+sqlite: libdiosqlite $(SQLITE_TESTS)
 tools: $(TOOL_BINS)
 examples: $(EXAMPLE_BINS)
 man: $(MAN_PAGES)
@@ -187,7 +190,39 @@ $(B)/pc-vars: FORCE
 	@[ "$$(cat $@ 2>/dev/null)" = '$(PC_VARS)' ] || echo '$(PC_VARS)' >$@
 $(B)/libdioctl.pc: libdioctl/libdioctl.pc.in $(B)/pc-vars
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< >$@
+$(B)/libdiosqlite/%.pic.o: libdiosqlite/src/%.c $(wildcard libdiosqlite/src/*.h libdiosqlite/include/*.h libdioctl/include/*.h uapi/linux/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ilibdiosqlite/include $(CFLAGS) $(WARN) -fvisibility=hidden -fPIC -c -o $@ $<
+# Linked to libdioctl.so.1 as dioctl is, with no RUNPATH (what make install
+# and the package install): the programs that load it from the build tree
+# carry an RPATH (not a RUNPATH: an RPATH serves their libraries' own
+# dependencies too) that finds both.
+$(DSQ_SO): $(DSQ_OBJS) $(LIB_SO) libdiosqlite/libdiosqlite.map
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,libdiosqlite.so.1 \
+		-Wl,--version-script=libdiosqlite/libdiosqlite.map \
+		-Wl,-z,defs -o $@ $(DSQ_OBJS) $(LIB_SO) -lsqlite3 -lpthread
+	ln -sf libdiosqlite.so.1.0.0 $(B)/libdiosqlite.so.1
+	ln -sf libdiosqlite.so.1 $(B)/libdiosqlite.so
+# SQLite's speedtest1 from Debian's source of the installed SQLite
+# (scripts/sqlite-src.sh, cached in DIO_CACHE), with the dio VFS
+# registered (tests/sqlite/speedtest1_dio.c); t_sqlite runs it.
+$(B)/sqlite/sqlite-src: FORCE
+	@mkdir -p $(@D)
+	@d=$$(scripts/sqlite-src.sh) && [ -f "$$d/test/speedtest1.c" ] && \
+		{ [ "$$(cat $@ 2>/dev/null)" = "$$d" ] || echo "$$d" >$@; }
+$(B)/sqlite/speedtest1: tests/sqlite/speedtest1_dio.c $(B)/sqlite/sqlite-src $(DSQ_SO)
+	@mkdir -p $(@D)
+	src=$$(cat $(B)/sqlite/sqlite-src) && \
+	$(CC) $(CPPFLAGS) -Ilibdiosqlite/include $(CFLAGS) -DSQLITE_CKSUMVFS_STATIC \
+		-Dsqlite3_register_cksumvfs=dio_speedtest1_register \
+		-Wl,--disable-new-dtags,-rpath,'$$ORIGIN/..',-rpath-link,$(B) \
+		-o $@ "$$src/test/speedtest1.c" tests/sqlite/speedtest1_dio.c $(DSQ_SO) -lsqlite3 -lm
+$(B)/libdiosqlite.pc: libdiosqlite/libdiosqlite.pc.in $(B)/pc-vars
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< >$@
 $(B)/man/%: libdioctl/man/% debian/changelog
+	@mkdir -p $(@D)
+	sed -e 's|@VERSION@|$(VERSION)|; s|@DATE@|$(MAN_DATE)|' $< >$@
+$(B)/man/%: libdiosqlite/man/% debian/changelog
 	@mkdir -p $(@D)
 	sed -e 's|@VERSION@|$(VERSION)|; s|@DATE@|$(MAN_DATE)|' $< >$@
 $(B)/man/%: tools/% debian/changelog
@@ -204,8 +239,12 @@ $(B)/tests/unit/%: tests/unit/%.c $(LIB_A) $(LIB_INTERNAL_A) $(UNIT_TESTLIB)
 $(B)/tests/guest/%: tests/guest/%.c $(LIB_INTERNAL_A) $(TESTLIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(WARN) -o $@ $< $(GUEST_OBJS) $(TESTLIB_OBJS) $(TEST_LIBS)
-$(DIOCTL_RUN_BINS): $(DIOCTL_RUN_OBJ)
-$(DIOCTL_RUN_BINS): private GUEST_OBJS += $(DIOCTL_RUN_OBJ)
+# guest_helper NAME: the programs that include NAME.h link NAME.o.
+define guest_helper
+$(patsubst tests/guest/%.c,$(B)/tests/guest/%,$(shell grep -l 'include "$(1).h"' tests/guest/*.c)): $(B)/tests/lib/$(1).o
+$(patsubst tests/guest/%.c,$(B)/tests/guest/%,$(shell grep -l 'include "$(1).h"' tests/guest/*.c)): private GUEST_OBJS += $(B)/tests/lib/$(1).o
+endef
+$(foreach h,$(GUEST_HELPERS),$(eval $(call guest_helper,$(h))))
 # testlib.o alone: testcheck.o needs cmocka and libdioctl.
 $(B)/tests/kmodctl: tests/kmodctl.c $(B)/tests/lib/testlib.o
 	@mkdir -p $(@D)
@@ -223,6 +262,10 @@ $(B)/tests/unit/test_abi: module/abi_layout.h
 $(B)/tests/guest/t_abi: private CPPFLAGS += -I$(B)/tests
 # t_peer drives upstream's user PI through io_uring (liburing, as io_bench).
 $(B)/tests/guest/t_peer: private TEST_LIBS += -luring
+# t_sqlite drives SQLite through libdiosqlite (and runs speedtest1).
+$(B)/tests/guest/t_sqlite: $(DSQ_SO) $(SQLITE_TESTS)
+$(B)/tests/guest/t_sqlite: private CPPFLAGS += -Ilibdiosqlite/include
+$(B)/tests/guest/t_sqlite: private TEST_LIBS += $(DSQ_SO) -lsqlite3 -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../..',-rpath-link,$(B)
 # A 32-bit program, for the compat_ioctl path (needs gcc-multilib).
 $(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/src/devinfo.c \
 		libdioctl/include/dioctl.h uapi/linux/dio_batch.h tests/lib/abi_rules.h module/abi_layout.h
@@ -467,42 +510,25 @@ demo:
 	@DEMO_KERNEL="$(DEMO_KERNEL)" tests/vm/demo.sh
 
 # make install [DESTDIR=] [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] ...
-# installs libdioctl (shared, static, .pc), its headers and the uapi
+# installs libdioctl (shared, static, .pc), libdiosqlite (shared, .pc),
+# their headers and the uapi
 # header, dioctl (build/tools/install/dioctl, which needs the libdioctl.so.1
 # installed with it; with DIOCTL_STATIC=1 the one static build), its bash
 # completion (BASHCOMPDIR), the JSON Schema of its --json documents
 # (DIOCTLDATADIR/dioctl.schema.json) and the man pages.  Installed straight into the
 # running system (no DESTDIR), it runs ldconfig so the new library is found.
-install: lib tools man
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7 \
-		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DIOCTLDATADIR)
-	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
-	ln -sf libdioctl.so.$(SOVERSION).0.0 $(DESTDIR)$(LIBDIR)/libdioctl.so.$(SOVERSION)
-	ln -sf libdioctl.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libdioctl.so
-	install -m 644 $(B)/libdioctl.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
-	install -m 644 libdioctl/include/*.h $(DESTDIR)$(INCLUDEDIR)/
-	install -m 644 uapi/linux/dio_batch.h $(DESTDIR)$(INCLUDEDIR)/linux/
-	install -m 755 $(INSTALL_TOOLS) $(DESTDIR)$(BINDIR)/
-	install -m 644 tools/dioctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/dioctl
-	install -m 644 tools/dioctl.schema.json $(DESTDIR)$(DIOCTLDATADIR)/
-	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man3/
-	$(if $(filter %.7,$(MAN_PAGES)),install -m 644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man7/)
-	$(if $(DESTDIR),,-ldconfig)
-
-# Removes exactly what make install put there (same DESTDIR, PREFIX, ...).
+# make uninstall removes exactly what make install put there (same DESTDIR,
+# PREFIX, ...).  scripts/install.sh does both, with these variables, and
+# prints what it runs as a recipe would (QUIET=1: make -s).
+INSTALL_ENV	= B='$(B)' SOVERSION='$(SOVERSION)' DESTDIR='$(DESTDIR)' LIBDIR='$(LIBDIR)' \
+		  INCLUDEDIR='$(INCLUDEDIR)' BINDIR='$(BINDIR)' MANDIR='$(MANDIR)' \
+		  BASHCOMPDIR='$(BASHCOMPDIR)' DIOCTLDATADIR='$(DIOCTLDATADIR)' \
+		  INSTALL_TOOLS='$(INSTALL_TOOLS)' MAN_PAGES='$(MAN_PAGES)' \
+		  QUIET=$(if $(findstring s,$(firstword -$(MAKEFLAGS))),1,0)
+install: lib libdiosqlite tools man
+	@$(INSTALL_ENV) scripts/install.sh install
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/libdioctl.a $(DESTDIR)$(LIBDIR)/libdioctl.so* \
-		$(DESTDIR)$(LIBDIR)/pkgconfig/libdioctl.pc \
-		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(wildcard libdioctl/include/*.h))) \
-		$(DESTDIR)$(INCLUDEDIR)/linux/dio_batch.h \
-		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_TOOLS))) \
-		$(DESTDIR)$(BASHCOMPDIR)/dioctl $(DESTDIR)$(DIOCTLDATADIR)/dioctl.schema.json \
-		$(foreach m,$(notdir $(MAN_PAGES)),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m))
-	[ ! -d $(DESTDIR)$(DIOCTLDATADIR) ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DIOCTLDATADIR)
-	$(if $(DESTDIR),,-ldconfig)
+	@$(INSTALL_ENV) scripts/install.sh uninstall
 
 clean:
 	rm -rf $(B)

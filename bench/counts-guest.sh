@@ -48,10 +48,12 @@
 set -u
 T=/sys/kernel/tracing
 
-die() {
-	echo "counts: $*" >&2
-	exit 1
-}
+# die: scripts/lib.sh of the tree; in the guest, where this is a copy in
+# the results share, the tree counts.sh names in DIO_TOP (mounted at
+# the same path).
+lib_prog=counts
+# shellcheck source=scripts/lib.sh
+. "${DIO_TOP:-$(dirname "$0")/..}/scripts/lib.sh"
 
 # ---- events ----------------------------------------------------------------
 # Functions, counted by kcount (kprobes): "NAME SYMBOL [BITS]"; BITS: also

@@ -46,7 +46,8 @@ res=$top/build/bench/counts
 : "${BENCH_CMDLINE=tsc=reliable clocksource=tsc}"
 export VM_TIMEOUT=${VM_TIMEOUT:-3000} VM_CMDLINE=$BENCH_CMDLINE
 
-die() { echo "counts: $*" >&2; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$top/scripts/lib.sh"
 
 { [ -f "$src/module/Makefile" ] && [ -x "$src/tests/vm/kernel.sh" ]; } || die "$src is not a dio_batch checkout"
 { [ "$COUNTS_N0" -ge 1024 ] && [ "$COUNTS_N" -gt 0 ]; } || die "COUNTS_N0 must be at least 1024, COUNTS_N positive"
@@ -79,6 +80,8 @@ cp "$here/counts-guest.sh" "$here/guest-devices.sh" "$res/"
 
 {
 	printf "export BIN=/tmp/results/bin RAW=/tmp/results/counts.raw DIO_MODDIR='%s'\n" "$MODDIR"
+	# counts-guest.sh's scripts/lib.sh: in the tree, mounted at the same path.
+	printf "export DIO_TOP='%s'\n" "$top"
 	printf "export N='%s' N0='%s' IDLE='%s' REPS='%s' IOARGS='%s' SDEBUG='%s'\n" \
 		"$COUNTS_N" "$COUNTS_N0" "$COUNTS_IDLE" "$COUNTS_REPS" "$COUNTS_ARGS" "$BENCH_SDEBUG"
 	[ -n "${COUNTS_ENGINES_SD:-}" ] && printf "export ENGINES_SD='%s'\n" "$COUNTS_ENGINES_SD"

@@ -45,7 +45,8 @@ flavour=${BENCH_KERNEL:-6.1}
 export VM_TIMEOUT=${VM_TIMEOUT:-1800} VM_CMDLINE=$BENCH_CMDLINE
 CACHE=${DIO_CACHE:-/var/cache/dio_batch}/qemu
 
-die() { echo "icount: $*" >&2; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$top/scripts/lib.sh"
 
 { [ -f "$src/module/Makefile" ] && [ -x "$src/tests/vm/kernel.sh" ]; } || die "$src is not a dio_batch checkout"
 

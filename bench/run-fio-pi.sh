@@ -44,7 +44,9 @@ suite=${FIO_SUITE:-forky}
 : "${BENCH_CMDLINE=tsc=reliable clocksource=tsc}"
 export VM_TIMEOUT=${VM_TIMEOUT:-3000} VM_CMDLINE=$BENCH_CMDLINE
 
-die() { echo "bench-fio-pi: $*" >&2; exit 1; }
+lib_prog=bench-fio-pi
+# shellcheck source=scripts/lib.sh
+. "$top/scripts/lib.sh"
 
 bench_kernel 7.3
 echo "bench-fio-pi: fio from $suite in its root, and the engine built there" >&2

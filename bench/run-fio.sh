@@ -29,7 +29,9 @@ flavour=${BENCH_KERNEL:-6.1}
 : "${BENCH_SDEBUG:=dev_size_mb=256 dif=0 dix=0 delay=0}"
 export VM_TIMEOUT=${VM_TIMEOUT:-3000}
 
-die() { echo "bench-fio: $*" >&2; exit 1; }
+lib_prog=bench-fio
+# shellcheck source=scripts/lib.sh
+. "$top/scripts/lib.sh"
 
 command -v fio >/dev/null || die "fio is not installed (make deps)"
 make -C "$top" --no-print-directory fio-engine build/tests/kmodctl >&2 || die "build failed"

@@ -35,7 +35,9 @@ flavour=${BENCH_KERNEL:-6.1}
 : "${BENCH_CMDLINE=tsc=reliable clocksource=tsc}"
 export VM_TIMEOUT=${VM_TIMEOUT:-600} VM_CMDLINE=$BENCH_CMDLINE
 
-die() { echo "bench: $*" >&2; exit 1; }
+lib_prog=bench
+# shellcheck source=scripts/lib.sh
+. "$top/scripts/lib.sh"
 
 echo "bench: building libdioctl, io_bench and kmodctl" >&2
 make -C "$top" --no-print-directory lib build/bench/io_bench build/tests/kmodctl >&2 ||

@@ -11,6 +11,15 @@ set -eu
 [ $# -ge 1 ] || { echo "usage: build-module.sh KDIR [ARGS...]" >&2; exit 2; }
 kdir=$1
 shift
+# The Makefile's KDIR when scripts/kver.sh found no headers.
+if [ -z "$kdir" ] || [ "$kdir" = /lib/modules//build ]; then
+	echo "make module: no kernel headers: run make deps, or set KDIR" >&2
+	exit 1
+elif [ ! -f "$kdir/Makefile" ]; then
+	echo "make module: $kdir holds no kernel build tree (no Makefile):" \
+		"install the kernel's headers, or set KDIR" >&2
+	exit 1
+fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 case "$top" in
 *[!A-Za-z0-9_./+-]*) ;;

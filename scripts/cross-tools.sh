@@ -19,8 +19,8 @@
 # which runs the programs, is an ordinary package (scripts/deps.sh).
 set -euo pipefail
 
-log() { echo "cross-tools: $*" >&2; }
-die() { log "$*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 arch=${1:-}
 case $arch in

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Sourced by tests/vm/kernel.sh, scripts/deps.sh, scripts/fio-src.sh and
 # bench/icount.sh: where this Debian host gets its packages, and what
-# building ours needs.  The caller defines die().
+# building ours needs.  The caller sources scripts/lib.sh (die).
 
 # build_depends CONTROL: the Build-Depends of a debian/control file, its
 # continuation lines joined (for apt-get satisfy).

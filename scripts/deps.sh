@@ -18,7 +18,7 @@ PKGS=(
 	file			# tests/vm/mkinitramfs.sh: busybox must be static
 	e2fsprogs dmsetup libc6-dev-i386
 	mdadm			# t_stacks: md RAID1 and RAID5 in the guest
-	apparmor		# apparmor_parser: t_security loads a profile in the guest
+	apparmor		# apparmor_parser: t_security_writes loads a profile in the guest
 	systemd udev		# tests/vm/deb-check.sh boots the host's root with udev, and with systemd as init
 	libcmocka-dev libisal-dev liburing-dev libaio-dev
 	sparse shellcheck	# tests/static-check.sh (checkpatch.pl: linux-source-6.1)
@@ -28,6 +28,7 @@ PKGS=(
 	lcov			# tests/vm/coverage.py: the HTML report (gcov itself comes with gcc)
 	fio			# fio/ engine, t_fio, make bench-fio (scripts/fio-src.sh: its source)
 	nvme-cli		# t_formats: nvme read and write against what libdioctl writes and reads
+	libsqlite3-dev sqlite3	# libdiosqlite; t_sqlite (scripts/sqlite-src.sh: speedtest1's source)
 	qemu-user		# tests/cross.sh runs the arm64 build under qemu-aarch64
 )
 # make demo's own (tests/vm/demo.sh): dioctl and kmodctl built, the
@@ -48,8 +49,8 @@ DEMO_PKGS=(
 # check runs on Debian 12), while make, make deb, the fio engine and the
 # package checks need nothing of it.
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck disable=SC2317 # called by debian-source.sh
-die() { echo "deps: $*" >&2; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$here/lib.sh"
 # shellcheck source=scripts/debian-source.sh
 . "$here/debian-source.sh"
 suite=$(host_suite)

@@ -41,8 +41,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 cache=${DIO_CACHE:-/var/cache/dio_batch}
 CACHE=$cache/fio
-log() { echo "fio-src: $*" >&2; }
-die() { log "$*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$here/lib.sh"
 
 # debian_source_enable, host_suite: the system's Debian source as a
 # deb-src entry, as tests/vm/kernel.sh finds it.

@@ -14,8 +14,8 @@
 # both are timed in one run.
 set -euo pipefail
 
-log() { echo "isal-trixie: $*" >&2; }
-die() { log "$*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${DIO_CACHE:-/var/cache/dio_batch}

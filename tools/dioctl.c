@@ -10,16 +10,16 @@
  * success, 1 usage error, 2 module or device unreachable, 3 I/O error,
  * 4 PI failure found, 5 not supported, 130 scrub interrupted; one line on
  * stderr names the errno.  --json (-o json) prints one JSON document on
- * stdout.  See dioctl(1).  This file: messages, devices, features, query,
- * read, write, tag and the command line; scrub is in dioctl_scrub.c.
+ * stdout.  See dioctl(1).  This file: the command line and the commands
+ * features, stat, query, read, write and tag; scrub is in dioctl_scrub.c,
+ * the helpers they share in dioctl_dev.c, dioctl_util.c and dioctl_json.c
+ * (dioctl_tool.h).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -27,180 +27,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "dioctl_tool.h"
-
-/* ---- messages ---- */
-
-const char *err_text(int e)
-{
-	/* glibc's text for EILSEQ is about multibyte characters. */
-	return e == EILSEQ ? "protection information check failed" : strerror(e);
-}
-
-const char *err_name(int e)
-{
-	const char *n = strerrorname_np(e);
-
-	return n ? n : "?";
-}
-
-int exit_code_of(int e)
-{
-	switch (e) {
-	case EILSEQ:
-		return EXIT_PI;
-	case EOPNOTSUPP:
-		return EXIT_NOTSUP;
-	}
-	return EXIT_IO;
-}
-
-/* Exit @code with @msg on stderr, and with --json the error document. */
-static void __attribute__((noreturn)) die_msg(int code, int e, const char *msg)
-{
-	/* --json: one document on stdout whatever happens (dioctl(1)). */
-	j_fail(code, e, msg);
-	fflush(stdout);
-	fprintf(stderr, "dioctl: %s\n", msg);
-	exit(code);
-}
-
-void die(int code, int e, const char *fmt, ...)
-{
-	char msg[2048];
-	size_t n;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	n = strlen(msg);
-	if (e)
-		snprintf(msg + n, sizeof(msg) - n, ": %s (%s)", err_text(e), err_name(e));
-	die_msg(code, e, msg);
-}
-
-/* Whether the process has group @gid (effective or supplementary). */
-static bool in_group(gid_t gid)
-{
-	gid_t groups[256];
-	int n = getgroups(256, groups);
-
-	if (getegid() == gid)
-		return true;
-	for (int i = 0; i < n; i++)
-		if (groups[i] == gid)
-			return true;
-	return false;
-}
-
-/*
- * @path refused this process (EACCES, EPERM): exit 2 saying who may open
- * it (its group and mode) and what to do, not blaming a missing module.
- * @what: what failed ("open /dev/sdb").
- */
-static void __attribute__((noreturn)) die_access(int e, const char *path, const char *what)
-{
-	char msg[2048], grp[64], mode[11];
-	const struct group *g;
-	struct stat st;
-	int n;
-
-	n = snprintf(msg, sizeof(msg), "%s: %s (%s)", what, err_text(e), err_name(e));
-	if (stat(path, &st))
-		die_msg(EXIT_OPEN, e, msg);
-	g = getgrgid(st.st_gid);
-	if (g)
-		snprintf(grp, sizeof(grp), "%s", g->gr_name);
-	else
-		snprintf(grp, sizeof(grp), "%u", (unsigned int)st.st_gid);
-	snprintf(mode, sizeof(mode), "%c%c%c%c%c%c%c%c%c%c",
-		 S_ISCHR(st.st_mode) ? 'c' : S_ISBLK(st.st_mode) ? 'b' : '-',
-		 st.st_mode & S_IRUSR ? 'r' : '-', st.st_mode & S_IWUSR ? 'w' : '-',
-		 st.st_mode & S_IXUSR ? 'x' : '-', st.st_mode & S_IRGRP ? 'r' : '-',
-		 st.st_mode & S_IWGRP ? 'w' : '-', st.st_mode & S_IXGRP ? 'x' : '-',
-		 st.st_mode & S_IROTH ? 'r' : '-', st.st_mode & S_IWOTH ? 'w' : '-',
-		 st.st_mode & S_IXOTH ? 'x' : '-');
-	n += snprintf(msg + n, sizeof(msg) - n, "; %s is group %s%s, mode %04o (%s)", path,
-		      grp, g ? "" : " (a group with no name)",
-		      (unsigned int)(st.st_mode & 07777), mode);
-	if ((st.st_mode & (S_IRGRP | S_IWGRP)) != (S_IRGRP | S_IWGRP))
-		snprintf(msg + n, sizeof(msg) - n, ", which lets no group member open it%s",
-			 strcmp(path, "/dev/" DIO_BATCH_DEVNAME) ? "" :
-			 " (the dio-batch-dkms package's udev rule makes it group "
-			 DIO_BATCH_DEVNAME ", mode 0660); run dioctl as root or give "
-			 "the device that group and mode");
-	else if (!in_group(st.st_gid))
-		snprintf(msg + n, sizeof(msg) - n, ": this user (uid %u) is not in group %s; "
-			 "add it to that group (usermod -aG %s USER, then log in again) "
-			 "or run dioctl as root", (unsigned int)geteuid(), grp, grp);
-	else
-		snprintf(msg + n, sizeof(msg) - n, ": this user is in group %s, yet the open "
-			 "was refused (a security module, or a group added after this "
-			 "login?)", grp);
-	die_msg(EXIT_OPEN, e, msg);
-}
-
-
-const char *source_name(unsigned int s)
-{
-	if (s == DIO_PI_SRC_DIOCTL)
-		return "dioctl";
-	/* An EILSEQ no one claimed: who found it is not known. */
-	if (s == DIO_PI_SRC_NONE)
-		return "unknown";
-	return dio_pi_source_name(s);
-}
-
-const char *source_text(unsigned int s)
-{
-	static const char *const n[] = {
-		"unknown", "user (DIO_PI_VERIFY_USER, before submission)",
-		"module (dio_batch verified what it read)",
-		"device (the device or block layer refused the I/O)",
-	};
-
-	if (s == DIO_PI_SRC_DIOCTL)
-		return "dioctl (libdioctl's dio_pi_verify() on the tuples read)";
-	return s < 4 ? n[s] : "unknown";
-}
-
-double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* ---- numbers ---- */
-
-/* "64K", "0x1000", "2M": bytes; a usage error on garbage and overflow. */
-uint64_t parse_num(const char *s, const char *what)
-{
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *s == '-')
-		usage_error("bad %s '%s'", what, s);
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
-	}
-	if (shift && !strcmp(end, "iB"))
-		end += 2;
-	if (*end || (v << shift) >> shift != v)
-		usage_error("bad %s '%s'", what, s);
-	return v << shift;
-}
 
 /* splitmix64: the --random data of a byte offset depends only on it. */
 static uint64_t mix64(uint64_t x)
@@ -209,16 +38,6 @@ static uint64_t mix64(uint64_t x)
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
 	return x ^ (x >> 31);
-}
-
-void *xalloc(size_t len)
-{
-	void *p;
-
-	if (posix_memalign(&p, 4096, len ? len : 1))
-		die(EXIT_IO, ENOMEM, "allocating %zu bytes", len);
-	memset(p, 0, len);
-	return p;
 }
 
 /* ---- features ---- */
@@ -276,24 +95,6 @@ static const char *guard_name(unsigned int g)
 	case DIO_GUARD_CRC64:	return "CRC64 NVMe";
 	}
 	return "unknown";
-}
-
-/*
- * The control device refused this process (EACCES, EPERM: exit 2 naming
- * its group and mode), or is not there (exit 2, the module not loaded?):
- * errno @e of @what.
- */
-static void __attribute__((noreturn)) die_ctl(int e, const char *what)
-{
-	if (e == EACCES || e == EPERM)
-		die_access(e, "/dev/" DIO_BATCH_DEVNAME, "cannot open /dev/" DIO_BATCH_DEVNAME);
-	die(EXIT_OPEN, e, "%s (is the dio_batch module loaded?)", what);
-}
-
-void get_features(struct dio_features *f)
-{
-	if (sys_dio_features(f) < 0)
-		die_ctl(errno, "cannot reach /dev/" DIO_BATCH_DEVNAME);
 }
 
 static int cmd_features(const struct opts *o)
@@ -371,39 +172,6 @@ static int cmd_features(const struct opts *o)
 }
 
 /* ---- devices ---- */
-
-void dev_open(struct dev *d, const char *path, bool writable)
-{
-	memset(d, 0, sizeof(*d));
-	d->path = path;
-	d->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	if (d->fd < 0 && (errno == EACCES || errno == EPERM)) {
-		char what[512];
-
-		snprintf(what, sizeof(what), "open %s", path);
-		die_access(errno, path, what);
-	}
-	if (d->fd < 0)
-		die(EXIT_OPEN, errno, "open %s", path);
-	d->ctx = sys_dio_init(0, DIO_PRIVATE);
-	if (d->ctx < 0)
-		die_ctl(errno, "sys_dio_init");
-	d->h = sys_dio_open(d->ctx, d->fd, 0);
-	if (d->h < 0)
-		die(EXIT_OPEN, errno, "sys_dio_open %s%s", path, errno == EBUSY ?
-		    " (mounted, or held by md/dm or another context?)" : "");
-	if (sys_dio_query(d->ctx, d->h, &d->q) < 0)
-		die(EXIT_OPEN, errno, "sys_dio_query %s", path);
-	d->start = d->q.part_start_bytes;
-	d->has_pi = dio_pi_profile_from_query(&d->q, &d->p) == 0;
-}
-
-void dev_close(struct dev *d)
-{
-	sys_dio_close(d->ctx, d->h);
-	sys_dio_exit(d->ctx);
-	close(d->fd);
-}
 
 /*
  * The counts of a block device since the module was loaded
@@ -559,34 +327,6 @@ static int cmd_query(const char *path, const struct opts *o)
 	return EXIT_OK;
 }
 
-/* ---- request sizes ---- */
-
-uint64_t pick_req_size(const struct dev *d, const struct dio_features *f,
-		       const struct opts *o, uint64_t unit, bool pi)
-{
-	const struct dio_query *q = &d->q;
-	uint64_t max = q->max_io_bytes / unit * unit, r;
-
-	if (pi) {
-		uint64_t pimax = (uint64_t)f->max_pi_bytes / q->pi_md_size * q->pi_interval;
-
-		if (pimax < max)
-			max = pimax / unit * unit;
-	}
-	if (!max)
-		die(EXIT_NOTSUP, 0, "%s: the device's and the module's limits leave no room "
-		    "for a request of one %" PRIu64 "-byte unit", d->path, unit);
-	if (!o->req_size) {
-		r = 1 << 20;
-		return r > max ? max : r / unit * unit;
-	}
-	if (o->req_size % unit || o->req_size > max)
-		usage_error("--request-size %" PRIu64 ": must be a multiple of %" PRIu64
-			    " and at most %" PRIu64 " (the device's max_io_bytes%s)",
-			    o->req_size, unit, max, pi ? " and the module's max_pi_bytes" : "");
-	return o->req_size;
-}
-
 /* ---- read and write ---- */
 
 /* One request of the pipeline and its buffers. */
@@ -668,48 +408,6 @@ static void write_full(int fd, const unsigned char *buf, size_t len, const char 
 		buf += n;
 		len -= n;
 	}
-}
-
-int dev_explain(const struct dev *d, const struct dio_request *r,
-		struct dio_pi_error *e)
-{
-	if (r->result != -EILSEQ || r->pi_err_tag != DIO_PI_TAG_NONE ||
-	    r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN ||
-	    r->pi_err_source != DIO_PI_SRC_DEVICE || !d->has_pi) {
-		*e = (struct dio_pi_error){ .interval = r->pi_err_interval,
-					    .ref = r->pi_err_interval,
-					    .expected = r->pi_err_expected,
-					    .actual = r->pi_err_actual,
-					    .tag = r->pi_err_tag };
-		return 0;
-	}
-	return dio_pi_explain_error(d->fd, &d->p, r, e) < 0 ? errno : 0;
-}
-
-const char *explain_text(int e)
-{
-	switch (e) {
-	case EACCES:
-		return "refused by the device; this kernel's NVMe driver does not say which "
-		       "tag, and reading the block raw by NVMe passthrough was refused "
-		       "(Linux 6.1 allows it only with CAP_SYS_ADMIN; later kernels to "
-		       "a reader of the whole namespace)";
-	case ENODATA:
-		return "refused by the device, yet the block reads back correct now";
-	case ENOTTY:
-	case 0:
-		return "refused by the device; tag and values unknown on this kernel";
-	default:
-		return "refused by the device; tag and values unknown (the raw read "
-		       "by NVMe passthrough failed)";
-	}
-}
-
-void print_unchecked(FILE *out, uint64_t n)
-{
-	fprintf(out, "%" PRIu64 " block%s NOT checked: %s the escape app tag 0xffff (a drive "
-		"may return blocks it formatted or deallocated so)", n, n == 1 ? "" : "s",
-		n == 1 ? "its tuple carries" : "their tuples carry");
 }
 
 /* The module's report of a PI failure (result -EILSEQ), as text. */

@@ -162,16 +162,16 @@ const char *status_name(int code)
 	return "error";
 }
 
-static void error_members(int e, const char *msg)
+static void error_members(const char *error, const char *msg)
 {
-	if (e)
-		j_str("error", err_name(e));
+	if (error)
+		j_str("error", error);
 	else
 		j_null("error");
 	j_str("message", msg);
 }
 
-void j_fail(int code, int e, const char *msg)
+void j_fail(int code, const char *error, const char *msg)
 {
 	if (!ctx.on || doc_done)
 		return;
@@ -184,7 +184,7 @@ void j_fail(int code, int e, const char *msg)
 			close_(closer[depth]);
 		j_str("status", status_name(code));
 		j_u64("exit_code", code);
-		error_members(e, msg);
+		error_members(error, msg);
 		j_end();
 		j_done();
 		return;
@@ -200,7 +200,7 @@ void j_fail(int code, int e, const char *msg)
 		j_null("device");
 	j_str("status", "error");
 	j_u64("exit_code", code);
-	error_members(e, msg);
+	error_members(error, msg);
 	j_end();
 	j_done();
 }

@@ -35,85 +35,11 @@
 
 #include "dioctl_tool.h"
 
-/* ---- failures ---- */
-
-void failure_from_req(const struct dev *d, const struct dio_request *req,
-		      uint64_t off, uint64_t len, struct failure *f)
-{
-	uint64_t iv = d->q.pi_interval;
-	const struct dio_request *r = req;
-	struct dio_pi_error e;
-	int why = dev_explain(d, r, &e);
-
-	memset(f, 0, sizeof(*f));
-	f->err = r->result < 0 ? (int)-r->result : EIO;
-	f->offset = off;
-	f->length = len;
-	f->interval = DIO_PI_INTERVAL_UNKNOWN;
-	f->tag = DIO_PI_TAG_NONE;
-	if (f->err != EILSEQ)
-		return;
-	f->source = r->pi_err_source;
-	if (r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN || !iv)
-		return;
-	f->interval = r->pi_err_interval;
-	f->offset = r->pi_err_interval * iv - d->start;
-	f->length = iv;
-	f->tag = e.tag;
-	f->expected = e.expected;
-	f->actual = e.actual;
-	f->explain_err = why;
-}
-
-static const char *failure_note(const struct failure *f)
-{
-	if (f->err != EILSEQ)
-		return "I/O error";
-	if (f->interval == DIO_PI_INTERVAL_UNKNOWN)
-		return "refused by the device; no block of it failed when read again";
-	if (f->tag == DIO_PI_TAG_NONE)
-		return explain_text(f->explain_err);
-	return NULL;
-}
-
-static void failure_json_repair(const struct failure *f, const struct repair_result *rep);
-
-void failure_json(const struct failure *f)
-{
-	failure_json_repair(f, NULL);
-}
-
 /* One of failures[]; with --repair-from its "repair" too. */
 static void failure_json_repair(const struct failure *f, const struct repair_result *rep)
 {
-	const char *note = failure_note(f);
-	bool values = f->err == EILSEQ && f->tag != DIO_PI_TAG_NONE;
-
 	j_begin(NULL);
-	j_u64("offset", f->offset);
-	j_u64("length", f->length);
-	if (f->interval == DIO_PI_INTERVAL_UNKNOWN)
-		j_null("interval");
-	else
-		j_u64("interval", f->interval);
-	if (values) {
-		j_str("tag", dio_pi_tag_name(f->tag));
-		j_hex("expected", f->expected);
-		j_hex("actual", f->actual);
-	} else {
-		j_null("tag");
-		j_null("expected");
-		j_null("actual");
-	}
-	if (f->err == EILSEQ)
-		j_str("found_by", source_name(f->source));
-	else
-		j_null("found_by");
-	j_str("error", err_name(f->err));
-	if (note)
-		j_str("note", note);
-	else
-		j_null("note");
+	failure_json_members(f);
 	if (rep)
 		repair_json(rep);
 	j_end();

@@ -1,8 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * dioctl: what its source files share (dioctl.c: commands, options,
- * read/write/tag; dioctl_scrub.c: scrub; dioctl_repair.c: scrub --repair-from;
- * dioctl_json.c: JSON output).
+ * dioctl: what its source files share.  The commands call the helpers,
+ * never the other way round:
+ *
+ *   dioctl.c         main, the command line, help; features, stat, query,
+ *                    read, write, tag
+ *   dioctl_scrub.c   scrub
+ *   dioctl_repair.c  scrub --repair-from (called by dioctl_scrub.c only)
+ *   -- the helpers --
+ *   dioctl_dev.c     features, devices, request sizes, failures' reports
+ *   dioctl_util.c    messages and exit statuses, numbers, time, buffers
+ *   dioctl_json.c    JSON output (calls nothing of the tool)
+ *
+ * Each helper file calls only those listed below it.
  */
 #ifndef DIOCTL_TOOL_H
 #define DIOCTL_TOOL_H
@@ -28,6 +38,8 @@ enum {
 	EXIT_INTR	= 130,	/* scrub interrupted (no failure found so far) */
 };
 
+/* ---- dioctl_util.c ---- */
+
 /* "dioctl: WHAT: TEXT (ENAME)" on stderr (no errno part when @e is 0), exit @code. */
 void __attribute__((noreturn, format(printf, 3, 4)))
 die(int code, int e, const char *fmt, ...);
@@ -37,6 +49,19 @@ int exit_code_of(int e);
 #define usage_error(...) die(EXIT_USAGE, 0, __VA_ARGS__)
 const char *err_text(int e);
 const char *err_name(int e);
+/*
+ * @path refused this process (EACCES, EPERM): exit 2 saying who may open
+ * it (its group and mode) and what to do.  @what: what failed ("open /dev/sdb").
+ */
+void __attribute__((noreturn)) die_access(int e, const char *path, const char *what);
+/* /dev/dio_batch could not be opened: errno @e of @what, exit 2. */
+void __attribute__((noreturn)) die_ctl(int e, const char *what);
+
+uint64_t parse_num(const char *s, const char *what);
+double now_s(void);
+void *xalloc(size_t len);
+
+/* ---- dioctl_dev.c ---- */
 
 /* dio_pi_source_name(), and "dioctl", "unknown" for DIO_PI_SRC_NONE. */
 const char *source_name(unsigned int s);
@@ -44,9 +69,6 @@ const char *source_text(unsigned int s);	/* long, for text reports */
 /* "N blocks NOT checked: ..." of @n escaped tuples, without a newline. */
 void print_unchecked(FILE *out, uint64_t n);
 #define DIO_PI_SRC_DIOCTL 100			/* this tool's own verification */
-
-uint64_t parse_num(const char *s, const char *what);
-double now_s(void);
 
 struct dev {
 	const char		*path;
@@ -59,7 +81,6 @@ struct dev {
 void get_features(struct dio_features *f);
 void dev_open(struct dev *d, const char *path, bool writable);
 void dev_close(struct dev *d);
-void *xalloc(size_t len);
 
 /* The options of every command (each takes its own subset). */
 struct opts {
@@ -121,11 +142,18 @@ const char *explain_text(int e);
 /* The failure @r (completed, result not its length) reports. */
 void failure_from_req(const struct dev *d, const struct dio_request *r,
 		      uint64_t off, uint64_t len, struct failure *f);
-void failure_json(const struct failure *f);
+/* What a failure's report adds: NULL, or why its tag or block is not known. */
+const char *failure_note(const struct failure *f);
+void failure_json(const struct failure *f);		/* one of failures[] */
+void failure_json_members(const struct failure *f);	/* the same, no braces */
+
+/* ---- dioctl_scrub.c ---- */
 
 int cmd_scrub(const char *path, const struct opts *o);
 
-/* dioctl_repair.c: scrub --repair-from SOURCE, one failing block at a time. */
+/* ---- dioctl_repair.c ---- */
+
+/* scrub --repair-from SOURCE, one failing block at a time. */
 enum {
 	REPAIR_NONE,
 	REPAIR_DONE,		/* written with FUA, read back verified */
@@ -158,6 +186,8 @@ const char *repair_outcome_name(int outcome);		/* JSON */
 const char *repair_outcome_text(int outcome);		/* text */
 void repair_json(const struct repair_result *r);	/* the member "repair" */
 
+/* ---- dioctl_json.c ---- */
+
 /*
  * JSON on stdout: one document, members added in order.  With --json,
  * die() prints the error document (j_fail()) unless a whole document is
@@ -168,7 +198,7 @@ void j_set_mode(bool on);		/* --json given */
 bool j_mode(void);
 void j_set_command(const char *command);	/* NULL: not known */
 void j_set_device(const char *device);
-void j_fail(int code, int e, const char *msg);
+void j_fail(int code, const char *error, const char *msg);	/* error: an errno's name, or NULL */
 const char *status_name(int code);	/* "ok", "io-error", ... of an exit status */
 void j_begin(const char *key);		/* object; key NULL in arrays/top */
 void j_end(void);

@@ -325,7 +325,8 @@ static inline uint64_t guard_next(int gt, struct cursor *c, size_t n)
  * interval paid, at 512 bytes, the serial end of each CRC and a call
  * through the dispatch every time; the several-interval loops end each
  * interval with one product per lane and a table step, straight-line
- * code the CPU runs beside the next interval's loads (pi_crc64.c).
+ * code the CPU runs beside the next interval's loads (pi_crc64_x86.c,
+ * pi_crc64_arm64.c).
  */
 #define GUARD_BATCH	16
 

@@ -216,7 +216,7 @@ static uint64_t ipsum_copy_tail(uint8_t *dst, const uint8_t *p, size_t len)
  * the sum in one pass.  The cores are always inlined, so that each caller
  * gets its own loop, the plain one without the test of @dst.  They end
  * with VZEROUPPER themselves: GCC 12 does not always add it for a function
- * whose target attribute enables AVX (see pi_crc64.c).
+ * whose target attribute enables AVX (see pi_crc64_x86.c).
  */
 /* Four 32-byte registers a round, then one at a time. */
 AVX2 static INLINE uint64_t ipsum_avx2_core(uint8_t *dst, const uint8_t *p, size_t len)

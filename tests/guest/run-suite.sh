@@ -47,12 +47,12 @@ export DIO_KO DIO_MODDIR DIO_BUILD
 # make check on two cores runs the debug kernel's programs in two guests,
 # one in each lane (DIO_PART=1/2 and 2/2, tests/vm/check-all.sh): part 1
 # the programs below, part 2 the others, about half the time each (each
-# program's time: build/results/debug-p*.times).  t_io and t_fuzz (about
-# 40 s each) went to part 2 when part 1 had taken 982 s to part 2's 850 in
+# program's time: build/results/debug-p*.times).  t_io (about 40 s, now
+# the t_io_* programs) and t_fuzz (about 40 s) went to part 2 when part 1 had taken 982 s to part 2's 850 in
 # a fresh make check; t_handle (about 110 s) to part 1 when t_faultinj's
 # sweeps had lost half their points and t_stacks half its LIO data
 # (part 1 then 612 s of QEMU CPU, part 2 about 790 by its programs' times).
-tool_tests=" dioctl examples fio repair formats "
+tool_tests=" dioctl examples fio repair formats sqlite "
 # Where the tool programs run.  They drive the module through the same
 # ioctls the module's own programs test on every kernel, so they run where
 # the tools themselves meet a different kernel: all of them on 6.1 (Debian
@@ -64,9 +64,9 @@ tool_tests=" dioctl examples fio repair formats "
 # format matrix, with dioctl and nvme-cli) runs on all three: what each
 # kernel offers for each format differs, and issue 49's PI-last formats
 # exist only from 6.12.
-tools_on_61=" dioctl examples fio repair formats "
-tools_on_612=" repair formats "
-tools_on_73=" dioctl examples repair formats "
+tools_on_61=" dioctl examples fio repair formats sqlite "
+tools_on_612=" repair formats sqlite "
+tools_on_73=" dioctl examples repair formats sqlite "
 # The programs that compare dio_batch with what a kernel itself offers,
 # which exists only on the newest stock kernel: t_peer (upstream's user PI
 # through io_uring, Linux 6.14; 6.1 and 6.12 would ignore the attribute)

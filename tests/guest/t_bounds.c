@@ -137,31 +137,9 @@ static char write_generate_disk[32];	/* integrity/write_generate set to 0 */
 static pid_t kids[MAX_KIDS];
 static int nr_kids;
 
-#define MAX_FDS		16
-static int fds[MAX_FDS];
-static int nr_fds;
-
 #define MAX_CGS		4
 static char cgs[MAX_CGS][128];
 static int nr_cgs;
-
-static int keep(int fd)
-{
-	assert_true(fd >= 0);
-	assert_true(nr_fds < MAX_FDS);
-	fds[nr_fds++] = fd;
-	return fd;
-}
-
-static void unkeep(int fd)
-{
-	for (int i = 0; i < nr_fds; i++)
-		if (fds[i] == fd) {
-			fds[i] = fds[--nr_fds];
-			break;
-		}
-	close(fd);
-}
 
 /* ---- small readers ---- */
 
@@ -668,8 +646,7 @@ static int cleanup(void **state)
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
 	}
-	while (nr_fds)
-		close(fds[--nr_fds]);
+	tl_fd_close_all();
 	cg_remove_all();
 	if (pinned_saved[0])
 		tl_write_file(PINNED_PARAM, pinned_saved);
@@ -699,8 +676,8 @@ static void test_pad3_must_be_zero(void **state)
 	int ctx, fd, h;
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16", disk, sizeof(disk)), 0);
-	ctx = keep(sys_dio_init(0, DIO_PRIVATE));
-	fd = keep(open(disk, O_RDWR));
+	ctx = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
+	fd = tl_fd_track(open(disk, O_RDWR));
 	h = sys_dio_open(ctx, fd, 0);
 	assert_true(h >= 1);
 	buf = tl_alloc(4096, 0);
@@ -915,7 +892,7 @@ static void test_pins_end_with_the_io(void **state)
 	cg_init();
 	cg_make(cg, sizeof(cg), "dio_bounds_pins");
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16", disk, sizeof(disk)), 0);
-	fd = keep(open(disk, O_RDWR | O_DIRECT));
+	fd = tl_fd_track(open(disk, O_RDWR | O_DIRECT));
 	buf = tl_alloc(len, 0);
 	assert_non_null(buf);
 	tl_fill(buf, len, PIN_TAG);
@@ -1018,7 +995,7 @@ static void test_ceiling_per_real_uid(void **state)
 
 	set_pinned_mb(4);
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=32", disk, sizeof(disk)), 0);
-	fd = keep(open(disk, O_RDWR));
+	fd = tl_fd_track(open(disk, O_RDWR));
 	/*
 	 * The 64 reads of uid 1001 are at the device (slow_ms()) until
 	 * after uid 1001's 65th and the other real uid's submissions: a few
@@ -1125,7 +1102,7 @@ static void test_request_over_ceiling(void **state)
 
 	set_pinned_mb(4);
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16", disk, sizeof(disk)), 0);
-	fd = keep(open(disk, O_RDWR));
+	fd = tl_fd_track(open(disk, O_RDWR));
 	kid_spawn(&k, U_ALICE, U_ALICE, NULL, kid_too_large, &fd);
 	assert_int_equal(hear(&k, 30), 0);
 	tell(&k, 1);
@@ -1135,7 +1112,7 @@ static void test_request_over_ceiling(void **state)
 	/* Root (CAP_IPC_LOCK) is not charged: 8 MiB under a 4 MiB ceiling. */
 	buf = tl_alloc(8 * MiB, 0);
 	assert_non_null(buf);
-	ctx = keep(sys_dio_init(0, DIO_PRIVATE));
+	ctx = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
 	h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
 	assert_true(h >= 1);
 	dio_req_prep_read(&r, h, buf, 8 * MiB, 0);
@@ -1228,7 +1205,7 @@ static void test_same_page_thousand_iovecs(void **state)
 	assert_true(dmesg_clean());
 	set_pinned_mb(SP_CEILING_MB);
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16", disk, sizeof(disk)), 0);
-	fd = keep(open(disk, O_RDWR));
+	fd = tl_fd_track(open(disk, O_RDWR));
 	/*
 	 * None of the child's requests may complete before its 32
 	 * submissions are done, or one more would fit: slow_ms() (see
@@ -1401,7 +1378,7 @@ static void test_memcg_charged(void **state)
 	cg_init();
 	cg_make(a.cg, sizeof(a.cg), "dio_bounds_memcg");
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", disk, sizeof(disk)), 0);
-	a.fd = keep(open(disk, O_RDWR));
+	a.fd = tl_fd_track(open(disk, O_RDWR));
 	a.shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	assert_true(a.shared != MAP_FAILED);
@@ -1485,7 +1462,7 @@ static void test_memcg_charged(void **state)
 	assert_true(tl_dio_caches_drained(10));
 
 	/* Outside the group nothing suffered: the same I/O works here. */
-	ctx = keep(sys_dio_init(0, DIO_PRIVATE));
+	ctx = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
 	h = sys_dio_open(ctx, a.fd, 0);
 	assert_true(h >= 1);
 	buf = tl_alloc(MC_DATA_LEN, 0);
@@ -1521,8 +1498,8 @@ static void test_unplaceable_refusal(void **state)
 	int ctx, fd, h, i;
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", disk, sizeof(disk)), 0);
-	ctx = keep(sys_dio_init(0, DIO_PRIVATE));
-	fd = keep(open(disk, O_RDWR));
+	ctx = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
+	fd = tl_fd_track(open(disk, O_RDWR));
 	h = sys_dio_open(ctx, fd, 0);
 	assert_true(h >= 1);
 	buf = tl_alloc(64 * KiB, 0);
@@ -1628,8 +1605,8 @@ static void test_locate_bisects(void **state)
 	debugfs_init();
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=80 dif=1 dix=1", disk, sizeof(disk)), 0);
 	corrupt_interval(disk, BIG_BAD, &stored, &computed);
-	ctx = keep(sys_dio_init(0, DIO_PRIVATE));
-	fd = keep(open(disk, O_RDWR));
+	ctx = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
+	fd = tl_fd_track(open(disk, O_RDWR));
 	h = sys_dio_open(ctx, fd, 0);
 	assert_true(h >= 1);
 	buf = mmap(NULL, BIG_LEN, PROT_READ | PROT_WRITE,
@@ -1708,7 +1685,7 @@ static void test_locate_killed(void **state)
 	debugfs_init();
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=80 dif=1 dix=1", disk, sizeof(disk)), 0);
 	corrupt_interval(disk, BIG_BAD, &stored, &computed);
-	fd = keep(open(disk, O_RDWR));
+	fd = tl_fd_track(open(disk, O_RDWR));
 	assert_int_equal(tl_scsi_debug_delay_ms(100 * tl_slow_factor()), 0);
 	kid_spawn(&k, 0, 0, NULL, kid_big_read, &fd);
 	assert_int_equal(hear(&k, 30), 0);
@@ -1798,12 +1775,13 @@ static int kid_scale(struct kid *k, void *arg)
 {
 	struct dio_request r[SCALE_BATCH], *rp[SCALE_BATCH];
 	int ctx, ok = 0;
+	uint64_t rs;
 	char *buf;
 
 	buf = mmap(NULL, SCALE_BATCH * 4096, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	KCHECK(buf != MAP_FAILED);
-	srand(getpid());
+	rs = getpid();
 	KCHECK(kid_hear(k) == 1);
 	ctx = sys_dio_init(SCALE_KEY, 0);
 	KCHECK(ctx >= 0);
@@ -1814,10 +1792,10 @@ static int kid_scale(struct kid *k, void *arg)
 	KCHECK(kid_hear(k) == 2);
 	for (int b = 0; b < SCALE_BATCHES; b++) {
 		for (int i = 0; i < SCALE_BATCH; i++) {
-			int h = scale_h[rand() % scale_stable];
+			int h = scale_h[tl_rand_below(&rs, scale_stable)];
 
 			dio_req_prep_read(&r[i], h, buf + i * 4096, 4096,
-					  (uint64_t)(rand() % 256) * 4096);
+					  (uint64_t)tl_rand_below(&rs, 256) * 4096);
 			rp[i] = &r[i];
 		}
 		KCHECK(sys_dio_submit(ctx, rp, SCALE_BATCH) == SCALE_BATCH);
@@ -1901,7 +1879,7 @@ static void test_thousand_disks_64_processes(void **state)
 
 	/* Every disk a handle of one keyed context. */
 	assert_int_equal(tl_slab_active("dio_handle"), 0);
-	ctx = keep(sys_dio_init(SCALE_KEY, DIO_CREAT | DIO_EXCL));
+	ctx = tl_fd_track(sys_dio_init(SCALE_KEY, DIO_CREAT | DIO_EXCL));
 	slab0 = slab_bytes();
 	t0 = tl_now_ns();
 	for (i = 0; i < scale_disks; i++) {
@@ -1940,7 +1918,7 @@ static void test_thousand_disks_64_processes(void **state)
 	 * through five rounds of one kind but none of the other is what the
 	 * bound of 3 would take to be crossed).
 	 */
-	priv = keep(sys_dio_init(0, DIO_PRIVATE));
+	priv = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
 	snprintf(path, sizeof(path), "/dev/%.31s", scale_names[0]);
 	fd = open(path, O_RDWR);
 	assert_true(fd >= 0);
@@ -1963,7 +1941,7 @@ static void test_thousand_disks_64_processes(void **state)
 		      (unsigned long long)(one / 1000), (unsigned long long)(many / 1000),
 		      scale_disks, (double)many / (double)one, rounds);
 	assert_true(many < 3 * one);
-	unkeep(priv);
+	tl_fd_close(priv);
 
 	/* 64 processes, descriptors of the context of their own. */
 	for (i = 0; i < SCALE_PROCS; i++)
@@ -2024,7 +2002,7 @@ static void test_thousand_disks_64_processes(void **state)
 	/* Closed handles are freed after an RCU grace period. */
 	assert_true(tl_slab_reaches("dio_handle", scale_disks, 10));
 
-	unkeep(ctx);
+	tl_fd_close(ctx);
 	assert_true(tl_dio_caches_drained(10));
 	assert_true(dmesg_clean());
 	t0 = tl_now_ns();

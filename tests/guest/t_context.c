@@ -3,8 +3,8 @@
  * Contexts: keys, DIO_CREAT/DIO_EXCL, private contexts, permissions like
  * System V IPC (another user's context joined only with DIO_FOREIGN),
  * keys per IPC namespace, and the argument rules every ioctl shares (size
- * field, reserved fields, unknown flags and commands).  t_security attacks
- * the same rules as users who are not root.
+ * field, reserved fields, unknown flags and commands).  The t_security_*
+ * programs attack the same rules as users who are not root.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -39,6 +39,7 @@
 #include "dioctl.h"
 #include "dioctl_run.h"
 #include "testlib.h"
+#include "tl_dev.h"
 
 #define LEN	(64 * 1024)
 #define CTL_PATH	"/dev/" DIO_BATCH_DEVNAME
@@ -139,70 +140,28 @@ static void counts_add(struct dio_counters *a, const struct dio_counters *b)
 	}
 }
 
-struct dev {
-	int ctx, fd, h;
-	struct dio_query q;
-	struct dio_pi_profile p;
-	unsigned char *data, *back, *pi, *pi2;
-	size_t pilen;
-};
-
-static void dev_open(struct dev *d, int ctx, const char *path, unsigned int oflags)
+/* @path in @ctx (tl_dev_open()), its data tl_fill()ed. */
+static void dev_open_filled(struct tl_dev *d, int ctx, const char *path, unsigned int oflags)
 {
-	d->ctx = ctx;
-	d->fd = tl_fd_track(open(path, O_RDWR));
-	d->h = sys_dio_open(ctx, d->fd, oflags);
-	assert_true(d->h >= 1);
-	assert_int_equal(sys_dio_query(ctx, d->h, &d->q), 0);
-	assert_int_equal(dio_pi_profile_from_query(&d->q, &d->p), 0);
-	d->pilen = LEN / d->q.pi_interval * d->q.pi_md_size;
-	d->data = tl_xalloc(LEN, 0);
-	d->back = tl_xalloc(LEN, 0);
-	d->pi = tl_xalloc(d->pilen, 0);
-	d->pi2 = tl_xalloc(d->pilen, 0);
+	tl_dev_open(d, ctx, path, oflags, LEN);
 	tl_fill(d->data, LEN, 11);
 }
 
-static void dev_close(struct dev *d)
-{
-	free(d->data);
-	free(d->back);
-	free(d->pi);
-	free(d->pi2);
-	tl_fd_close(d->fd);
-}
-
-/* One request, submitted and waited for: 0, or SUBMIT's -errno. */
-static int run_req(struct dev *d, struct dio_request *r)
-{
-	struct dio_request *rp = r;
-
-	if (sys_dio_submit(d->ctx, &rp, 1) != 1)
-		return -errno;
-	assert_int_equal(sys_dio_wait(d->ctx, &rp, 1, NULL), 1);
-	return 0;
-}
-
-static unsigned char *tuple(struct dev *d, unsigned char *pi, size_t i)
-{
-	return pi + i * d->q.pi_md_size + d->q.pi_offset;
-}
-
-static void gen(struct dev *d, uint64_t off, uint16_t app)
+static void gen(struct tl_dev *d, uint64_t off, uint16_t app)
 {
 	assert_int_equal(dio_pi_generate(&d->p, d->data, LEN, d->pi,
 					 &(struct dio_pi_params){ .seed = off / d->q.pi_interval,
 								  .app_tag = app }), 0);
 }
 
-static void write_pi(struct dev *d, uint64_t off, unsigned int pi_flags,
+static void write_pi(struct tl_dev *d, uint64_t off, unsigned int pi_flags,
 		     struct dio_request *r)
 {
 	dio_req_prep_write(r, d->h, d->data, LEN, off);
 	dio_req_set_pi(r, d->pi, d->pilen, pi_flags, 0, 0);
 }
 
-static void read_pi(struct dev *d, uint64_t off, unsigned int pi_flags,
+static void read_pi(struct tl_dev *d, uint64_t off, unsigned int pi_flags,
 		    uint16_t app, uint16_t mask, struct dio_request *r)
 {
 	dio_req_prep_read(r, d->h, d->back, LEN, off);
@@ -258,15 +217,15 @@ static void test_handle_counts(void **state)
 	struct dio_counters want = { 0 }, zero = { 0 }, nvme_dev, disk_dev, scratch;
 	struct dio_request r;
 	char path[64], nvme[64];
-	struct dev d, other;
+	struct tl_dev d, other;
 	unsigned char blk[512];
 	int ctx, fd;
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", path, sizeof(path)), 0);
 	assert_int_equal(tl_nvme_dev(1, nvme, sizeof(nvme)), 0);
 	ctx = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
-	dev_open(&d, ctx, path, 0);
-	dev_open(&other, ctx, nvme, 0);
+	dev_open_filled(&d, ctx, path, 0);
+	dev_open_filled(&other, ctx, nvme, 0);
 	assert_int_equal(d.q.pi_interval, 512);
 	assert_int_equal(d.q.pi_type, 1);
 	/*
@@ -282,10 +241,10 @@ static void test_handle_counts(void **state)
 	/* A write with the caller's PI, a write with the kernel's. */
 	gen(&d, off, 0x1234);
 	write_pi(&d, off, 0, &r);
-	assert_int_equal(run_req(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	dio_req_prep_write(&r, d.h, d.data, LEN, off + LEN);
-	assert_int_equal(run_req(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	want.writes = 2;
 	want.write_bytes = 2 * LEN;
@@ -293,10 +252,10 @@ static void test_handle_counts(void **state)
 
 	/* Reads: without PI (the module checks), and with a PI buffer. */
 	dio_req_prep_read(&r, d.h, d.back, LEN, off);
-	assert_int_equal(run_req(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	read_pi(&d, off + LEN, 0, 0, 0, &r);
-	assert_int_equal(run_req(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	want.reads = 2;
 	want.read_bytes = 2 * LEN;
@@ -304,7 +263,7 @@ static void test_handle_counts(void **state)
 
 	/* App tag 0x4321 asked of blocks written with 0x1234: the module's. */
 	read_pi(&d, off, DIO_PI_CHK_APPTAG, 0x4321, 0xffff, &r);
-	assert_int_equal(run_req(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_pi_failure(&r, DIO_PI_SRC_MODULE, DIO_PI_TAG_APP);
 	want.reads++;
 	want.pi_app++;
@@ -313,9 +272,9 @@ static void test_handle_counts(void **state)
 
 	/* A bad guard in block 3, refused by DIO_PI_VERIFY_USER: the user's. */
 	gen(&d, off, 0);
-	tuple(&d, d.pi, 3)[0] ^= 0x01;
+	tl_dev_tuple(&d, d.pi, 3)[0] ^= 0x01;
 	write_pi(&d, off, DIO_PI_VERIFY_USER, &r);
-	assert_int_equal(run_req(&d, &r), -EILSEQ);
+	assert_int_equal(tl_dev_run(&d, &r), -EILSEQ);
 	assert_pi_failure(&r, DIO_PI_SRC_USER, DIO_PI_TAG_GUARD);
 	want.refused++;
 	want.pi_guard++;
@@ -324,9 +283,9 @@ static void test_handle_counts(void **state)
 
 	/* A bad ref tag in block 5, sent: the disk refuses the write. */
 	gen(&d, off, 0);
-	tuple(&d, d.pi, 5)[7] ^= 0x40;
+	tl_dev_tuple(&d, d.pi, 5)[7] ^= 0x40;
 	write_pi(&d, off, 0, &r);
-	assert_int_equal(run_req(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_pi_failure(&r, DIO_PI_SRC_DEVICE, DIO_PI_TAG_REF);
 	want.writes++;
 	want.pi_ref++;
@@ -341,7 +300,7 @@ static void test_handle_counts(void **state)
 	 */
 	gen(&d, off2, 0);
 	write_pi(&d, off2, 0, &r);
-	assert_int_equal(run_req(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	want.writes++;
 	want.write_bytes += LEN;
@@ -362,10 +321,10 @@ static void test_handle_counts(void **state)
 	assert_int_equal(tl_sh("echo 1 > /sys/block/%s/integrity/write_generate",
 			       tl_basename(path)), 0);
 	read_pi(&d, off2, DIO_PI_NOCHECK | DIO_PI_CHK_GUARD, 0, 0, &r);
-	assert_int_equal(run_req(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_pi_failure(&r, DIO_PI_SRC_MODULE, DIO_PI_TAG_GUARD);
 	dio_req_prep_read(&r, d.h, d.back, LEN, off2);
-	assert_int_equal(run_req(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_pi_failure(&r, DIO_PI_SRC_DEVICE, DIO_PI_TAG_GUARD);
 	want.reads += 2;
 	want.pi_guard += 2;
@@ -384,7 +343,7 @@ static void test_handle_counts(void **state)
 		assert_true((start + 1) * 512 < d.q.capacity);
 		assert_int_equal(tl_sh("echo 2 > /sys/bus/pseudo/drivers/scsi_debug/opts"), 0);
 		dio_req_prep_read(&r, d.h, d.back, LEN, start * 512 / LEN * LEN);
-		assert_int_equal(run_req(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		assert_int_equal(tl_sh("echo 0 > /sys/bus/pseudo/drivers/scsi_debug/opts"), 0);
 		print_message("# medium error: result %lld\n", (long long)r.result);
 		assert_true(r.result == -ENODATA || r.result == -EIO);
@@ -395,23 +354,23 @@ static void test_handle_counts(void **state)
 
 	/* A flush. */
 	dio_req_prep_flush(&r, d.h);
-	assert_int_equal(run_req(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, 0);
 	want.flushes = 1;
 	expect_counts("flush", ctx, d.h, 0, NULL, &want);
 
 	/* Refused once the handle is found: beyond the device, misaligned. */
 	dio_req_prep_read(&r, d.h, d.back, LEN, d.q.capacity);
-	assert_int_equal(run_req(&d, &r), -ENXIO);
+	assert_int_equal(tl_dev_run(&d, &r), -ENXIO);
 	dio_req_prep_read(&r, d.h, d.back, LEN, 100);
-	assert_int_equal(run_req(&d, &r), -EINVAL);
+	assert_int_equal(tl_dev_run(&d, &r), -EINVAL);
 	want.refused += 2;
 	/* Before it: a handle that is not live, an unknown flag: nowhere. */
 	dio_req_prep_read(&r, 9999, d.back, LEN, 0);
-	assert_int_equal(run_req(&d, &r), -EBADF);
+	assert_int_equal(tl_dev_run(&d, &r), -EBADF);
 	dio_req_prep_read(&r, d.h, d.back, LEN, 0);
 	r.flags |= 0x8000;
-	assert_int_equal(run_req(&d, &r), -EINVAL);
+	assert_int_equal(tl_dev_run(&d, &r), -EINVAL);
 	expect_counts("refused", ctx, d.h, 0, NULL, &want);
 
 	/* The device's counts grew by the handle's: no other handle had it. */
@@ -431,8 +390,8 @@ static void test_handle_counts(void **state)
 	assert_int_equal(tl_errno(sys_dio_counters(ctx, d.h, 2, &scratch)), -EINVAL);
 	assert_int_equal(tl_errno(sys_dio_counters(ctx, d.h, ~0U, &scratch)), -EINVAL);
 
-	dev_close(&other);
-	dev_close(&d);
+	tl_dev_close(&other);
+	tl_dev_close(&d);
 	tl_fd_close(ctx);
 }
 
@@ -444,19 +403,19 @@ static void test_handle_counts(void **state)
 static void other_program_io(const char *path, uint64_t off)
 {
 	struct dio_request r;
-	struct dev o;
+	struct tl_dev o;
 	int ctx;
 
 	ctx = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
-	dev_open(&o, ctx, path, DIO_OPEN_NOCLAIM);
+	dev_open_filled(&o, ctx, path, DIO_OPEN_NOCLAIM);
 	dio_req_prep_write(&r, o.h, o.data, LEN, off);
-	assert_int_equal(run_req(&o, &r), 0);
+	assert_int_equal(tl_dev_run(&o, &r), 0);
 	assert_int_equal(r.result, LEN);
 	dio_req_prep_read(&r, o.h, o.back, LEN, off);
-	assert_int_equal(run_req(&o, &r), 0);
+	assert_int_equal(tl_dev_run(&o, &r), 0);
 	assert_int_equal(r.result, LEN);
 	assert_int_equal(sys_dio_close(ctx, o.h), 0);
-	dev_close(&o);
+	tl_dev_close(&o);
 	tl_fd_close(ctx);
 }
 
@@ -465,7 +424,7 @@ static void other_program_io(const char *path, uint64_t off)
  * handle counts its own requests, the device counts both, and keeps
  * counting what a revoked handle did.  The device's counts are checked
  * step by step: each step's baseline is read just before it, so what
- * other programs did on the namespace, before this test (t_pi, t_io,
+ * other programs did on the namespace, before this test (t_pi, t_io_*,
  * this program's first test...) or between its steps, counts in no
  * verdict.  Between the steps another context does I/O of its own on
  * the namespace, as another program would.
@@ -475,15 +434,15 @@ static void test_device_counts(void **state)
 	const uint64_t off = 64 * LEN;
 	struct dio_counters base, scratch, want_a = { 0 }, want_b = { 0 }, step;
 	struct dio_request r;
-	struct dev a, b;
+	struct tl_dev a, b;
 	char path[64];
 	int ctx_a, ctx_b, i, h_old;
 
 	assert_int_equal(tl_nvme_dev(1, path, sizeof(path)), 0);
 	ctx_a = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
 	ctx_b = tl_fd_track(sys_dio_init(0, DIO_PRIVATE));
-	dev_open(&a, ctx_a, path, DIO_OPEN_NOCLAIM);
-	dev_open(&b, ctx_b, path, DIO_OPEN_NOCLAIM);
+	dev_open_filled(&a, ctx_a, path, DIO_OPEN_NOCLAIM);
+	dev_open_filled(&b, ctx_b, path, DIO_OPEN_NOCLAIM);
 	/*
 	 * Each step's baseline: the device's counts before it, read here
 	 * only.  A call expected to fail writes into scratch (the library
@@ -496,12 +455,12 @@ static void test_device_counts(void **state)
 	/* Two writes through a, three reads through b. */
 	for (i = 0; i < 2; i++) {
 		dio_req_prep_write(&r, a.h, a.data, LEN, off + i * LEN);
-		assert_int_equal(run_req(&a, &r), 0);
+		assert_int_equal(tl_dev_run(&a, &r), 0);
 		assert_int_equal(r.result, LEN);
 	}
 	for (i = 0; i < 3; i++) {
 		dio_req_prep_read(&r, b.h, b.back, LEN, off + (i % 2) * LEN);
-		assert_int_equal(run_req(&b, &r), 0);
+		assert_int_equal(tl_dev_run(&b, &r), 0);
 		assert_int_equal(r.result, LEN);
 	}
 	want_a.writes = 2;
@@ -538,7 +497,7 @@ static void test_device_counts(void **state)
 	get_counts(ctx_a, a.h, DIO_COUNTERS_DEVICE, &base);
 	step = (struct dio_counters){ .reads = 1, .pi_by_device = 1 };
 	dio_req_prep_read(&r, a.h, a.back, LEN, off);
-	assert_int_equal(run_req(&a, &r), 0);
+	assert_int_equal(tl_dev_run(&a, &r), 0);
 	if (tl_kernel_at_least(6, 14)) {
 		assert_pi_failure(&r, DIO_PI_SRC_DEVICE, DIO_PI_TAG_GUARD);
 		step.pi_guard = 1;
@@ -572,7 +531,7 @@ static void test_device_counts(void **state)
 
 	get_counts(ctx_a, a.h, DIO_COUNTERS_DEVICE, &base);
 	dio_req_prep_read(&r, b.h, b.back, LEN, off + LEN);
-	assert_int_equal(run_req(&b, &r), 0);
+	assert_int_equal(tl_dev_run(&b, &r), 0);
 	assert_int_equal(r.result, LEN);
 	want_b = (struct dio_counters){ .reads = 1, .read_bytes = LEN };
 	expect_counts("b's new handle", ctx_b, b.h, 0, NULL, &want_b);
@@ -582,11 +541,11 @@ static void test_device_counts(void **state)
 
 	/* The corrupted block written again, for the programs after this one. */
 	dio_req_prep_write(&r, a.h, a.data, LEN, off);
-	assert_int_equal(run_req(&a, &r), 0);
+	assert_int_equal(tl_dev_run(&a, &r), 0);
 	assert_int_equal(r.result, LEN);
 
-	dev_close(&a);
-	dev_close(&b);
+	tl_dev_close(&a);
+	tl_dev_close(&b);
 	tl_fd_close(ctx_a);
 	tl_fd_close(ctx_b);
 }
@@ -718,7 +677,7 @@ static void test_user_counts(void **state)
 	struct dio_counters dev_want = user_want;
 	struct user_args ua = { 0 };
 	struct dio_request r;
-	struct dev nv, d;
+	struct tl_dev nv, d;
 	char nvme[64];
 	int ctx;
 
@@ -727,11 +686,11 @@ static void test_user_counts(void **state)
 	assert_int_equal(tl_nvme_dev(1, nvme, sizeof(nvme)), 0);
 	ctx = tl_fd_track(sys_dio_init_mode(ROOT_KEY, DIO_CREAT | DIO_EXCL, 0600));
 	/* The NVMe handle first: the disk's number is not the user's handle. */
-	dev_open(&nv, ctx, nvme, DIO_OPEN_NOCLAIM);
-	dev_open(&d, ctx, user_disk, DIO_OPEN_NOCLAIM);
+	dev_open_filled(&nv, ctx, nvme, DIO_OPEN_NOCLAIM);
+	dev_open_filled(&d, ctx, user_disk, DIO_OPEN_NOCLAIM);
 	get_counts(ctx, d.h, DIO_COUNTERS_DEVICE, &ua.dev_base);
 	dio_req_prep_write(&r, d.h, d.data, LEN, 8 * LEN);
-	assert_int_equal(run_req(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	ua.root_want = (struct dio_counters){ .writes = 1, .write_bytes = LEN };
 	expect_counts("root's handle", ctx, d.h, 0, NULL, &ua.root_want);
@@ -750,8 +709,8 @@ static void test_user_counts(void **state)
 	expect_counts("the disk after the user's", ctx, d.h, DIO_COUNTERS_DEVICE, &ua.dev_base,
 		      &dev_want);
 
-	dev_close(&nv);
-	dev_close(&d);
+	tl_dev_close(&nv);
+	tl_dev_close(&d);
 	tl_fd_close(ctx);
 }
 

@@ -144,20 +144,17 @@ static uint8_t *file_page, *shm_zone;
 
 /* ---- randomness ---- */
 
+/* Each worker's state of the tests' random source (tl_rand()). */
 static __thread uint64_t rs;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rs += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return tl_rand(&rs);
 }
 
 static unsigned int rn(unsigned int n)
 {
-	return n ? rnd() % n : 0;
+	return tl_rand_below(&rs, n);
 }
 
 static bool chance(unsigned int pct)
@@ -1424,16 +1421,13 @@ static void test_fuzz(void **state)
 	pid_t pid[NWORKERS];
 	uint64_t t0;
 
-	seed = getenv("DIO_FUZZ_SEED") ? strtoull(getenv("DIO_FUZZ_SEED"), NULL, 0) :
-	       (tl_now_ns() ^ ((uint64_t)getpid() << 32));
+	seed = tl_seed("DIO_FUZZ_SEED");
 	if (min_calls > NWORKERS * max_calls / 2)
 		min_calls = NWORKERS * max_calls / 2;
 	min_calls = env_long("DIO_FUZZ_MIN_CALLS", min_calls);
-	print_message("# fuzz: seed %llu (DIO_FUZZ_SEED=%llu reproduces a worker's "
-		      "sequence), %d workers, %.0f s or %ld calls each, at least %ld "
-		      "calls in all\n",
-		      (unsigned long long)seed, (unsigned long long)seed, NWORKERS,
-		      budget / 1e9, max_calls, min_calls);
+	print_message("# fuzz: the seed reproduces a worker's sequence; %d workers, "
+		      "%.0f s or %ld calls each, at least %ld calls in all\n",
+		      NWORKERS, budget / 1e9, max_calls, min_calls);
 
 	/* The same addresses in every worker. */
 	ws = mmap(NULL, NWORKERS * sizeof(*ws), PROT_READ | PROT_WRITE,

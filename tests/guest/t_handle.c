@@ -41,29 +41,13 @@ static int teardown(void **state)
 }
 
 /*
- * Descriptors a test keeps for its teardown to close, so that a failed
- * assertion leaves no context (and no claim) behind for the next test.
+ * Teardown: close what a test kept (tl_fd_keep()), so that a failed
+ * assertion leaves no context (and no claim) behind for the next test;
+ * scsi_debug at full speed again.
  */
-static int kept[4] = { -1, -1, -1, -1 };
-
-static int keep(int fd)
-{
-	for (int i = 0; i < 4; i++)
-		if (kept[i] < 0) {
-			kept[i] = fd;
-			break;
-		}
-	return fd;
-}
-
-/* Teardown: close what was kept; scsi_debug at full speed again. */
 static int cleanup(void **state)
 {
-	for (int i = 0; i < 4; i++)
-		if (kept[i] >= 0) {
-			close(kept[i]);
-			kept[i] = -1;
-		}
+	tl_fd_close_all();
 	return tl_scsi_debug_ndelay(0);
 }
 
@@ -436,7 +420,7 @@ static void test_inflight_io_of_exiting_opener(void **state)
 
 	assert_int_equal(tl_slab_wait("dio_kreq", 0, 5), 0);
 	assert_int_equal(pipe(pipefd), 0);
-	ctx = keep(sys_dio_init(key, DIO_CREAT | DIO_EXCL));
+	ctx = tl_fd_keep(sys_dio_init(key, DIO_CREAT | DIO_EXCL));
 	assert_true(ctx >= 0);
 	files = tl_slab_active("dio_file");
 	assert_true(files >= 1);
@@ -485,7 +469,7 @@ static void test_inflight_io_of_exiting_opener(void **state)
 	assert_true(tl_slab_reaches("dio_handle", 0, 5));
 	assert_int_equal(tl_scsi_debug_ndelay(0), 0);
 	/* The claim was released: ours now, and I/O works through it. */
-	fd = keep(open_disk(O_RDWR));
+	fd = tl_fd_keep(open_disk(O_RDWR));
 	h2 = sys_dio_open(ctx, fd, 0);
 	assert_true(h2 >= 1);
 	assert_int_not_equal(h2, h);
@@ -611,7 +595,7 @@ static int all_zero(const uint8_t *p, size_t from, size_t to)
 /* DIO_IOC_OPEN: the size rules, the output-only handle, reserved[1]. */
 static void test_open_bad_args(void **state)
 {
-	int ctx = keep(sys_dio_init(0, DIO_PRIVATE)), fd = keep(open_disk(O_RDWR));
+	int ctx = tl_fd_keep(sys_dio_init(0, DIO_PRIVATE)), fd = tl_fd_keep(open_disk(O_RDWR));
 	uint8_t *big = big_arg();
 	struct dio_open o, *bo = (struct dio_open *)big;
 	struct dio_query q;
@@ -675,7 +659,7 @@ static void test_open_bad_args(void **state)
 /* DIO_IOC_CLOSE: the size rules and reserved; refused calls drop nothing. */
 static void test_close_bad_args(void **state)
 {
-	int ctx = keep(sys_dio_init(0, DIO_PRIVATE)), fd = keep(open_disk(O_RDWR));
+	int ctx = tl_fd_keep(sys_dio_init(0, DIO_PRIVATE)), fd = tl_fd_keep(open_disk(O_RDWR));
 	uint8_t *big = big_arg();
 	struct dio_close c, *bc = (struct dio_close *)big;
 	struct dio_query q;
@@ -737,7 +721,7 @@ static void check_answer(const struct dio_query *q, int h)
 /* DIO_IOC_QUERY: the size rules; a larger struct gets the kernel's size. */
 static void test_query_bad_args(void **state)
 {
-	int ctx = keep(sys_dio_init(0, DIO_PRIVATE)), fd = keep(open_disk(O_RDWR));
+	int ctx = tl_fd_keep(sys_dio_init(0, DIO_PRIVATE)), fd = tl_fd_keep(open_disk(O_RDWR));
 	uint8_t *big = big_arg();
 	struct dio_query q, *bq = (struct dio_query *)big;
 	int h;
@@ -798,7 +782,7 @@ static void test_query_bad_args(void **state)
  */
 static void test_query_nonzero_reserved(void **state)
 {
-	int ctx = keep(sys_dio_init(0, DIO_PRIVATE)), fd = keep(open_disk(O_RDWR));
+	int ctx = tl_fd_keep(sys_dio_init(0, DIO_PRIVATE)), fd = tl_fd_keep(open_disk(O_RDWR));
 	struct dio_query q;
 	int h;
 

@@ -431,16 +431,17 @@ static int parse_prog(const char *text, struct prog *p, char *err, size_t errlen
 
 /* ---- randomness (the supervisor's only: programs come from the seed) ---- */
 
+/* The state of the tests' random source (tl_rand()). */
 static uint64_t rs;
 
 static uint64_t rnd(void)
 {
-	return tl_mix(rs += 0x9e3779b97f4a7c15ULL);
+	return tl_rand(&rs);
 }
 
 static unsigned int rn(unsigned int n)
 {
-	return n ? rnd() % n : 0;
+	return tl_rand_below(&rs, n);
 }
 
 static bool chance(unsigned int pct)
@@ -2280,15 +2281,12 @@ static void load_corpus(void)
 static void test_kcov(void **state)
 {
 	struct prog p;
-	const char *s = getenv("DIO_KFUZZ_SEED");
 	int i;
 
-	st.seed = s && *s ? strtoull(s, NULL, 0) :
-		  (uint64_t)time(NULL) ^ (uint64_t)getpid();
+	st.seed = tl_seed("DIO_KFUZZ_SEED");
 	rs = st.seed;
-	print_message("# kfuzz: seed %llu (DIO_KFUZZ_SEED=%llu draws the same programs while "
-		      "they reach the same edges)\n",
-		      (unsigned long long)st.seed, (unsigned long long)st.seed);
+	print_message("# kfuzz: the seed draws the same programs while they reach the same "
+		      "edges\n");
 	reports_open();
 	if (!report_re_ok || kmsg_fd < 0)
 		fail_msg("kernel reports cannot be attributed to programs (report-patterns, "

@@ -80,26 +80,12 @@ static bool ring_up;
 static char ns_dev[64], part_dev[72];
 static bool dm_up;
 
-static int fds[8], nfds;
-
-static void track(int fd)
-{
-	assert_true(nfds < 8);
-	fds[nfds++] = fd;
-}
-
-static void untrack_close(int fd)
-{
-	for (int i = 0; i < nfds; i++)
-		if (fds[i] == fd)
-			fds[i] = fds[--nfds];
-	close(fd);
-}
+/* The data's random source (tl_rand()), seeded in main(). */
+static uint64_t rs;
 
 static int teardown(void **state)
 {
-	while (nfds)
-		close(fds[--nfds]);
+	tl_fd_close_all();
 	if (dm_up) {
 		tl_sh("dmsetup remove " DM_NAME " >/dev/null 2>&1");
 		dm_up = false;
@@ -117,10 +103,10 @@ static void peer_open(struct peer *pe, const char *path)
 	snprintf(pe->path, sizeof(pe->path), "%s", path);
 	pe->fd = open(path, O_RDWR | O_DIRECT);
 	assert_true(pe->fd >= 0);
-	track(pe->fd);
+	tl_fd_keep(pe->fd);
 	pe->ctx = sys_dio_init(0, DIO_PRIVATE);
 	assert_true(pe->ctx >= 0);
-	track(pe->ctx);
+	tl_fd_keep(pe->ctx);
 	pe->h = sys_dio_open(pe->ctx, pe->fd, 0);
 	assert_true(pe->h >= 1);
 	assert_int_equal(sys_dio_query(pe->ctx, pe->h, &pe->q), 0);
@@ -132,7 +118,7 @@ static void peer_open(struct peer *pe, const char *path)
 	pe->back = tl_xalloc(LEN, 0);
 	pe->pi = tl_xalloc(PILEN, 0);
 	pe->pi2 = tl_xalloc(PILEN, 0);
-	tl_fill(pe->data, LEN, (uint64_t)rand());
+	tl_fill(pe->data, LEN, tl_rand(&rs));
 }
 
 static void peer_close(struct peer *pe)
@@ -141,8 +127,8 @@ static void peer_close(struct peer *pe)
 	free(pe->back);
 	free(pe->pi);
 	free(pe->pi2);
-	untrack_close(pe->ctx);
-	untrack_close(pe->fd);
+	tl_fd_close(pe->ctx);
+	tl_fd_close(pe->fd);
 }
 
 static void ring_setup(void)
@@ -816,7 +802,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_dm_linear, teardown),
 	};
 
-	srand(31);
+	rs = tl_seed("DIO_SEED");
 	/* No udev in the guest: dmsetup makes the /dev/mapper nodes itself. */
 	setenv("DM_DISABLE_UDEV", "1", 1);
 	if (tl_dio_load())

@@ -25,17 +25,12 @@
 
 #include "dioctl.h"
 #include "testlib.h"
+#include "tl_dev.h"
 
 #define LEN	(64 * 1024)
 
-struct dev {
-	char path[64];
-	int ctx, fd, h;
-	struct dio_query q;
-	struct dio_pi_profile p;
-	unsigned char *data, *back, *pi, *pi2;
-	size_t pilen;
-};
+/* The random source of the devices' data (tl_rand()), seeded in main(). */
+static uint64_t rs;
 
 /*
  * The descriptors of the devices open now (tl_fd_track()).  A failed
@@ -49,63 +44,27 @@ static int teardown(void **state)
 	return tl_scsi_debug_unload();
 }
 
-static void dev_open(struct dev *d, const char *path)
+/*
+ * @path in a private context of its own (tl_dev_open()): random data, and
+ * random metadata that is not PI (none unless pi_md_size > the tuple),
+ * bytes of the caller's, which libdioctl's generation leaves alone and the
+ * device must store and return untouched.
+ */
+static void dev_open_random(struct tl_dev *d, const char *path)
 {
-	snprintf(d->path, sizeof(d->path), "%s", path);
-	d->ctx = sys_dio_init(0, DIO_PRIVATE);
-	assert_true(d->ctx >= 0);
-	tl_fd_track(d->ctx);
-	d->fd = open(path, O_RDWR);
-	assert_true(d->fd >= 0);
-	tl_fd_track(d->fd);
-	d->h = sys_dio_open(d->ctx, d->fd, 0);
-	assert_true(d->h >= 1);
-	assert_int_equal(sys_dio_query(d->ctx, d->h, &d->q), 0);
-	assert_int_equal(dio_pi_profile_from_query(&d->q, &d->p), 0);
-	d->pilen = LEN / d->q.pi_interval * d->q.pi_md_size;
-	assert_int_equal(posix_memalign((void **)&d->data, 4096, LEN), 0);
-	assert_int_equal(posix_memalign((void **)&d->back, 4096, LEN), 0);
-	assert_int_equal(posix_memalign((void **)&d->pi, 4096, d->pilen), 0);
-	assert_int_equal(posix_memalign((void **)&d->pi2, 4096, d->pilen), 0);
+	tl_dev_open(d, -1, path, 0, LEN);
 	for (size_t i = 0; i < LEN; i++)
-		d->data[i] = (unsigned char)(rand() >> 7);
-	/*
-	 * The metadata that is not PI (none unless pi_md_size > the tuple):
-	 * random bytes of the caller's, which libdioctl's generation leaves
-	 * alone and the device must store and return untouched.
-	 */
+		d->data[i] = (unsigned char)tl_rand(&rs);
 	for (size_t i = 0; i < d->pilen; i++)
-		d->pi[i] = (unsigned char)(rand() >> 7);
+		d->pi[i] = (unsigned char)tl_rand(&rs);
 }
 
-static void dev_close(struct dev *d)
-{
-	free(d->data);
-	free(d->back);
-	free(d->pi);
-	free(d->pi2);
-	tl_fd_close(d->fd);
-	tl_fd_close(d->ctx);
-}
-
-static uint64_t seed_of(struct dev *d, uint64_t off)
+static uint64_t seed_of(struct tl_dev *d, uint64_t off)
 {
 	return off / d->q.pi_interval;
 }
 
-/* One request, submitted and waited for; returns the submit's result. */
-static int run(struct dev *d, struct dio_request *r)
-{
-	struct dio_request *rp = r;
-	int ret = sys_dio_submit(d->ctx, &rp, 1);
-
-	if (ret != 1)
-		return -errno;
-	assert_int_equal(sys_dio_wait(d->ctx, &rp, 1, NULL), 1);
-	return 0;
-}
-
-static void write_pi(struct dev *d, uint64_t off, uint16_t app, unsigned int flags,
+static void write_pi(struct tl_dev *d, uint64_t off, uint16_t app, unsigned int flags,
 		     struct dio_request *r)
 {
 	dio_req_prep_write(r, d->h, d->data, LEN, off);
@@ -116,18 +75,13 @@ static void write_pi(struct dev *d, uint64_t off, uint16_t app, unsigned int fla
 	}
 }
 
-static void read_pi(struct dev *d, uint64_t off, unsigned int flags,
+static void read_pi(struct tl_dev *d, uint64_t off, unsigned int flags,
 		    uint16_t app, uint16_t mask, struct dio_request *r)
 {
 	memset(d->back, 0, LEN);
 	memset(d->pi2, 0xee, d->pilen);
 	dio_req_prep_read(r, d->h, d->back, LEN, off);
 	dio_req_set_pi(r, d->pi2, d->pilen, flags, app, mask);
-}
-
-static unsigned char *tuple(struct dev *d, unsigned char *pi, size_t i)
-{
-	return pi + i * d->q.pi_md_size + d->q.pi_offset;
 }
 
 /* Is byte @b of an interval's metadata outside the PI tuple? */
@@ -167,23 +121,23 @@ static uint64_t be_get(const unsigned char *p, int n)
 }
 
 /* Bytes of guard in a tuple: 8 for CRC64, 2 otherwise. */
-static int guard_size(const struct dev *d)
+static int guard_size(const struct tl_dev *d)
 {
 	return d->q.pi_guard_type == DIO_GUARD_CRC64 ? 8 : 2;
 }
 
 /* The tags of tuple @t, as the module reports them. */
-static uint64_t tuple_guard(const struct dev *d, const unsigned char *t)
+static uint64_t tuple_guard(const struct tl_dev *d, const unsigned char *t)
 {
 	return be_get(t, guard_size(d));
 }
 
-static uint64_t tuple_ref(const struct dev *d, const unsigned char *t)
+static uint64_t tuple_ref(const struct tl_dev *d, const unsigned char *t)
 {
 	return be_get(t + guard_size(d) + 2, d->q.pi_ref_tag_size);
 }
 
-static void tuple_set_app(const struct dev *d, unsigned char *t, uint16_t app)
+static void tuple_set_app(const struct tl_dev *d, unsigned char *t, uint16_t app)
 {
 	t[guard_size(d)] = app >> 8;
 	t[guard_size(d) + 1] = app & 0xff;
@@ -193,7 +147,7 @@ static void tuple_set_app(const struct dev *d, unsigned char *t, uint16_t app)
  * The guard of one interval of @data, computed with libdioctl: what the
  * module must report as expected when a stored or supplied guard is wrong.
  */
-static uint64_t guard_of(const struct dev *d, const void *data)
+static uint64_t guard_of(const struct tl_dev *d, const void *data)
 {
 	switch (d->q.pi_guard_type) {
 	case DIO_GUARD_CRC16:
@@ -207,7 +161,7 @@ static uint64_t guard_of(const struct dev *d, const void *data)
 	return 0;
 }
 
-static int is_nvme(const struct dev *d)
+static int is_nvme(const struct tl_dev *d)
 {
 	return !strncmp(d->path, "/dev/nvme", 9);
 }
@@ -218,7 +172,7 @@ static int is_nvme(const struct dev *d)
  * module then finds the block reading raw); the SCSI disks here never
  * check app tags, so the module's own verification finds it.
  */
-static int app_src(const struct dev *d)
+static int app_src(const struct tl_dev *d)
 {
 	return is_nvme(d) && tl_kernel_at_least(6, 14) ? DIO_PI_SRC_DEVICE :
 							 DIO_PI_SRC_MODULE;
@@ -256,7 +210,7 @@ static void assert_pi_err(const char *what, const struct dio_request *r,
  * Submit @r, which DIO_PI_VERIFY_USER must refuse before any I/O: SUBMIT
  * fails with EILSEQ and the report is in @r.
  */
-static void assert_refused(const char *what, struct dev *d, struct dio_request *r,
+static void assert_refused(const char *what, struct tl_dev *d, struct dio_request *r,
 			   uint64_t sector, int tag, uint64_t expected,
 			   uint64_t actual)
 {
@@ -277,11 +231,11 @@ static void check_profile(const char *path, const char *profile,
 	struct dio_request r;
 	struct dio_pi_error e;
 	uint64_t off = 8 * LEN, seed;
-	struct dev d;
+	struct tl_dev d;
 	unsigned char *t;
 	int type1;
 
-	dev_open(&d, path);
+	dev_open_random(&d, path);
 	print_message("# %s: %s, %u-byte intervals\n", path, d.q.profile,
 		      d.q.pi_interval);
 	assert_string_equal(d.q.profile, profile);
@@ -300,11 +254,11 @@ static void check_profile(const char *path, const char *profile,
 					 &(struct dio_pi_params){ .seed = seed, .app_tag = 0x1234 }), 0);
 	assert_true(opaque_equal(&d.q, d.pi, d.pi2, 0, d.pilen));
 	write_pi(&d, off, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	read_pi(&d, off, DIO_PI_CHK_GUARD | (type1 ? DIO_PI_CHK_REFTAG : 0) | DIO_PI_CHK_APPTAG,
 		0x1234, 0xffff, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	assert_memory_equal(d.back, d.data, LEN);
 	assert_memory_equal(d.pi2, d.pi, d.pilen);
@@ -318,11 +272,11 @@ static void check_profile(const char *path, const char *profile,
 			if (opaque_byte(&d.q, i % d.q.pi_md_size))
 				d.pi[i] ^= 0x5a;
 		write_pi(&d, off, 0, DIO_PI_VERIFY_USER, &r);
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		assert_int_equal(r.result, LEN);
 		read_pi(&d, off, DIO_PI_CHK_GUARD | (type1 ? DIO_PI_CHK_REFTAG : 0),
 			0, 0, &r);
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		assert_int_equal(r.result, LEN);
 		assert_memory_equal(d.pi2, d.pi, d.pilen);
 		assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2,
@@ -335,12 +289,12 @@ static void check_profile(const char *path, const char *profile,
 
 	/* 2. The app tag is checked: a wrong one is reported at the first block. */
 	read_pi(&d, off, DIO_PI_CHK_APPTAG, 0x4321, 0xffff, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_pi_err("app tag, every block", &r, app_src(&d), seed, DIO_PI_TAG_APP,
 		      0x4321, 0x1234);
 	/* ... under its mask. */
 	read_pi(&d, off, DIO_PI_CHK_APPTAG, 0x1299, 0xff00, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 
 	/*
@@ -351,12 +305,12 @@ static void check_profile(const char *path, const char *profile,
 	 */
 	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
 					 &(struct dio_pi_params){ .seed = seed, .app_tag = 0x1234 }), 0);
-	tuple_set_app(&d, tuple(&d, d.pi, 6), 0x1234 ^ 0x0808);
+	tuple_set_app(&d, tl_dev_tuple(&d, d.pi, 6), 0x1234 ^ 0x0808);
 	write_pi(&d, off, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	read_pi(&d, off, DIO_PI_CHK_APPTAG, 0x1234, 0xffff, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_pi_err("app tag, block 6", &r, app_src(&d), seed + 6, DIO_PI_TAG_APP,
 		      0x1234, 0x1234 ^ 0x0808);
 	/* ... and the same PI refused before submission by DIO_PI_VERIFY_USER. */
@@ -374,11 +328,11 @@ static void check_profile(const char *path, const char *profile,
 	/* A write without a PI buffer has nothing of the caller's to check. */
 	dio_req_prep_write(&r, d.h, d.data, LEN, off);
 	r.pi_flags = DIO_PI_CHK_GUARD;
-	assert_int_equal(run(&d, &r), -EINVAL);
+	assert_int_equal(tl_dev_run(&d, &r), -EINVAL);
 	r.pi_flags = DIO_PI_GEN_APPTAG | DIO_PI_CHK_APPTAG;
 	r.app_tag = 0x1234;
 	r.app_tag_mask = 0xffff;
-	assert_int_equal(run(&d, &r), -EINVAL);
+	assert_int_equal(tl_dev_run(&d, &r), -EINVAL);
 
 	/*
 	 * 3. Kernel-generated PI, fetched and verified with libdioctl; the
@@ -386,10 +340,10 @@ static void check_profile(const char *path, const char *profile,
 	 * what its buffer held before).
 	 */
 	dio_req_prep_write(&r, d.h, d.data, LEN, off);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	read_pi(&d, off, 0, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	assert_memory_equal(d.back, d.data, LEN);
 	assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2,
@@ -407,15 +361,15 @@ static void check_profile(const char *path, const char *profile,
 	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
 					 &(struct dio_pi_params){ .seed = seed, .app_tag = 0x1234 }), 0);
 	write_pi(&d, off, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	dio_req_prep_write(&r, d.h, d.data, LEN, off);
 	r.pi_flags = DIO_PI_GEN_APPTAG;
 	r.app_tag = 0x5555;
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	read_pi(&d, off, 0, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	assert_memory_equal(d.back, d.data, LEN);
 	assert_int_equal(dio_pi_verify(&d.p, d.back, LEN, d.pi2,
@@ -432,12 +386,12 @@ static void check_profile(const char *path, const char *profile,
 	 */
 	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
 					 &(struct dio_pi_params){ .seed = seed }), 0);
-	t = tuple(&d, d.pi, 3);
+	t = tl_dev_tuple(&d, d.pi, 3);
 	t[0] ^= 0x01;
 	assert_int_equal(tuple_guard(&d, t) ^ guard_of(&d, d.data + 3 * interval),
 			 d.q.pi_guard_type == DIO_GUARD_CRC64 ? 1ULL << 56 : 0x100);
 	write_pi(&d, off, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_pi_err("guard, block 3", &r, DIO_PI_SRC_DEVICE, seed + 3, DIO_PI_TAG_GUARD,
 		      guard_of(&d, d.data + 3 * interval), tuple_guard(&d, t));
 
@@ -450,11 +404,11 @@ static void check_profile(const char *path, const char *profile,
 	if (type1) {
 		assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
 						 &(struct dio_pi_params){ .seed = seed }), 0);
-		t = tuple(&d, d.pi, 5);
+		t = tl_dev_tuple(&d, d.pi, 5);
 		t[d.q.pi_tuple_size - 1] ^= 0x40;
 		assert_int_equal(tuple_ref(&d, t), (seed + 5) ^ 0x40);
 		write_pi(&d, off, 0, 0, &r);
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		assert_pi_err("ref tag, block 5", &r, DIO_PI_SRC_DEVICE, seed + 5,
 			      DIO_PI_TAG_REF, seed + 5, (seed + 5) ^ 0x40);
 		/* DIO_PI_VERIFY_USER checks guard and ref tag by default. */
@@ -466,29 +420,29 @@ static void check_profile(const char *path, const char *profile,
 	/* 8. Bad PI input. */
 	write_pi(&d, off, 0, 0, &r);
 	r.pi_len -= d.q.pi_md_size;
-	assert_int_equal(run(&d, &r), -EINVAL);
+	assert_int_equal(tl_dev_run(&d, &r), -EINVAL);
 	r.pi_len += 2 * d.q.pi_md_size;
-	assert_int_equal(run(&d, &r), -EINVAL);
+	assert_int_equal(tl_dev_run(&d, &r), -EINVAL);
 	r.pi_len = d.pilen;
 	r.pi_buf += 4;
-	assert_int_equal(run(&d, &r), -EINVAL);
+	assert_int_equal(tl_dev_run(&d, &r), -EINVAL);
 	r.pi_buf = (uintptr_t)mmap(NULL, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_int_equal(run(&d, &r), -EFAULT);
+	assert_int_equal(tl_dev_run(&d, &r), -EFAULT);
 	read_pi(&d, off, 0, 0, 0, &r);
 	r.pi_buf = (uintptr_t)mmap(NULL, 1 << 20, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_int_equal(run(&d, &r), -EFAULT);
+	assert_int_equal(tl_dev_run(&d, &r), -EFAULT);
 	write_pi(&d, off, 0, 1U << 9, &r);
-	assert_int_equal(run(&d, &r), -EINVAL);
+	assert_int_equal(tl_dev_run(&d, &r), -EINVAL);
 	write_pi(&d, off, 0, DIO_PI_NOCHECK, &r);
-	assert_int_equal(run(&d, &r), -EINVAL);
+	assert_int_equal(tl_dev_run(&d, &r), -EINVAL);
 	write_pi(&d, off, 0, 0, &r);
 	r.app_tag = 7;		/* no flag uses it */
-	assert_int_equal(run(&d, &r), -EINVAL);
+	assert_int_equal(tl_dev_run(&d, &r), -EINVAL);
 	if (!type1) {
 		read_pi(&d, off, DIO_PI_CHK_REFTAG, 0, 0, &r);
-		assert_int_equal(run(&d, &r), -EOPNOTSUPP);
+		assert_int_equal(tl_dev_run(&d, &r), -EOPNOTSUPP);
 	}
-	dev_close(&d);
+	tl_dev_close(&d);
 }
 
 /*
@@ -593,7 +547,7 @@ static void *big_alloc(size_t len)
  * page-aligned address with a page of hole after it: no two segments are
  * contiguous, and with 512-byte intervals none ends on a page boundary.
  */
-static void big_init(struct dev *d, struct big *b, size_t len, int iovec)
+static void big_init(struct tl_dev *d, struct big *b, size_t len, int iovec)
 {
 	const size_t iv = d->q.pi_interval, stride = 16384;
 	size_t pos = 0;
@@ -641,7 +595,7 @@ static void big_free(struct big *b)
 }
 
 /* A write of @b's data (through its iovec, if it has one) with its PI. */
-static void big_write(struct dev *d, struct big *b, unsigned int flags,
+static void big_write(struct tl_dev *d, struct big *b, unsigned int flags,
 		      struct dio_request *r)
 {
 	if (b->iov)
@@ -652,7 +606,7 @@ static void big_write(struct dev *d, struct big *b, unsigned int flags,
 }
 
 /* A read into @b->back (or into the cleared segments) and @b->pi2. */
-static void big_read(struct dev *d, struct big *b, int into_iov,
+static void big_read(struct tl_dev *d, struct big *b, int into_iov,
 		     unsigned int flags, uint16_t app, uint16_t mask,
 		     struct dio_request *r)
 {
@@ -670,7 +624,7 @@ static void big_read(struct dev *d, struct big *b, int into_iov,
 	dio_req_set_pi(r, b->pi2, b->pilen, flags, app, mask);
 }
 
-static void check_big(struct dev *d, struct big *b)
+static void check_big(struct tl_dev *d, struct big *b)
 {
 	const uint64_t seed = seed_of(d, BIG_OFF);
 	/*
@@ -696,17 +650,17 @@ static void check_big(struct dev *d, struct big *b)
 	assert_int_equal(dio_pi_generate(&d->p, b->data, b->len, b->pi,
 					 &(struct dio_pi_params){ .seed = seed, .app_tag = BIG_APP }), 0);
 	big_write(d, b, 0, &r);
-	assert_int_equal(run(d, &r), 0);
+	assert_int_equal(tl_dev_run(d, &r), 0);
 	assert_int_equal(r.result, b->len);
 	big_read(d, b, 0, chk, BIG_APP, 0xffff, &r);
-	assert_int_equal(run(d, &r), 0);
+	assert_int_equal(tl_dev_run(d, &r), 0);
 	assert_int_equal(r.result, b->len);
 	assert_memory_equal(b->back, b->data, b->len);
 	assert_memory_equal(b->pi2, b->pi, b->pilen);
 	if (b->iov) {
 		/* ... and read back into the segments. */
 		big_read(d, b, 1, chk, BIG_APP, 0xffff, &r);
-		assert_int_equal(run(d, &r), 0);
+		assert_int_equal(tl_dev_run(d, &r), 0);
 		assert_int_equal(r.result, b->len);
 		for (i = 0; i < b->iovcnt; pos += b->iov[i++].iov_len)
 			assert_memory_equal(b->iov[i].iov_base, b->data + pos,
@@ -719,10 +673,10 @@ static void check_big(struct dev *d, struct big *b)
 	 * holding it, and the module names interval k, the guard of its data
 	 * and the one sent.
 	 */
-	t = tuple(d, b->pi, k);
+	t = tl_dev_tuple(d, b->pi, k);
 	t[0] ^= 0x01;
 	big_write(d, b, 0, &r);
-	assert_int_equal(run(d, &r), 0);
+	assert_int_equal(tl_dev_run(d, &r), 0);
 	assert_pi_err("big write, guard", &r, DIO_PI_SRC_DEVICE, seed + k, DIO_PI_TAG_GUARD,
 		      guard_of(d, b->data + k * iv), tuple_guard(d, t));
 	/* 3. The same refused by DIO_PI_VERIFY_USER before any I/O. */
@@ -737,10 +691,10 @@ static void check_big(struct dev *d, struct big *b)
 	 */
 	tuple_set_app(d, t, BIG_APP ^ 0x0101);
 	big_write(d, b, 0, &r);
-	assert_int_equal(run(d, &r), 0);
+	assert_int_equal(tl_dev_run(d, &r), 0);
 	assert_int_equal(r.result, b->len);
 	big_read(d, b, 0, DIO_PI_CHK_APPTAG, BIG_APP, 0xffff, &r);
-	assert_int_equal(run(d, &r), 0);
+	assert_int_equal(tl_dev_run(d, &r), 0);
 	assert_pi_err("big read, app tag", &r, app_src(d), seed + k, DIO_PI_TAG_APP,
 		      BIG_APP, BIG_APP ^ 0x0101);
 }
@@ -754,11 +708,11 @@ static void check_multi_bio(const char *path)
 	const size_t lens[] = { 2 << 20, 4 << 20 };
 	size_t cap, len, last = 0;
 	struct dio_features f;
-	struct dev d;
+	struct tl_dev d;
 	struct big b;
 
 	assert_int_equal(sys_dio_features(&f), 0);
-	dev_open(&d, path);
+	dev_open_random(&d, path);
 	cap = f.max_pi_bytes / d.q.pi_md_size * d.q.pi_interval;
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		len = lens[i] < cap ? lens[i] : cap;
@@ -772,7 +726,7 @@ static void check_multi_bio(const char *path)
 	big_init(&d, &b, (4 << 20) < cap ? 4 << 20 : cap, 1);
 	check_big(&d, &b);
 	big_free(&b);
-	dev_close(&d);
+	tl_dev_close(&d);
 }
 
 static void test_scsi_multi_bio(void **state)
@@ -814,12 +768,12 @@ static void nvme_corruption(int ns)
 	unsigned char *blk;
 	unsigned int iv;
 	char dev[64], img[64];
-	struct dev d;
+	struct tl_dev d;
 	size_t at;
 	FILE *f;
 
 	assert_int_equal(tl_nvme_dev(ns, dev, sizeof(dev)), 0);
-	dev_open(&d, dev);
+	dev_open_random(&d, dev);
 	print_message("# nsid %d (%s): %s\n", ns, dev, d.q.profile);
 	assert_string_equal(d.q.profile, nvme_ns[ns].profile);
 	iv = d.q.pi_interval;
@@ -827,7 +781,7 @@ static void nvme_corruption(int ns)
 	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
 					 &(struct dio_pi_params){ .seed = seed }), 0);
 	write_pi(&d, off, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 
 	/*
@@ -867,7 +821,7 @@ static void nvme_corruption(int ns)
 		} else {
 			read_pi(&d, off, DIO_PI_CHK_GUARD, 0, 0, &r);
 		}
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		print_message("# corrupted block: sector %llu tag %u expected %#llx actual %#llx\n",
 			      (unsigned long long)r.pi_err_interval, r.pi_err_tag,
 			      (unsigned long long)r.pi_err_expected,
@@ -888,7 +842,7 @@ static void nvme_corruption(int ns)
 			assert_int_equal(e.ref, seed + 7);
 			assert_int_equal(e.tag, DIO_PI_TAG_GUARD);
 			assert_int_equal(e.expected, guard_of(&d, blk));
-			assert_int_equal(e.actual, tuple_guard(&d, tuple(&d, d.pi, 7)));
+			assert_int_equal(e.actual, tuple_guard(&d, tl_dev_tuple(&d, d.pi, 7)));
 			for (size_t i = 0; i < sizeof(e.pad); i++)
 				assert_int_equal(e.pad[i], 0);
 			assert_int_equal(e.escaped, 0);
@@ -910,7 +864,7 @@ static void nvme_corruption(int ns)
 			assert_int_equal(e.expected, 0);
 		}
 		assert_pi_err(what, &r, DIO_PI_SRC_DEVICE, seed + 7, DIO_PI_TAG_GUARD,
-			      guard_of(&d, blk), tuple_guard(&d, tuple(&d, d.pi, 7)));
+			      guard_of(&d, blk), tuple_guard(&d, tl_dev_tuple(&d, d.pi, 7)));
 	}
 
 	/*
@@ -921,10 +875,10 @@ static void nvme_corruption(int ns)
 	memset(d.pi2, 0, d.pilen);
 	read_pi(&d, off, DIO_PI_NOCHECK, 0, 0, &r);
 	if (tl_kernel_at_least(6, 14)) {
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		assert_int_equal(r.result, LEN);
 	} else {
-		assert_int_equal(run(&d, &r), -EOPNOTSUPP);
+		assert_int_equal(tl_dev_run(&d, &r), -EOPNOTSUPP);
 		assert_int_equal(dio_pi_read_raw(d.fd, &d.p, d.back, LEN, d.pi2, off), 0);
 	}
 	assert_memory_equal(d.back + 7 * iv, blk, iv);
@@ -932,14 +886,14 @@ static void nvme_corruption(int ns)
 	assert_memory_equal(d.pi2, d.pi, d.pilen);
 	/* Repair from our own copy. */
 	write_pi(&d, off, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	read_pi(&d, off, DIO_PI_CHK_GUARD, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	assert_memory_equal(d.back, d.data, LEN);
 	free(blk);
-	dev_close(&d);
+	tl_dev_close(&d);
 }
 
 /*
@@ -956,7 +910,7 @@ static void test_nvme_corruption_detected(void **state)
 
 /* What raw_read_child() reads, and where. */
 struct raw_args {
-	struct dev *d;
+	struct tl_dev *d;
 	int fd;			/* root's, O_RDONLY */
 	uint64_t off;
 };
@@ -969,7 +923,7 @@ struct raw_args {
 static int raw_read_child(void *arg)
 {
 	const struct raw_args *a = arg;
-	struct dev *d = a->d;
+	struct tl_dev *d = a->d;
 
 	memset(d->back, 0, LEN);
 	if (dio_pi_read_raw(a->fd, &d->p, d->back, LEN, d->pi2, a->off) < 0) {
@@ -990,58 +944,58 @@ static void test_nvme_raw_unprivileged(void **state)
 {
 	struct raw_args a = { .off = 40 * LEN };
 	struct dio_request r;
-	struct dev d;
+	struct tl_dev d;
 	char dev[64];
 	int st;
 
 	assert_int_equal(tl_nvme_dev(1, dev, sizeof(dev)), 0);
-	dev_open(&d, dev);
+	dev_open_random(&d, dev);
 	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
 					 &(struct dio_pi_params){ .seed = seed_of(&d, a.off) }), 0);
 	write_pi(&d, a.off, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	a.d = &d;
 	a.fd = open(dev, O_RDONLY | O_CLOEXEC);
 	assert_true(a.fd >= 0);
 	st = tl_run_as(1000, 1000, 0, raw_read_child, &a);
 	close(a.fd);
 	assert_int_equal(st, tl_kernel_at_least(6, 2) ? 10 : 11);
-	dev_close(&d);
+	tl_dev_close(&d);
 }
 
 /* Not NVMe: ENOTTY, the block layer's DIO_PI_NOCHECK is the way there. */
 static void test_raw_read_not_nvme(void **state)
 {
-	struct dev d;
+	struct tl_dev d;
 	char dev[64];
 
 	assert_int_equal(tl_scsi_debug_load("dif=1 dix=1 guard=0 sector_size=512 dev_size_mb=16",
 					    dev, sizeof(dev)), 0);
-	dev_open(&d, dev);
+	dev_open_random(&d, dev);
 	assert_int_equal(tl_errno(dio_pi_read_raw(d.fd, &d.p, d.back, LEN, d.pi2, 0)), -ENOTTY);
 	assert_int_equal(tl_errno(dio_pi_read_raw(d.fd, &d.p, d.back, LEN - 1, d.pi2, 0)), -EINVAL);
-	dev_close(&d);
+	tl_dev_close(&d);
 }
 
 static void test_scsi_raw_read(void **state)
 {
 	struct dio_request r;
 	char dev[64];
-	struct dev d;
+	struct tl_dev d;
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
-	dev_open(&d, dev);
+	dev_open_random(&d, dev);
 	assert_true(d.q.pi_caps & DIO_PI_CAP_NOCHECK);
 	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, &(struct dio_pi_params){ 0 }), 0);
 	write_pi(&d, 0, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	read_pi(&d, 0, DIO_PI_NOCHECK, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	assert_memory_equal(d.back, d.data, LEN);
 	assert_memory_equal(d.pi2, d.pi, d.pilen);
-	dev_close(&d);
+	tl_dev_close(&d);
 	assert_int_equal(tl_scsi_debug_unload(), 0);
 }
 
@@ -1061,16 +1015,16 @@ static void test_scsi_corruption_detected(void **state)
 	struct dio_request r;
 	uint64_t off = 16 * LEN;
 	char dev[64];
-	struct dev d;
+	struct tl_dev d;
 	void *blk = NULL;
 	int fd;
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
-	dev_open(&d, dev);
+	dev_open_random(&d, dev);
 	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
 					 &(struct dio_pi_params){ .seed = seed_of(&d, off) }), 0);
 	write_pi(&d, off, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 
 	assert_int_equal(posix_memalign(&blk, 4096, 512), 0);
@@ -1087,17 +1041,17 @@ static void test_scsi_corruption_detected(void **state)
 
 	memset(d.back, 0, LEN);
 	dio_req_prep_read(&r, d.h, d.back, LEN, off);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, -EILSEQ);
 	assert_int_equal(r.pi_err_source, DIO_PI_SRC_DEVICE);
 	assert_int_equal(r.pi_err_interval, seed_of(&d, off) + 5);
 	assert_int_equal(r.pi_err_tag, DIO_PI_TAG_GUARD);
 	assert_int_equal(r.pi_err_expected, dio_pi_crc16_t10dif(0, blk, 512));
-	assert_int_equal(r.pi_err_actual, (uint64_t)tuple(&d, d.pi, 5)[0] << 8 |
-					  tuple(&d, d.pi, 5)[1]);
+	assert_int_equal(r.pi_err_actual, (uint64_t)tl_dev_tuple(&d, d.pi, 5)[0] << 8 |
+					  tl_dev_tuple(&d, d.pi, 5)[1]);
 	/* The raw read hands over the bad block and its old PI. */
 	read_pi(&d, off, DIO_PI_NOCHECK, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	assert_memory_equal(d.back + 5 * 512, blk, 512);
 	assert_memory_equal(d.pi2, d.pi, d.pilen);
@@ -1105,12 +1059,12 @@ static void test_scsi_corruption_detected(void **state)
 	memset(d.back, 0, LEN);
 	dio_req_prep_read(&r, d.h, d.back, LEN, off);
 	r.pi_flags = DIO_PI_NOCHECK;
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	assert_memory_equal(d.back + 5 * 512, blk, 512);
 	assert_memory_equal(d.back, d.data, 5 * 512);
 	free(blk);
-	dev_close(&d);
+	tl_dev_close(&d);
 	assert_int_equal(tl_scsi_debug_unload(), 0);
 }
 
@@ -1120,20 +1074,20 @@ static void test_scsi_debug_error_injection(void **state)
 	static const char *const kinds[] = { "32" /* DIF */, "64" /* DIX */ };
 	struct dio_request r;
 	char dev[64];
-	struct dev d;
+	struct tl_dev d;
 	size_t k;
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
-	dev_open(&d, dev);
+	dev_open_random(&d, dev);
 	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi, &(struct dio_pi_params){ 0 }), 0);
 	write_pi(&d, 0, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	for (k = 0; k < 2; k++) {
 		sd_param("every_nth", "1");
 		sd_param("opts", kinds[k]);
 		read_pi(&d, 0, DIO_PI_CHK_GUARD, 0, 0, &r);
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		sd_param("opts", "0");
 		sd_param("every_nth", "0");
 		assert_int_equal(r.result, -EILSEQ);
@@ -1142,11 +1096,11 @@ static void test_scsi_debug_error_injection(void **state)
 		assert_int_equal(r.pi_err_interval, 0);
 		/* Injection off: the same read succeeds. */
 		read_pi(&d, 0, DIO_PI_CHK_GUARD, 0, 0, &r);
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		assert_int_equal(r.result, LEN);
 		assert_memory_equal(d.back, d.data, LEN);
 	}
-	dev_close(&d);
+	tl_dev_close(&d);
 	assert_int_equal(tl_scsi_debug_unload(), 0);
 }
 
@@ -1154,7 +1108,7 @@ static void test_no_pi_device_refuses_pi(void **state)
 {
 	struct dio_request r;
 	char dev[64];
-	struct dev d;
+	struct tl_dev d;
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=0 dix=0", dev, sizeof(dev)), 0);
 	memset(&d, 0, sizeof(d));
@@ -1170,10 +1124,10 @@ static void test_no_pi_device_refuses_pi(void **state)
 	assert_int_equal(posix_memalign((void **)&d.pi, 4096, 1024), 0);
 	dio_req_prep_write(&r, d.h, d.data, LEN, 0);
 	dio_req_set_pi(&r, d.pi, 1024, 0, 0, 0);
-	assert_int_equal(run(&d, &r), -EOPNOTSUPP);
+	assert_int_equal(tl_dev_run(&d, &r), -EOPNOTSUPP);
 	dio_req_prep_read(&r, d.h, d.data, LEN, 0);
 	r.pi_flags = DIO_PI_CHK_GUARD;
-	assert_int_equal(run(&d, &r), -EOPNOTSUPP);
+	assert_int_equal(tl_dev_run(&d, &r), -EOPNOTSUPP);
 	tl_fd_close(d.fd);
 	tl_fd_close(d.ctx);
 	free(d.data);
@@ -1185,7 +1139,7 @@ static void test_no_pi_device_refuses_pi(void **state)
  * One interval of @d's data at byte @off, with user PI whose first tuple
  * is generated for @seed; returns the request's result.
  */
-static long long write_one(struct dev *d, uint64_t off, uint64_t seed)
+static long long write_one(struct tl_dev *d, uint64_t off, uint64_t seed)
 {
 	struct dio_request r;
 
@@ -1193,7 +1147,7 @@ static long long write_one(struct dev *d, uint64_t off, uint64_t seed)
 					 &(struct dio_pi_params){ .seed = seed }), 0);
 	dio_req_prep_write(&r, d->h, d->data, d->q.pi_interval, off);
 	dio_req_set_pi(&r, d->pi, d->q.pi_md_size, 0, 0, 0);
-	assert_int_equal(run(d, &r), 0);
+	assert_int_equal(tl_dev_run(d, &r), 0);
 	return r.result;
 }
 
@@ -1212,12 +1166,12 @@ static void test_partition(void **state)
 	const uint64_t seed = PART_START + 8, bad = seed + 3;
 	struct dio_request r;
 	char dev[64], part[72];
-	struct dev d, whole;
+	struct tl_dev d, whole;
 
 	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 virtual_gb=1 dif=1 dix=1",
 					    dev, sizeof(dev)), 0);
 	assert_int_equal(tl_partition_make(dev, PART_START, 16384, part, sizeof(part)), 0);
-	dev_open(&d, part);
+	dev_open_random(&d, part);
 	assert_int_equal(d.q.capacity, 16384ULL * 512);
 	assert_int_equal(d.q.pi_interval, 512);
 	/*
@@ -1230,7 +1184,7 @@ static void test_partition(void **state)
 					 &(struct dio_pi_params){
 						 .seed = dio_pi_seed(&d.q, 8 * 512) }), 0);
 	write_pi(&d, 8 * 512, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
 	/*
 	 * Partition-relative ref tags are refused, at the request's first
@@ -1239,16 +1193,16 @@ static void test_partition(void **state)
 	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
 					 &(struct dio_pi_params){ .seed = 8 }), 0);
 	write_pi(&d, 8 * 512, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_pi_err("partition-relative ref tags", &r, DIO_PI_SRC_DEVICE, seed,
 		      DIO_PI_TAG_REF, seed, 8);
 	/* Put the good data back. */
 	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
 					 &(struct dio_pi_params){ .seed = seed }), 0);
 	write_pi(&d, 8 * 512, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
-	dev_close(&d);
+	tl_dev_close(&d);
 
 	/*
 	 * Read through the whole disk (its own claim: the partition's handle
@@ -1256,9 +1210,9 @@ static void test_partition(void **state)
 	 * the range, written at its alias one store further on with that
 	 * LBA's (correct) ref tag, which the device accepts.
 	 */
-	dev_open(&whole, dev);
+	dev_open_random(&whole, dev);
 	read_pi(&whole, seed * 512, DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG, 0, 0, &r);
-	assert_int_equal(run(&whole, &r), 0);
+	assert_int_equal(tl_dev_run(&whole, &r), 0);
 	assert_int_equal(r.result, LEN);
 	assert_int_equal(dio_pi_verify(&whole.p, whole.back, LEN, whole.pi2,
 				       &(struct dio_pi_params){ .seed = seed,
@@ -1266,7 +1220,7 @@ static void test_partition(void **state)
 				       NULL), 0);
 	memcpy(whole.data, whole.back + 3 * 512, 512);
 	assert_int_equal(write_one(&whole, (bad + STORE_SECTORS) * 512, bad + STORE_SECTORS), 512);
-	dev_close(&whole);
+	tl_dev_close(&whole);
 
 	/*
 	 * Through the partition, a read by default (the module verifies) and
@@ -1274,23 +1228,23 @@ static void test_partition(void **state)
 	 * and the module names the disk's LBA of the block, the ref tag it
 	 * should have and the one stored.
 	 */
-	dev_open(&d, part);
+	dev_open_random(&d, part);
 	memset(d.back, 0, LEN);
 	dio_req_prep_read(&r, d.h, d.back, LEN, 8 * 512);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_pi_err("partition read, default check", &r, DIO_PI_SRC_DEVICE, bad,
 		      DIO_PI_TAG_REF, bad, bad + STORE_SECTORS);
 	read_pi(&d, 8 * 512, DIO_PI_CHK_REFTAG, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_pi_err("partition read, DIO_PI_CHK_REFTAG", &r, DIO_PI_SRC_DEVICE, bad,
 		      DIO_PI_TAG_REF, bad, bad + STORE_SECTORS);
 	/* The raw read hands over the stored tuple. */
 	read_pi(&d, 8 * 512, DIO_PI_NOCHECK, 0, 0, &r);
-	assert_int_equal(run(&d, &r), 0);
+	assert_int_equal(tl_dev_run(&d, &r), 0);
 	assert_int_equal(r.result, LEN);
-	assert_int_equal(tuple_ref(&d, tuple(&d, d.pi2, 3)), bad + STORE_SECTORS);
-	assert_int_equal(tuple_ref(&d, tuple(&d, d.pi2, 4)), bad + 1);
-	dev_close(&d);
+	assert_int_equal(tuple_ref(&d, tl_dev_tuple(&d, d.pi2, 3)), bad + STORE_SECTORS);
+	assert_int_equal(tuple_ref(&d, tl_dev_tuple(&d, d.pi2, 4)), bad + 1);
+	tl_dev_close(&d);
 	assert_int_equal(tl_scsi_debug_unload(), 0);
 }
 
@@ -1336,11 +1290,11 @@ static void test_pi_interval_layouts(void **state)
 		unsigned int iv;
 		uint64_t seed;
 		char dev[64];
-		struct dev d;
+		struct tl_dev d;
 		size_t n, k, pos;
 
 		edge_dev(i, dev, sizeof(dev));
-		dev_open(&d, dev);
+		dev_open_random(&d, dev);
 		iv = d.q.pi_interval;
 		seed = seed_of(&d, off);
 		print_message("# %s: %s, dma_alignment %u\n", dev, d.q.profile,
@@ -1351,9 +1305,9 @@ static void test_pi_interval_layouts(void **state)
 		k = 4096 / iv;	/* the first interval of the second page */
 		assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
 						 &(struct dio_pi_params){ .seed = seed, .app_tag = 0x1234 }), 0);
-		tuple_set_app(&d, tuple(&d, d.pi, k), 0x12ab);
+		tuple_set_app(&d, tl_dev_tuple(&d, d.pi, k), 0x12ab);
 		write_pi(&d, off, 0, 0, &r);
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		assert_int_equal(r.result, LEN);
 
 		pg = tl_xalloc(16 * 4096, 0);
@@ -1361,19 +1315,19 @@ static void test_pi_interval_layouts(void **state)
 		/* Half an interval (or 512 bytes) into a page: refused. */
 		dio_req_prep_read(&r, d.h, pg + (iv < 4096 ? iv / 2 : 512), 4 * iv, off);
 		dio_req_set_pi(&r, pi, 4 * d.q.pi_md_size, DIO_PI_CHK_GUARD, 0, 0);
-		assert_int_equal(run(&d, &r), -EINVAL);
+		assert_int_equal(tl_dev_run(&d, &r), -EINVAL);
 		dio_req_prep_read(&r, d.h, pg + (iv < 4096 ? iv / 2 : 512), 4 * iv, off);
-		assert_int_equal(run(&d, &r), -EINVAL);
+		assert_int_equal(tl_dev_run(&d, &r), -EINVAL);
 		/* An interval split over two segments: refused. */
 		iov[0].iov_base = pg + 4096 - iv / 2;
 		iov[0].iov_len = iv / 2;
 		iov[1].iov_base = pg + 3 * 4096;
 		iov[1].iov_len = iv / 2;
 		dio_req_prep_readv(&r, d.h, iov, 2, off);
-		assert_int_equal(run(&d, &r), -EINVAL);
+		assert_int_equal(tl_dev_run(&d, &r), -EINVAL);
 		dio_req_prep_readv(&r, d.h, iov, 2, off);
 		dio_req_set_pi(&r, pi, d.q.pi_md_size, DIO_PI_CHK_GUARD, 0, 0);
-		assert_int_equal(run(&d, &r), -EINVAL);
+		assert_int_equal(tl_dev_run(&d, &r), -EINVAL);
 
 		/*
 		 * The nearest accepted: intervals 1..n+k at one interval's
@@ -1386,7 +1340,7 @@ static void test_pi_interval_layouts(void **state)
 		dio_req_prep_read(&r, d.h, pg + (iv < 4096 ? 4096 - iv : 0), n * iv, off);
 		dio_req_set_pi(&r, pi, n * d.q.pi_md_size,
 			       DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG | DIO_PI_CHK_APPTAG, 0x1234, 0xff00);
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		assert_int_equal(r.result, n * iv);
 		assert_memory_equal(pg + (iv < 4096 ? 4096 - iv : 0), d.data, n * iv);
 		assert_memory_equal(pi, d.pi, n * d.q.pi_md_size);
@@ -1394,7 +1348,7 @@ static void test_pi_interval_layouts(void **state)
 		dio_req_prep_read(&r, d.h, pg + (iv < 4096 ? 4096 - iv : 0), n * iv, off);
 		dio_req_set_pi(&r, pi, n * d.q.pi_md_size,
 			       DIO_PI_CHK_GUARD | DIO_PI_CHK_APPTAG, 0x1234, 0xffff);
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		assert_pi_err("app tag after a page boundary", &r, app_src(&d), seed + k,
 			      DIO_PI_TAG_APP, 0x1234, 0x12ab);
 
@@ -1416,7 +1370,7 @@ static void test_pi_interval_layouts(void **state)
 			r.pi_flags = DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG | DIO_PI_CHK_APPTAG;
 			r.app_tag = 0x1234;
 			r.app_tag_mask = 0xff00;
-			assert_int_equal(run(&d, &r), 0);
+			assert_int_equal(tl_dev_run(&d, &r), 0);
 			assert_int_equal(r.result, (k + 1) * iv);
 			for (pos = 0; pos <= k; pos++)
 				assert_memory_equal(v[pos].iov_base, d.data + pos * iv, iv);
@@ -1424,14 +1378,14 @@ static void test_pi_interval_layouts(void **state)
 			r.pi_flags = DIO_PI_CHK_GUARD | DIO_PI_CHK_APPTAG;
 			r.app_tag = 0x1234;
 			r.app_tag_mask = 0xffff;
-			assert_int_equal(run(&d, &r), 0);
+			assert_int_equal(tl_dev_run(&d, &r), 0);
 			assert_pi_err("app tag, iovec", &r, app_src(&d), seed + k,
 				      DIO_PI_TAG_APP, 0x1234, 0x12ab);
 			free(v);
 		}
 		free(pg);
 		free(pi);
-		dev_close(&d);
+		tl_dev_close(&d);
 		edge_dev_done(i);
 	}
 }
@@ -1451,15 +1405,15 @@ static void test_pi_report_efault(void **state)
 		struct dio_request r, *rp = &r, *got = NULL;
 		unsigned char *pi;
 		char dev[64];
-		struct dev d;
+		struct tl_dev d;
 
 		edge_dev(i, dev, sizeof(dev));
-		dev_open(&d, dev);
+		dev_open_random(&d, dev);
 		maplen = (d.pilen + 4095) & ~(size_t)4095;
 		assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
 						 &(struct dio_pi_params){ .seed = seed_of(&d, off) }), 0);
 		write_pi(&d, off, 0, 0, &r);
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		assert_int_equal(r.result, LEN);
 
 		/* Unmapped after SUBMIT, before WAIT. */
@@ -1502,12 +1456,12 @@ static void test_pi_report_efault(void **state)
 		memset(d.back, 0, LEN);
 		dio_req_prep_read(&r, d.h, d.back, LEN, off);
 		dio_req_set_pi(&r, pi, d.pilen, DIO_PI_CHK_GUARD, 0, 0);
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		assert_int_equal(r.result, LEN);
 		assert_memory_equal(d.back, d.data, LEN);
 		assert_memory_equal(pi, d.pi, d.pilen);
 		assert_int_equal(munmap(pi, maplen), 0);
-		dev_close(&d);
+		tl_dev_close(&d);
 		edge_dev_done(i);
 	}
 }
@@ -1528,18 +1482,18 @@ static void test_pi_refuse_efault(void **state)
 		struct timespec ts = { 0, 0 };
 		unsigned char *orig, *t;
 		char dev[64];
-		struct dev d;
+		struct tl_dev d;
 		uint64_t seed;
 		unsigned int iv;
 
 		edge_dev(i, dev, sizeof(dev));
-		dev_open(&d, dev);
+		dev_open_random(&d, dev);
 		iv = d.q.pi_interval;
 		seed = seed_of(&d, off);
 		assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
 						 &(struct dio_pi_params){ .seed = seed }), 0);
 		write_pi(&d, off, 0, 0, &r);
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		assert_int_equal(r.result, LEN);
 		orig = tl_xalloc(LEN, 0);
 		memcpy(orig, d.data, LEN);
@@ -1549,7 +1503,7 @@ static void test_pi_refuse_efault(void **state)
 			d.data[b] ^= 0xa5;
 		assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
 						 &(struct dio_pi_params){ .seed = seed }), 0);
-		t = tuple(&d, d.pi, 3);
+		t = tl_dev_tuple(&d, d.pi, 3);
 		t[0] ^= 0x01;
 
 		rq = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1567,7 +1521,7 @@ static void test_pi_refuse_efault(void **state)
 		memset(d.back, 0, LEN);
 		dio_req_prep_read(&r, d.h, d.back, LEN, off);
 		r.pi_flags = DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG;
-		assert_int_equal(run(&d, &r), 0);
+		assert_int_equal(tl_dev_run(&d, &r), 0);
 		assert_int_equal(r.result, LEN);
 		assert_memory_equal(d.back, orig, LEN);
 
@@ -1577,7 +1531,7 @@ static void test_pi_refuse_efault(void **state)
 			       DIO_PI_TAG_GUARD, guard_of(&d, d.data + 3 * iv), tuple_guard(&d, t));
 		assert_int_equal(munmap(rq, 4096), 0);
 		free(orig);
-		dev_close(&d);
+		tl_dev_close(&d);
 		edge_dev_done(i);
 	}
 }
@@ -1602,7 +1556,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_pi_refuse_efault, teardown),
 	};
 
-	srand(42);
+	rs = tl_seed("DIO_SEED");
 	if (tl_dio_load())
 		return 1;
 	return cmocka_run_group_tests_name("pi", tests, NULL, NULL);

@@ -245,27 +245,18 @@ static void test_type2_unprivileged(void **state)
 }
 
 /*
- * What test_partition_start has open, and the partition it made: closed
- * and removed at its end, or by its teardown when it failed half-way (a
- * disk left open could not be unloaded, a partition table left on an
- * NVMe namespace would stay there for the next programs).
+ * What test_partition_start has open (tl_fd_keep()), and the partition it
+ * made: closed and removed at its end, or by its teardown when it failed
+ * half-way (a disk left open could not be unloaded, a partition table left
+ * on an NVMe namespace would stay there for the next programs).
  */
-static int part_fds[4], part_nfds;
 static char part_disk[64], part_made[72];
-
-static int keep(int fd)
-{
-	if (fd >= 0 && part_nfds < 4)
-		part_fds[part_nfds++] = fd;
-	return fd;
-}
 
 static int part_teardown(void **state)
 {
 	int ret = 0;
 
-	while (part_nfds)
-		close(part_fds[--part_nfds]);
+	tl_fd_close_all();
 	if (part_made[0])
 		ret = tl_partition_remove(part_disk, part_made);
 	part_made[0] = 0;
@@ -331,7 +322,7 @@ static void seed_roundtrip(int ctx, int h, const struct dio_query *q, uint64_t o
  */
 static void check_part_start(const char *dev, uint32_t start)
 {
-	int ctx = keep(sys_dio_init(0, DIO_PRIVATE)), fd, pfd, h, ph;
+	int ctx = tl_fd_keep(sys_dio_init(0, DIO_PRIVATE)), fd, pfd, h, ph;
 	struct dio_query lq, pq, wq;
 	char *part = part_made, *sysfs;
 	uint64_t bytes;
@@ -340,7 +331,7 @@ static void check_part_start(const char *dev, uint32_t start)
 	assert_true(ctx >= 0);
 	snprintf(part_disk, sizeof(part_disk), "%s", dev);
 	assert_int_equal(tl_partition_make(dev, start, start, part, sizeof(part_made)), 0);
-	pfd = keep(open(part, O_RDWR));
+	pfd = tl_fd_keep(open(part, O_RDWR));
 	assert_true(pfd >= 0);
 	ph = sys_dio_open(ctx, pfd, 0);
 	assert_true(ph >= 1);
@@ -365,7 +356,7 @@ static void check_part_start(const char *dev, uint32_t start)
 	 * The whole disk: 0.  Not claimed: a claimed partition's disk is
 	 * claimed for the partition, whoever holds both.
 	 */
-	fd = keep(open(dev, O_RDWR));
+	fd = tl_fd_keep(open(dev, O_RDWR));
 	assert_true(fd >= 0);
 	h = sys_dio_open(ctx, fd, DIO_OPEN_NOCLAIM);
 	assert_true(h >= 1);

@@ -113,17 +113,17 @@ static bool debug_kernel;
 
 /* ---- helpers ---- */
 
+/* Each process's state of the tests' random source (tl_rand()). */
 static __thread uint64_t rs;
 
 static uint64_t rnd(void)
 {
-	rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
-	return tl_mix(rs);
+	return tl_rand(&rs);
 }
 
 static unsigned int rn(unsigned int n)
 {
-	return n ? rnd() % n : 0;
+	return tl_rand_below(&rs, n);
 }
 
 /* ---- the stamp ---- */
@@ -883,7 +883,7 @@ static void test_stress(void **state)
 	const char *env = getenv("DIO_STRESS_SECONDS");
 	uint64_t budget = (env ? strtoul(env, NULL, 0) : debug_kernel ? 30 : 20) *
 			  1000000000ULL;
-	uint64_t seed = tl_now_ns(), t0, next_kill;
+	uint64_t seed = tl_seed("DIO_SEED"), t0, next_kill;
 	int ctx, fd[NDEV + 1], i, d, st, kills = 0, writer_kills = 0;
 	long tot[10] = { 0 }, verified = 0, uncertain = 0, bad = 0;
 	char failure[300] = "";
@@ -894,8 +894,7 @@ static void test_stress(void **state)
 	memset(sh, 0, sizeof(*sh));
 	nproc = ninc = nslot_used = 0;
 	rs = seed;
-	print_message("# stress: %s, %s; seed %llu, %.0f s\n", devpath[0], devpath[1],
-		      (unsigned long long)seed, budget / 1e9);
+	print_message("# stress: %s, %s; %.0f s\n", devpath[0], devpath[1], budget / 1e9);
 	/* The context and its handles live for the whole test. */
 	ctx = sys_dio_init(KEY, DIO_CREAT | DIO_EXCL);
 	assert_true(ctx >= 0);

@@ -968,6 +968,27 @@ uint64_t tl_mix(uint64_t x)
 	return x ^ (x >> 33);
 }
 
+uint64_t tl_seed(const char *env)
+{
+	const char *v = getenv(env);
+	uint64_t seed = v && *v ? strtoull(v, NULL, 0) : tl_now_ns() ^ (uint64_t)getpid() << 32;
+
+	printf("# seed %llu (%s=%llu replays it)\n", (unsigned long long)seed, env,
+	       (unsigned long long)seed);
+	fflush(stdout);
+	return seed;
+}
+
+uint64_t tl_rand(uint64_t *state)
+{
+	return tl_mix(*state += 0x9e3779b97f4a7c15ULL);
+}
+
+unsigned int tl_rand_below(uint64_t *state, unsigned int n)
+{
+	return n ? tl_rand(state) % n : 0;
+}
+
 void tl_fill(void *buf, size_t len, uint64_t tag)
 {
 	uint64_t *p = buf;

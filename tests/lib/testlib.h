@@ -213,6 +213,18 @@ uint64_t tl_now_ns(void);
 void *tl_alloc(size_t len, int byte);
 /* A 64-bit mixer (MurmurHash3's finaliser): the test data generator. */
 uint64_t tl_mix(uint64_t x);
+/*
+ * The tests' one random source: splitmix64's sequence (a state advanced by
+ * the golden ratio, each value tl_mix()ed), over a state of the caller's
+ * (a thread or a worker has its own).  tl_seed() is a run's seed: the
+ * value of the environment variable @env (strtoull, any base) when it is
+ * set, else the clock and the pid; it prints it as a TAP comment,
+ * "# seed N (ENV=N replays it)", so that a failure can be replayed.
+ * tl_rand_below(): a value in [0, @n), 0 for @n 0.
+ */
+uint64_t tl_seed(const char *env);
+uint64_t tl_rand(uint64_t *state);
+unsigned int tl_rand_below(uint64_t *state, unsigned int n);
 /* Content unique to @tag at every 8 bytes (len / 8 words of tl_mix()). */
 void tl_fill(void *buf, size_t len, uint64_t tag);
 
@@ -256,10 +268,13 @@ void *tl_xalloc(size_t len, int byte);
 /*
  * Descriptors a test opened, closed by its teardown when an assertion
  * stopped the test (so that scsi_debug can be unloaded): tl_fd_track()
- * fails the test for fd < 0 and returns @fd; tl_fd_close() closes one and
- * forgets it; tl_fd_close_all() closes the rest (at most 16 at a time).
+ * fails the test for fd < 0 and returns @fd; tl_fd_keep() returns @fd as
+ * it is and keeps it only when it is one (fd < 0 is left to the caller's
+ * own check, which names the errno); tl_fd_close() closes one and forgets
+ * it; tl_fd_close_all() closes the rest (at most 32 at a time).
  */
 int tl_fd_track(int fd);
+int tl_fd_keep(int fd);
 void tl_fd_close(int fd);
 void tl_fd_close_all(void);
 /* @ret, or -errno when @ret < 0 (call it with the call's value). */

@@ -49,26 +49,26 @@ man_structs() {
 	[ "$n" -gt 0 ] && [ "$bad" = 0 ]
 }
 
-# Every function libdioctl exports (libdioctl/libdioctl.map, the version
-# script the library is linked with) has its man page,
-# libdioctl/man/NAME.3, or a ".so" link to the page that documents it
-# with others; that page names it under NAME and declares it in its
-# SYNOPSIS.  And every section 3 page is of an exported function.
-man_symbols() {
+# Every function libdioctl and libdiosqlite export (LIB/LIB.map, the
+# version script the library is linked with) has its man page,
+# LIB/man/NAME.3, or a ".so" link to the page that documents it with
+# others; that page names it under NAME and declares it in its SYNOPSIS.
+# And every section 3 page is of an exported function.
+man_symbols_of() { # LIB MIN
+	local lib=$1 min=$2 n bad=0 s page to
 	# Its comments gone: those on one line, then those on several.
-	sed -e 's|/\*.*\*/||' -e '/\/\*/,/\*\//d' libdioctl/libdioctl.map |
+	sed -e 's|/\*.*\*/||' -e '/\/\*/,/\*\//d' "$lib/$lib.map" |
 		sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z_0-9]*\);$/\1/p' | sort -u >"$tmp/syms"
 	n=$(wc -l <"$tmp/syms")
-	[ "$n" -ge 30 ] || { echo "only $n symbols read from libdioctl.map"; return 1; }
-	bad=0
+	[ "$n" -ge "$min" ] || { echo "only $n symbols read from $lib.map"; return 1; }
 	while read -r s; do
-		page=libdioctl/man/$s.3
+		page=$lib/man/$s.3
 		if [ ! -f "$page" ]; then
-			echo "$s: exported (libdioctl.map), but there is no $page"
+			echo "$s: exported ($lib.map), but there is no $page"
 			bad=$((bad + 1))
 			continue
 		fi
-		to=$(sed -n '1s|^\.so man3/\(.*\)$|libdioctl/man/\1|p' "$page")
+		to=$(sed -n "1s|^\.so man3/\(.*\)\$|$lib/man/\1|p" "$page")
 		if [ -n "$to" ]; then
 			[ -f "$to" ] || { echo "$page: .so names $to, which is not there"; bad=$((bad + 1)); continue; }
 			page=$to
@@ -78,12 +78,18 @@ man_symbols() {
 		sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$page" | grep -q "[ *]$s(" ||
 			{ echo "$page: SYNOPSIS does not declare $s"; bad=$((bad + 1)); }
 	done <"$tmp/syms"
-	for page in libdioctl/man/*.3; do
+	for page in "$lib"/man/*.3; do
 		grep -qx "$(basename "$page" .3)" "$tmp/syms" ||
-			{ echo "$page: $(basename "$page" .3) is not exported (libdioctl.map)"; bad=$((bad + 1)); }
+			{ echo "$page: $(basename "$page" .3) is not exported ($lib.map)"; bad=$((bad + 1)); }
 	done
-	echo "$n symbols exported, $bad problem(s) with their man pages"
+	echo "$lib: $n symbols exported, $bad problem(s) with their man pages"
 	[ "$bad" = 0 ]
+}
+man_symbols() {
+	local st=0
+	man_symbols_of libdioctl 30 || st=1
+	man_symbols_of libdiosqlite 3 || st=1
+	return $st
 }
 
 # The documentation's claims about what make check tests hold: README.md

@@ -6,7 +6,7 @@
 # module does not build, guest dies or times out, reports of
 # tests/vm/report-patterns on the serial console or in the kernel log the
 # guest saved last) count as failed tests: never as skips.
-#   check.sh FLAVOUR        (TESTS="context io" to run a subset;
+#   check.sh FLAVOUR        (TESTS="context io_data" to run a subset;
 #                            DIO_PART=1/2 or 2/2: one half of the debug
 #                            kernel's programs, results in build/vm/debug-pN;
 #                            check-all.sh then reports their coverage as one;
@@ -78,10 +78,11 @@ if grep -iE 'warning' "$res/build.log" >&2; then
 fi
 phase "module for $flavour" $t0
 
-# The fuzzers' knobs (DIO_FUZZ_*, DIO_KFUZZ_*), TEST_TIMEOUT and
+# The fuzzers' knobs (DIO_FUZZ_*, DIO_KFUZZ_*), the other programs' seed
+# (DIO_SEED: tests/lib/testlib.h's tl_seed()), TEST_TIMEOUT and
 # DIO_FIO_ENGINE reach the guest.  KFUZZ_CORPUS (a host directory, tests/vm/fuzz.sh): the coverage-
 # guided fuzzer's corpus goes in through the results share and comes back.
-passenv=$(env | grep -E '^(DIO_FUZZ_|DIO_KFUZZ_|TEST_TIMEOUT=|DIO_FIO_ENGINE=)' | sed -e "s/'/'\\\\''/g" -e "s/=\(.*\)/='\1'/" -e 's/^/export /')
+passenv=$(env | grep -E '^(DIO_FUZZ_|DIO_KFUZZ_|DIO_SEED=|TEST_TIMEOUT=|DIO_FIO_ENGINE=)' | sed -e "s/'/'\\\\''/g" -e "s/=\(.*\)/='\1'/" -e 's/^/export /')
 if [ -n "${KFUZZ_CORPUS:-}" ]; then
 	mkdir -p "$KFUZZ_CORPUS" "$res/corpus"
 	cp -r "$KFUZZ_CORPUS/." "$res/corpus/"

@@ -131,7 +131,7 @@ else
 	umount "$out/build" "$out/build.ovl"
 fi
 debs=()
-for p in dio-batch-dkms libdioctl1 libdioctl-dev dioctl; do
+for p in dio-batch-dkms libdioctl1 libdioctl-dev dioctl libdiosqlite1 libdiosqlite-dev; do
 	f=$(find "$out/debs" -maxdepth 1 -name "${p}_*.deb" | head -n 1)
 	[ -n "$f" ] || fail_setup "no $p package was built"
 	debs+=("$f")
@@ -196,7 +196,7 @@ check "a kernel with unsupported headers (6.6) installs before dio-batch" \
 	pkg_install "/tmp/debs/${fake66##*/}"
 indebs=()
 for f in "${debs[@]}"; do indebs+=("/tmp/debs/${f##*/}"); done
-check "dio-batch's four packages install ($install_how)" pkg_install "${indebs[@]}"
+check "dio-batch's six packages install ($install_how)" pkg_install "${indebs[@]}"
 check "DKMS built and installed the module for $KVER" \
 	test -e "$root/lib/modules/$KVER/updates/dkms/dio_batch.ko" -o \
 	-e "$root/lib/modules/$KVER/updates/dkms/dio_batch.ko.xz"
@@ -262,6 +262,27 @@ for src in "$top"/examples/*.c; do
 	check "example $name builds with pkg-config against the packages" \
 		inroot sh -c "cc -O2 -Wall -Wextra -Werror -o /opt/dio-examples/$name '$src' \$(pkg-config --cflags --libs libdioctl)"
 done
+# libdiosqlite: a program registers the VFS (pkg-config libdiosqlite), and
+# the library carries no RUNPATH of the build tree's.
+cat >"$root/opt/dio-examples/vfs.c" <<'EOC'
+#include <stdio.h>
+#include <dio_sqlite.h>
+int main(void)
+{
+	if (dio_sqlite_config_memory() != SQLITE_OK || dio_sqlite_register(NULL, 0) != SQLITE_OK)
+		return 1;
+	return sqlite3_vfs_find(DIO_SQLITE_VFS_NAME) ? 0 : 1;
+}
+EOC
+check "a program registers the SQLite VFS, built with pkg-config libdiosqlite" \
+	inroot sh -c "cc -O2 -Wall -Werror -o /opt/dio-examples/vfs /opt/dio-examples/vfs.c \$(pkg-config --cflags --libs libdiosqlite) && /opt/dio-examples/vfs"
+dsq_packaged() {
+	local d
+	d=$(readelf -d "$root/usr/lib/$multiarch/libdiosqlite.so.1") || return 1
+	! grep -E '\((RPATH|RUNPATH)\)' <<<"$d" || return 1
+	[ -e "$root/usr/share/man/man7/dio_sqlite.7.gz" ] && [ -e "$root/usr/share/man/man3/dio_sqlite_register.3.gz" ]
+}
+check "libdiosqlite.so.1 has no RUNPATH; dio_sqlite(7) and dio_sqlite_register(3) are installed" dsq_packaged
 links_packaged() { inroot ldd /opt/dio-examples/pi_roundtrip | grep -E "libdioctl.so.1 => (/usr)?/lib/$multiarch/" >/dev/null; }
 check "the examples link the packaged libdioctl.so.1" links_packaged
 # A database user in the group (and in disk, for its disks), and one not.
@@ -377,11 +398,11 @@ fi
 # --- removal ----------------------------------------------------------------
 chroot_mounts "$root" || fail_setup "the chroot's mounts, again"
 check "$purge_how removes the packages and the fake kernels" \
-	pkg_purge dio-batch-dkms dioctl libdioctl-dev libdioctl1 \
+	pkg_purge dio-batch-dkms dioctl libdiosqlite-dev libdiosqlite1 libdioctl-dev libdioctl1 \
 	linux-headers-6.6.0-fake linux-headers-6.7.0-fake
 nothing_left() {
 	! ls -d "$root"/lib/modules/*/updates/dkms/dio_batch.ko* "$root"/var/lib/dkms/dio_batch \
-		"$root"/usr/src/dio_batch-* "$root"/usr/lib/*/libdioctl* 2>/dev/null
+		"$root"/usr/src/dio_batch-* "$root"/usr/lib/*/libdioctl* "$root"/usr/lib/*/libdiosqlite* 2>/dev/null
 }
 check "nothing is left: module, DKMS tree, source, library" nothing_left
 finish

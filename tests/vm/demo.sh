@@ -20,7 +20,8 @@ B=$top/build
 res=$B/demo
 
 say() { printf '\n=== %s\n' "$*"; }
-die() { echo "demo: $*" >&2; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$top/scripts/lib.sh"
 # shellcheck source=scripts/debian-source.sh
 . "$top/scripts/debian-source.sh"
 

@@ -50,8 +50,8 @@ root61=$cache/bookworm
 srcdir_of() { echo "$cache/$1"; }
 suffix_of() { case "$1" in debug) echo dbg ;; *) echo "$1" ;; esac; }
 
-log() { echo "kernel: $*" >&2; }
-die() { log "$*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$top/scripts/lib.sh"
 need_prepare() { die "flavour $1 is not prepared${2:+ ($2)}; run: $here/kernel.sh prepare $1"; }
 
 # --- apt on the host --------------------------------------------------------

@@ -10,7 +10,7 @@
 # into a failure.  Nothing here needs 5-level paging.
 # init_on_alloc=0: Debian's kernels zero every allocation by default, which
 # would hide a module that hands an uninitialised kernel buffer to a device
-# or to user space (t_security's stale-byte tests leave a pattern behind in
+# or to user space (t_security_pi's stale-byte tests leave a pattern behind in
 # freed buffers of the same size first).
 # loglevel=7 for the boot, so that a boot that stops shows where on the
 # console (a few hundred lines, once); tests/vm/init then lowers the
