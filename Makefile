@@ -20,7 +20,7 @@
 #   make fuzz DURATION=3600  the coverage-guided ioctl fuzzer, corpus kept between runs
 #   make flakes LANES="debug 6.1" RUNS=3 LOAD=2  lanes run again and again: a table of failures
 #   make boot-loop FLAVOUR=debug RUNS=100  boot a kernel again and again: hangs and faults in its boot
-#   make demo       boot a guest and show the project at work
+#   make demo       boot a guest and show the project at work (DEMO_KERNEL=7.3: on that kernel)
 # See README.md.
 
 # The project's one version number is debian/changelog's upstream version,
@@ -46,6 +46,7 @@ KERNELS		?= 6.1 6.12 7.3 debug
 DKMS_CHECK	?= 1
 DEB_CHECK	?= 1
 ANYWHERE_CHECK	?= 1
+DEMO_CHECK	?= 1
 PREFIX		?= /usr/local
 # Debian's multiarch library directory where the compiler names one
 # (x86_64-linux-gnu), as for the distribution's own libraries.
@@ -137,7 +138,7 @@ UNIT_LIBS	?= $(TEST_LIBS)
 BENCH_LIBS	?= -luring -laio -lpthread
 
 .PHONY: all module userspace lib libdiosqlite sqlite tools tests bench examples man bench-guest bench-counts bench-icount bench-isal deps check check-debug \
-	check-unit check-static check-arm64 check-cross bench-arm64 check-dkms check-deb check-deb-trixie check-fio-suite check-kcsan fuzz flakes boot-loop dkms-install deb demo \
+	check-unit check-static check-arm64 check-cross bench-arm64 check-dkms check-deb check-deb-trixie check-demo-trixie check-fio-suite check-kcsan fuzz flakes boot-loop dkms-install deb demo \
 	install uninstall clean FORCE
 .DELETE_ON_ERROR:
 # The test helpers are kept between builds (make would delete them as
@@ -358,13 +359,13 @@ deps:
 check:
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@KERNELS="$(KERNELS)" DKMS_CHECK="$(DKMS_CHECK)" DEB_CHECK="$(DEB_CHECK)" \
-		ANYWHERE_CHECK="$(ANYWHERE_CHECK)" tests/make-check.sh '$(B)'
+		ANYWHERE_CHECK="$(ANYWHERE_CHECK)" DEMO_CHECK="$(DEMO_CHECK)" tests/make-check.sh '$(B)'
 	@tests/summary.sh $(B)/results
 
 # The guest suite on the debug kernel only (KASAN, kmemleak, lockdep,
 # fault injection); make check runs it too.
 check-debug:
-	@$(MAKE) --no-print-directory check KERNELS=debug DKMS_CHECK=0 DEB_CHECK=0 ANYWHERE_CHECK=0
+	@$(MAKE) --no-print-directory check KERNELS=debug DKMS_CHECK=0 DEB_CHECK=0 ANYWHERE_CHECK=0 DEMO_CHECK=0
 
 # Hunt flaky tests: LANES (default "debug 6.1") RUNS times each (3), with
 # LOAD busy loops beside them (0; LOAD=$$(nproc) loads every core), side by
@@ -385,7 +386,7 @@ boot-loop:
 # check's KERNELS yet: a second kernel built from source would push a fresh
 # machine's CI past its time budget (tests/README.md has the numbers).
 check-kcsan:
-	@$(MAKE) --no-print-directory check KERNELS=kcsan DKMS_CHECK=0 DEB_CHECK=0 ANYWHERE_CHECK=0
+	@$(MAKE) --no-print-directory check KERNELS=kcsan DKMS_CHECK=0 DEB_CHECK=0 ANYWHERE_CHECK=0 DEMO_CHECK=0
 
 # The coverage-guided ioctl fuzzer for DURATION seconds (default 3600) on the
 # debug kernel, its corpus kept in /var/cache/dio_batch/kfuzz-corpus; not
@@ -404,6 +405,13 @@ check-deb: userspace
 
 check-deb-trixie:
 	@$(MAKE) --no-print-directory check-deb SUITE=trixie
+
+# make demo in a trixie root, as on Debian 13 (tests/vm/demo-check.sh),
+# alone; make check runs it too (DEMO_CHECK=0 leaves it out).
+check-demo-trixie:
+	@rm -rf $(B)/results && mkdir -p $(B)/results
+	@tests/vm/demo-check.sh || true
+	@tests/summary.sh $(B)/results
 
 # t_fio with the fio of FIO_SUITE (trixie: 3.39; forky: 3.41) on 7.3, the
 # guest booted on that fio's root and the engine built there
@@ -493,11 +501,13 @@ bench-icount:
 	@$(BENCH_KERNEL_ENV)bench/icount.sh
 
 # The demo needs dioctl and kmodctl only: no fio engine (which would fetch
-# fio's source), no tests, no benchmarks.
+# fio's source), no tests, no benchmarks; and of the packages only its own
+# (scripts/deps.sh --demo).  It boots the release's own kernel (Debian 12:
+# 6.1; Debian 13: 6.12), or DEMO_KERNEL's (tests/vm/demo.sh).
 demo:
-	@scripts/deps.sh --check || scripts/deps.sh
+	@scripts/deps.sh --demo --check || scripts/deps.sh --demo
 	@$(MAKE) --no-print-directory tools $(B)/tests/kmodctl
-	@tests/vm/demo.sh
+	@DEMO_KERNEL="$(DEMO_KERNEL)" tests/vm/demo.sh
 
 # make install [DESTDIR=] [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] ...
 # installs libdioctl (shared, static, .pc), libdiosqlite (shared, .pc),

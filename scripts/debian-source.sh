@@ -20,11 +20,12 @@ dpkg_io=()
 [ "${DIO_DPKG_UNSAFE_IO:-0}" != 1 ] || dpkg_io=(-o Dpkg::Options::=--force-unsafe-io)
 
 # host_suite: the running system's Debian release (bookworm, trixie, ...),
-# from /etc/os-release; bookworm when it does not say.
+# from /etc/os-release (DIO_OS_RELEASE: another file, for
+# tests/unit/check-cases.sh); bookworm when it does not say.
 host_suite() {
 	(
-		# shellcheck disable=SC1091 # the system's, not ours
-		. /etc/os-release 2>/dev/null || true
+		# shellcheck disable=SC1090,SC1091 # the system's, not ours
+		. "${DIO_OS_RELEASE:-/etc/os-release}" 2>/dev/null || true
 		echo "${VERSION_CODENAME:-bookworm}"
 	)
 }

@@ -3,7 +3,11 @@
 #   scripts/deps.sh          install missing Debian packages (needs root)
 #   scripts/deps.sh --check  exit 0 when everything is present, 1 otherwise
 #   scripts/deps.sh --list   print the package list (for other distributions)
+#   scripts/deps.sh --demo [--check|--list]
+#                            the same for make demo's packages alone
 set -euo pipefail
+demo=
+[ "${1:-}" != --demo ] || { demo=1; shift; }
 
 PKGS=(
 	build-essential gcc-multilib make pkg-config
@@ -11,6 +15,7 @@ PKGS=(
 	bc bison flex libelf-dev libssl-dev dwarves xz-utils zstd rsync
 	patch			# tests/vm/linux-6.1-patches: fixes for the debug kernels
 	qemu-system-x86 busybox-static cpio kmod libkmod-dev dkms debootstrap
+	file			# tests/vm/mkinitramfs.sh: busybox must be static
 	e2fsprogs dmsetup libc6-dev-i386
 	mdadm			# t_stacks: md RAID1 and RAID5 in the guest
 	apparmor		# apparmor_parser: t_security_writes loads a profile in the guest
@@ -26,6 +31,18 @@ PKGS=(
 	libsqlite3-dev sqlite3	# libdiosqlite; t_sqlite (scripts/sqlite-src.sh: speedtest1's source)
 	qemu-user		# tests/cross.sh runs the arm64 build under qemu-aarch64
 )
+# make demo's own (tests/vm/demo.sh): dioctl and kmodctl built, the
+# module built for the release's kernel (linux-image-amd64: 6.1 on Debian
+# 12, 6.12 on Debian 13), the guest's initramfs (mkinitramfs.sh: busybox,
+# file, the modules decompressed) and QEMU.  A part of the list above:
+# a new machine's first command installs what it runs, not everything
+# make check needs.
+DEMO_PKGS=(
+	build-essential make pkg-config
+	linux-image-amd64 linux-headers-amd64
+	libisal-dev libkmod-dev
+	qemu-system-x86 busybox-static cpio kmod file xz-utils zstd
+)
 # Debian 12's kernel source: the debug and kcsan kernels (tests/vm/kernel.sh)
 # and checkpatch.pl (tests/static-check.sh) are built from it.  Later
 # releases do not have it: there make check's kernel builds cannot run (make
@@ -38,6 +55,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/debian-source.sh"
 suite=$(host_suite)
 [ "$suite" = bookworm ] && PKGS+=(linux-source-6.1)
+[ -z "$demo" ] || PKGS=("${DEMO_PKGS[@]}")
 # The arm64 cross compiler and arm64 libraries are not in the list: they
 # cannot be installed beside it (gcc-12-aarch64-linux-gnu Conflicts:
 # gcc-multilib; libisal-dev is not Multi-Arch: same).  tests/cross.sh has
@@ -49,6 +67,7 @@ suite=$(host_suite)
 # so.
 control=$here/../debian/control
 build_deps_met() {
+	[ -z "$demo" ] || return 0 # the demo builds no package
 	command -v dpkg-checkbuilddeps >/dev/null && dpkg-checkbuilddeps "$control" 2>/dev/null
 }
 

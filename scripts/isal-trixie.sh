@@ -38,7 +38,7 @@ if [ ! -e "$lib" ] || [ ! -s "$dir/.dio_batch-packages" ]; then
 	rm -rf "$CACHE/tmp" "$root73/var/tmp/isal-debs"
 	mkdir -p "$CACHE/tmp/root" "$root73/var/tmp/isal-debs"
 	log "downloading ${PKGS[*]} from trixie into $CACHE"
-	# As tests/vm/kernel.sh's chroot73: /proc in a private mount namespace.
+	# As tests/vm/kernel.sh's chroot_in: /proc in a private mount namespace.
 	# shellcheck disable=SC2016
 	flock "$cache/.apt.lock" unshare --mount --propagation private -- \
 		sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' "$root73" \

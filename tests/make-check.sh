@@ -10,7 +10,7 @@
 # and nothing after it runs.  The Makefile's check target empties
 # BUILD/results before and prints tests/summary.sh's summary after.
 #   tests/make-check.sh BUILD     (env: KERNELS, DKMS_CHECK, DEB_CHECK,
-#                                  ANYWHERE_CHECK, DIO_CHECK_START; the
+#                                  ANYWHERE_CHECK, DEMO_CHECK, DIO_CHECK_START; the
 #                                  make command line's variables reach
 #                                  make userspace through MAKEFLAGS)
 set -uo pipefail
@@ -61,7 +61,7 @@ elif printf 'packages (scripts/deps.sh)\t%s\n' $(($(date +%s) - t0)) >>"$B/resul
 	tests/cross.sh "$B" arm64 || true
 	tests/static-check.sh "$B" || true
 	DKMS_CHECK="${DKMS_CHECK:-1}" DEB_CHECK="${DEB_CHECK:-1}" \
-		ANYWHERE_CHECK="${ANYWHERE_CHECK:-1}" tests/vm/check-all.sh
+		ANYWHERE_CHECK="${ANYWHERE_CHECK:-1}" DEMO_CHECK="${DEMO_CHECK:-1}" tests/vm/check-all.sh
 else
 	echo "make check: make userspace failed; no test ran" >&2
 	echo "0 1" >"$B/results/userspace.counts"

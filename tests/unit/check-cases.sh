@@ -202,4 +202,48 @@ make_dry_run() {
 	[ "$bad" = 0 ]
 }
 
+# make demo boots the release's own kernel, read from /etc/os-release
+# (DIO_OS_RELEASE stands in for it): 6.1 on Debian 12, 6.12 on Debian 13,
+# DEMO_KERNEL's where the user asks for one the release can have, and
+# refuses, naming what it can boot, a kernel or a release it cannot.
+demo_kernel() {
+	bad=0
+	osr() { printf 'PRETTY_NAME="Debian GNU/Linux"\nID=debian\n%s\n' "$1" >"$tmp/os-release"; }
+	want() { # WANT [DEMO_KERNEL]: what demo.sh --kernel prints
+		got=$(DIO_OS_RELEASE=$tmp/os-release DEMO_KERNEL=${2:-} tests/vm/demo.sh --kernel 2>&1) || got="failed: $got"
+		[ "$got" = "$1" ] || { echo "$(tail -n 1 "$tmp/os-release"), DEMO_KERNEL='${2:-}': '$got', not '$1'"; bad=$((bad + 1)); }
+	}
+	osr VERSION_CODENAME=bookworm
+	want "6.1 Debian 12's kernel (6.1)"
+	want "6.12 bookworm-backports' kernel (6.12)" 6.12
+	want "7.3 trixie-backports' kernel (7.3)" 7.3
+	osr VERSION_CODENAME=trixie
+	want "6.12 Debian 13's kernel (6.12)"
+	want "7.3 trixie-backports' kernel (7.3)" 7.3
+	want "6.1 Debian 12's kernel (6.1)" 6.1
+	want "failed: demo: DEMO_KERNEL=6.6: on Debian 13 the demo boots 6.1, 6.12 or 7.3" 6.6
+	osr VERSION_CODENAME=forky
+	want "failed: demo: forky is neither Debian 12 (bookworm) nor Debian 13 (trixie): no kernel of its own to show"
+	# No codename: Debian 12, as scripts/deps.sh takes it.
+	osr VERSION_ID=12
+	want "6.1 Debian 12's kernel (6.1)"
+	[ "$bad" = 0 ]
+}
+
+# make demo installs only its own packages (scripts/deps.sh --demo), all
+# of them in the whole list that make check installs, on either release.
+demo_packages() {
+	bad=0
+	for r in bookworm trixie; do
+		printf 'VERSION_CODENAME=%s\n' "$r" >"$tmp/os-release"
+		DIO_OS_RELEASE=$tmp/os-release scripts/deps.sh --list | sort >"$tmp/all"
+		DIO_OS_RELEASE=$tmp/os-release scripts/deps.sh --demo --list | sort >"$tmp/demo"
+		[ "$(wc -l <"$tmp/demo")" -ge 5 ] || { echo "$r: only $(wc -l <"$tmp/demo") demo packages"; bad=$((bad + 1)); }
+		extra=$(comm -23 "$tmp/demo" "$tmp/all" | paste -s -d ' ' -)
+		[ -z "$extra" ] || { echo "$r: demo packages not in the whole list: $extra"; bad=$((bad + 1)); }
+		cmp -s "$tmp/demo" "$tmp/all" && { echo "$r: the demo's list is the whole list"; bad=$((bad + 1)); }
+	done
+	[ "$bad" = 0 ]
+}
+
 "$1"

@@ -45,12 +45,29 @@ static void test_make_dry_run(void **state)
 	run_case("make_dry_run");
 }
 
+/*
+ * make demo boots the release's own kernel (Debian 12: 6.1; Debian 13:
+ * 6.12) or DEMO_KERNEL's, and refuses what the release cannot have.
+ */
+static void test_demo_kernel(void **state)
+{
+	run_case("demo_kernel");
+}
+
+/* make demo's packages are a part of make check's, on either release. */
+static void test_demo_packages(void **state)
+{
+	run_case("demo_packages");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_summary_split),
 		cmocka_unit_test(test_boot_retries),
 		cmocka_unit_test(test_make_dry_run),
+		cmocka_unit_test(test_demo_kernel),
+		cmocka_unit_test(test_demo_packages),
 	};
 
 	return cmocka_run_group_tests_name("check", tests, NULL, NULL);

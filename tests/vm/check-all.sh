@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The guest suite on every kernel in KERNELS, then (DKMS_CHECK=1) the DKMS
 # check, (DEB_CHECK=1) the Debian packages' check on bookworm and on
-# trixie and (ANYWHERE_CHECK=1)
+# trixie, (ANYWHERE_CHECK=1)
 # make demo and make userspace from a checkout at an awkward path
-# (anywhere-check.sh), in CHECK_LANES lanes
+# (anywhere-check.sh) and (DEMO_CHECK=1) make demo in a trixie root
+# (demo-check.sh), in CHECK_LANES lanes
 # (two on two cores) that take jobs from one queue.  Guests spend much of
 # their time waiting (delayed scsi_debug
 # commands, timeouts), so two share the machine's cores well.  Each lane's
@@ -16,13 +17,13 @@
 # jobs still running are stopped and counted as failed, with their names,
 # the ones never started and the phases so far in the summary, so that a
 # run too slow for CI says where its time went.  CHECK_BUDGET=0: none.
-#   check-all.sh            (env: KERNELS, DKMS_CHECK, DEB_CHECK, ANYWHERE_CHECK, CHECK_LANES=1|2,
+#   check-all.sh            (env: KERNELS, DKMS_CHECK, DEB_CHECK, ANYWHERE_CHECK, DEMO_CHECK, CHECK_LANES=1|2,
 #                            DEBUG_PARTS=1|2, CHECK_BUDGET, DIO_CHECK_START)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 out=$top/build/results
-: "${KERNELS:=6.1 6.12 7.3 debug}" "${DKMS_CHECK:=1}" "${DEB_CHECK:=1}" "${ANYWHERE_CHECK:=1}"
+: "${KERNELS:=6.1 6.12 7.3 debug}" "${DKMS_CHECK:=1}" "${DEB_CHECK:=1}" "${ANYWHERE_CHECK:=1}" "${DEMO_CHECK:=1}"
 : "${CHECK_LANES:=$([ "$(nproc)" -ge 2 ] && echo 2 || echo 1)}"
 mkdir -p "$out"
 rm -f "$out"/.running-* "$out/over-budget.out" "$out/budget.counts"
@@ -32,7 +33,9 @@ rm -f "$out"/.running-* "$out/over-budget.out" "$out/budget.counts"
 # /lib/modules, so never side by side), then the trixie package check, a
 # job of its own (deb-trixie: it shares neither, and reads the trixie
 # chroot, which the 7.3 job ahead of it prepares on a new machine; were it
-# first, its lane would wait on kernel.sh's lock); last the kernels built from source
+# first, its lane would wait on kernel.sh's lock), then make demo in a
+# trixie root (demo-trixie: the same chroot, for the same reason); last
+# the kernels built from source
 # (debug, kcsan), whose build (tests/vm/kernel.sh, niced) make check starts
 # at once and which takes the cores the guests leave idle until the other
 # jobs are done.  The debug kernel's programs run in DEBUG_PARTS guests
@@ -56,6 +59,7 @@ pkgjob=
 [ "$ANYWHERE_CHECK" = 1 ] && pkgjob="${pkgjob:+$pkgjob }anywhere"
 [ -n "$pkgjob" ] && echo "$pkgjob" >>"$queue"
 [ "$DEB_CHECK" = 1 ] && echo deb-trixie >>"$queue"
+[ "$DEMO_CHECK" = 1 ] && echo demo-trixie >>"$queue"
 for k in $KERNELS; do
 	case $k in
 	debug)
@@ -106,6 +110,7 @@ lane() {
 			deb) cmd=("$here/deb-check.sh") ;;
 			deb-trixie) cmd=("$here/deb-check.sh" trixie) ;;
 			anywhere) cmd=("$here/anywhere-check.sh") ;;
+			demo-trixie) cmd=("$here/demo-check.sh") ;;
 			debug@*) cmd=(env "DIO_PART=${k#debug@}/$DEBUG_PARTS" "$here/check.sh" debug) ;;
 			*) cmd=("$here/check.sh" "$k") ;;
 			esac
@@ -188,7 +193,7 @@ fi
 for job in "${jobs[@]}"; do
 	for k in $job; do
 		case $k in
-		dkms | deb | deb-trixie | anywhere) ;;
+		dkms | deb | deb-trixie | anywhere | demo-trixie) ;;
 		debug@*) k=debug-p${k#debug@} ;;
 		*) k=$k${TESTS:+-$(echo "$TESTS" | tr ' ' '_')} ;;
 		esac

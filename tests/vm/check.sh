@@ -43,7 +43,14 @@ fail_setup() {
 
 echo "check[$flavour]: preparing kernel" >&2
 t0=$SECONDS
-"$here/kernel.sh" prepare "$flavour" || fail_setup "kernel $flavour could not be prepared"
+# Its last word says why it failed (kernel.sh's die: a build, apt, or a
+# kernel this release does not have), for the summary's failures.
+if ! "$here/kernel.sh" prepare "$flavour" 2>&1 | tee "$B/results/.prepare-$tag" >&2; then
+	why=$(tail -n 1 "$B/results/.prepare-$tag")
+	rm -f "$B/results/.prepare-$tag"
+	fail_setup "kernel $flavour could not be prepared ($why)"
+fi
+rm -f "$B/results/.prepare-$tag"
 phase "kernel $flavour (install or build)" $t0
 eval "$("$here/kernel.sh" env "$flavour")" || fail_setup "kernel.sh env $flavour"
 echo "$KVER" >"$B/results/$tag.kver"

@@ -1,26 +1,55 @@
 #!/usr/bin/env bash
-# make demo: boot one guest on Debian 12's stock kernel (6.1) and show
-# dio_batch at work with dioctl: features, queries of a scsi_debug DIF/DIX
-# disk and three QEMU NVMe namespaces with PI, then a data block corrupted
-# behind the device's back and found again, block and tag.
+# make demo: boot one guest on the release's own kernel (Debian 12: 6.1;
+# Debian 13: 6.12), or on DEMO_KERNEL's, and show dio_batch at work with
+# dioctl: features, queries of a scsi_debug DIF/DIX disk and three QEMU
+# NVMe namespaces with PI, then a data block corrupted behind the device's
+# back and found again, block and tag.
 #   demo.sh            (after `make tools build/tests/kmodctl`, as make demo does; results in build/demo)
+#   demo.sh --kernel   print the kernel it would boot and where it comes from
+# DEMO_KERNEL (make demo DEMO_KERNEL=...): 6.1, 6.12 or 7.3.  On Debian 12
+# 6.12 comes from bookworm-backports, which tests/vm/kernel.sh adds to
+# apt's sources, and 7.3 from trixie-backports in a trixie root of the
+# project's own, in /var/cache/dio_batch; on Debian 13, 7.3 from that
+# root too and 6.1 from a bookworm root beside it: no apt source is
+# written to the system.
 # Exit status: 0 when every step did what it should, 1 otherwise.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 B=$top/build
 res=$B/demo
-flavour=6.1
 
 say() { printf '\n=== %s\n' "$*"; }
 # shellcheck source=scripts/lib.sh
 . "$top/scripts/lib.sh"
+# shellcheck source=scripts/debian-source.sh
+. "$top/scripts/debian-source.sh"
+
+# The kernel: DEMO_KERNEL's, else the release's own (/etc/os-release).
+suite=$(host_suite)
+case "$suite" in
+bookworm) release="Debian 12" own=6.1 offered="6.1, 6.12 or 7.3" ;;
+trixie) release="Debian 13" own=6.12 offered="6.1, 6.12 or 7.3" ;;
+*) die "$suite is neither Debian 12 (bookworm) nor Debian 13 (trixie): no kernel of its own to show" ;;
+esac
+flavour=${DEMO_KERNEL:-$own}
+case "$suite $flavour" in
+"bookworm 6.1" | "trixie 6.12") what="$release's kernel ($flavour)" ;;
+"bookworm 6.12") what="bookworm-backports' kernel (6.12)" ;;
+"trixie 6.1") what="Debian 12's kernel (6.1)" ;;
+*" 7.3") what="trixie-backports' kernel (7.3)" ;;
+*) die "DEMO_KERNEL=$flavour: on $release the demo boots $offered" ;;
+esac
+if [ "${1:-}" = --kernel ]; then
+	echo "$flavour $what"
+	exit 0
+fi
 
 for f in "$B/tools/dioctl" "$B/tests/kmodctl"; do
 	[ -x "$f" ] || die "$f is missing: run 'make demo'"
 done
 
-say "Preparing Debian 12's kernel ($flavour) and building dio_batch for it"
+say "Preparing $what and building dio_batch for it"
 "$here/kernel.sh" prepare "$flavour" || die "kernel $flavour could not be prepared"
 eval "$("$here/kernel.sh" env "$flavour")" || die "kernel.sh env $flavour failed"
 rm -rf "$res" && mkdir -p "$res"

@@ -13,9 +13,15 @@
 #                                   deb-check.sh trixie builds and installs the
 #                                   packages on; print DEB_LOWER (shell: the
 #                                   overlayfs lower directories of that root)
+#   kernel.sh prepare-demo 7.3      prepare 7.3 and the layer over its chroot that
+#                                   demo-check.sh runs make demo in; print
+#                                   DEMO_LOWER (the same for that root)
 # FLAVOUR:
-#   6.1    Debian 12's stock kernel (linux-image-amd64)
-#   6.12   bookworm-backports' kernel, installed on the host (the suite is
+#   6.1    Debian 12's stock kernel (linux-image-amd64); on another release
+#          (Debian 13) installed in a bookworm chroot at $DIO_CACHE/bookworm
+#          (its headers need gcc-12), as 7.3 is in its trixie chroot below
+#   6.12   on Debian 13 its own kernel (linux-image-amd64); on Debian 12
+#          bookworm-backports' kernel, installed on the host (the suite is
 #          added to apt's sources as bookworm-backports.sources)
 #   7.3    trixie-backports' kernel, installed in a trixie chroot at
 #          $DIO_CACHE/trixie (its headers need gcc-14): VMLINUZ/MODDIR/KDIR
@@ -38,6 +44,7 @@ top=$(cd "$here/../.." && pwd)
 cache=${DIO_CACHE:-/var/cache/dio_batch}
 jobs=${DIO_JOBS:-3}
 root73=$cache/trixie
+root61=$cache/bookworm
 # The flavours built from linux-source-6.1: their cache directory, fragments
 # and release-name suffix.
 srcdir_of() { echo "$cache/$1"; }
@@ -70,14 +77,15 @@ need_pkgs() {
 # shellcheck source=scripts/debian-source.sh
 . "$top/scripts/debian-source.sh"
 
-# Newest "KVER PACKAGE" among linux-image-SERIES.N+xxx-amd64[-unsigned] that
+# Newest "KVER PACKAGE" among linux-image-SERIES.N+xxx-amd64[-unsigned]
+# (bookworm's 6.1: linux-image-6.1.0-ABI-amd64) that
 # apt can install together with linux-headers-KVER (the -unsigned image
 # preferred: the signed one may lag behind); apt-cache runs through "$@"
-# (e.g. chroot73) when given.
+# (e.g. chroot_in ROOT) when given.
 pick_image() {
 	local series=$1 re names heads cands name kver rank
 	shift
-	re="^linux-image-(${series//./\\.}\.[0-9]+(\+[a-z0-9.~]+)?-amd64)(-unsigned)?$"
+	re="^linux-image-(${series//./\\.}\.[0-9]+(-[0-9]+|\+[a-z0-9.~]+)?-amd64)(-unsigned)?$"
 	names=$("$@" apt-cache pkgnames "linux-image-$series." | grep -E "$re" || true)
 	[ -n "$names" ] || return 0
 	heads=$(sed -E 's/-unsigned$//; s/^linux-image-/linux-headers-/' <<<"$names" | sort -u)
@@ -119,7 +127,18 @@ vmlinuz_of() { # ROOT KVER
 }
 
 # --- 6.1 and 6.12: Debian kernels installed on the host ----------------------
+# Debian 12's kernel source is bookworm's: another release's host does
+# not have it (Debian 12's kernel itself comes from a bookworm chroot there).
+need_bookworm() { # FLAVOUR PACKAGE
+	local s
+	s=$(host_suite)
+	[ "$s" = bookworm ] || die "$1: Debian 12's 6.1 ($2) is not in $s's archive, and this host is $s"
+}
 prepare_61() {
+	if [ "$(host_suite)" != bookworm ]; then
+		prepare_61_root
+		return
+	fi
 	if KVER=$(newest_installed "" 6.1); then
 		need_pkgs make
 	else
@@ -157,6 +176,13 @@ prepare_612() {
 		log "6.12: $KVER (installed)"
 		return 0
 	fi
+	if [ "$(host_suite)" = trixie ]; then
+		# Debian 13's own meta packages: no apt source to add.
+		need_pkgs make linux-image-amd64 linux-headers-amd64
+		KVER=$(newest_installed "" 6.12) || die "linux-image-amd64 installed no 6.12 kernel"
+		log "6.12: $KVER (linux-image-$KVER $(dpkg-query -W -f='${Version}' "linux-image-$KVER" 2>/dev/null || true))"
+		return 0
+	fi
 	add_bookworm_backports
 	pick=$(pick_image 6.12)
 	[ -n "$pick" ] || { apt_get update; pick=$(pick_image 6.12); }
@@ -168,68 +194,94 @@ prepare_612() {
 	KVER=$(newest_installed "" 6.12) || die "6.12: $pkg did not install a complete kernel"
 }
 
-# --- 7.3: trixie-backports' kernel in a trixie chroot -------------------------
-chroot73() { # run a command in the chroot with a clean environment
+# --- 7.3 (and 6.1 on Debian 13): a kernel in a chroot of another release ----
+chroot_in() { # ROOT COMMAND...: run a command in the chroot ROOT with a clean environment
 	# /proc (apt, objtool need it) is mounted in a private mount namespace:
 	# it vanishes with the command, concurrent callers cannot unmount it
 	# under each other, and nothing is left mounted after a kill.
 	# shellcheck disable=SC2016
 	unshare --mount --propagation private -- sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' \
-		"$root73" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 \
-		DEBIAN_FRONTEND=noninteractive "$@"
+		"$1" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 \
+		DEBIAN_FRONTEND=noninteractive "${@:2}"
 }
-prepare_73() {
-	local src mirror signed pick kver pkg t0 keyring
+# prepare_root SERIES ROOT SUITE CC SUITES [TARGET [SECURITY]]: SERIES's
+# newest kernel, its headers, CC and make in a minbase SUITE chroot at
+# ROOT, from the host's mirror (apt inside: SUITES; TARGET: apt-get -t;
+# SECURITY: that suite too, from the host's security archive).
+prepare_root() {
+	local series=$1 root=$2 suite=$3 cc=$4 suites=$5 target=${6:-} security=${7:-}
+	local src mirror signed pick kver pkg t0 keyring sec
 	# Ready only when dpkg in the chroot has nothing half done: a run killed
 	# during apt-get leaves packages unpacked but not configured, or files
 	# missing, and dpkg --audit names them; the install below finishes them.
-	if KVER=$(newest_installed "$root73" 7.3) && [ -x "$root73/usr/bin/gcc-14" ] && [ -x "$root73/usr/bin/make" ] &&
-		[ -z "$(dpkg --root="$root73" --audit 2>&1)" ]; then
-		log "7.3: $KVER (installed in $root73)"
+	if KVER=$(newest_installed "$root" "$series") && [ -x "$root/usr/bin/$cc" ] && [ -x "$root/usr/bin/make" ] &&
+		[ -z "$(dpkg --root="$root" --audit 2>&1)" ]; then
+		log "$series: $KVER (installed in $root)"
 		return 0
 	fi
 	need_pkgs debootstrap
 	src=$(host_debian_source)
 	mirror=$(sed -n 1p <<<"$src" | awk '{print $1}') signed=$(sed -n 2p <<<"$src")
-	if [ ! -x "$root73/usr/bin/apt-get" ]; then
+	if [ ! -x "$root/usr/bin/apt-get" ]; then
 		t0=$SECONDS
-		log "7.3: debootstrap trixie into $root73 from $mirror"
-		rm -rf "$root73.new"
+		log "$series: debootstrap $suite into $root from $mirror"
+		rm -rf "$root.new"
 		mkdir -p "$cache"
-		debootstrap --variant=minbase ${signed:+--keyring="$signed"} trixie "$root73.new" "$mirror" \
-			>"$cache/trixie-debootstrap.log" 2>&1 ||
-			{ tail -n 20 "$cache/trixie-debootstrap.log" >&2; die "7.3: debootstrap failed (log: $cache/trixie-debootstrap.log)"; }
-		rm -rf "$root73"
-		mv "$root73.new" "$root73"
-		log "7.3: debootstrap took $((SECONDS - t0)) s"
+		debootstrap --variant=minbase ${signed:+--keyring="$signed"} "$suite" "$root.new" "$mirror" \
+			>"$cache/$suite-debootstrap.log" 2>&1 ||
+			{ tail -n 20 "$cache/$suite-debootstrap.log" >&2; die "$series: debootstrap failed (log: $cache/$suite-debootstrap.log)"; }
+		rm -rf "$root"
+		mv "$root.new" "$root"
+		log "$series: debootstrap took $((SECONDS - t0)) s"
 	fi
-	# apt inside: trixie, -updates and -backports from the host's mirror; no
-	# recommends; no services; snapshot mirrors' Valid-Until ignored as on the host.
+	# apt inside: SUITES from the host's mirror; no recommends; no
+	# services; snapshot mirrors' Valid-Until ignored as on the host.
 	keyring=/usr/share/keyrings/debian-archive-keyring.pgp
-	[ -e "$root73$keyring" ] || keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-	rm -f "$root73/etc/apt/sources.list"
-	printf 'Types: deb\nURIs: %s\nSuites: trixie trixie-updates trixie-backports\nComponents: main\nSigned-By: %s\n' \
-		"$mirror" "$keyring" >"$root73/etc/apt/sources.list.d/debian.sources"
+	[ -e "$root$keyring" ] || keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+	rm -f "$root/etc/apt/sources.list"
+	printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
+		"$mirror" "$suites" "$keyring" >"$root/etc/apt/sources.list.d/debian.sources"
+	if [ -n "$security" ]; then
+		# The host's security archive (debian-security beside its mirror
+		# when it has none): Debian 12's kernel updates come from there.
+		sec=$( (die() { return 1; } && host_debian_source "$(host_suite)-security") 2>/dev/null |
+			sed -n 1p | awk '{print $1}') || sec=
+		[ -n "$sec" ] || sec=${mirror%/debian}/debian-security
+		printf '\nTypes: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
+			"$sec" "$security" "$keyring" >>"$root/etc/apt/sources.list.d/debian.sources"
+	fi
 	printf 'APT::Install-Recommends "false";\nAcquire::Check-Valid-Until "false";\nAcquire::Languages "none";\nDpkg::Use-Pty "false";\n' \
-		>"$root73/etc/apt/apt.conf.d/99dio-batch"
-	printf '#!/bin/sh\nexit 101\n' >"$root73/usr/sbin/policy-rc.d"
-	chmod +x "$root73/usr/sbin/policy-rc.d"
-	cp -L /etc/resolv.conf "$root73/etc/resolv.conf" 2>/dev/null || true
+		>"$root/etc/apt/apt.conf.d/99dio-batch"
+	printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+	chmod +x "$root/usr/sbin/policy-rc.d"
+	cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 	t0=$SECONDS
-	chroot73 dpkg --configure -a >&2 # finish an interrupted earlier run
-	chroot73 apt-get -q update >&2
-	pick=$(pick_image 7.3 chroot73)
-	[ -n "$pick" ] || die "7.3: no linux-image-7.3.*-amd64 in trixie-backports"
+	chroot_in "$root" dpkg --configure -a >&2 # finish an interrupted earlier run
+	chroot_in "$root" apt-get -q update >&2
+	pick=$(pick_image "$series" chroot_in "$root")
+	[ -n "$pick" ] || die "$series: no linux-image-$series.*-amd64 in $suites${security:+ $security}"
 	read -r kver pkg <<<"$pick"
-	log "7.3: installing $pkg ($(describe_pkg "$pkg" chroot73)), linux-headers-$kver, gcc-14, make in the chroot"
-	# -t: the kernel needs backports' linux-base etc.  initramfs-tools named
-	# so apt does not pick dracut, and INITRD=No so its kernel hook builds no
+	log "$series: installing $pkg ($(describe_pkg "$pkg" chroot_in "$root")), linux-headers-$kver, $cc, make in the chroot"
+	# -t: 7.3 needs backports' linux-base etc.  initramfs-tools named so
+	# apt does not pick dracut, and INITRD=No so its kernel hook builds no
 	# initramfs (the guest boots our own).
-	chroot73 env INITRD=No apt-get -y -q -t trixie-backports install \
-		gcc-14 make initramfs-tools "$pkg" "linux-headers-$kver" >&2
-	chroot73 apt-get -q clean >&2
-	log "7.3: packages took $((SECONDS - t0)) s"
-	KVER=$(newest_installed "$root73" 7.3) || die "7.3: $pkg did not install a complete kernel in $root73"
+	chroot_in "$root" env INITRD=No apt-get -y -q ${target:+-t "$target"} install \
+		"$cc" make initramfs-tools "$pkg" "linux-headers-$kver" >&2
+	chroot_in "$root" apt-get -q clean >&2
+	log "$series: packages took $((SECONDS - t0)) s"
+	KVER=$(newest_installed "$root" "$series") || die "$series: $pkg did not install a complete kernel in $root"
+}
+# 7.3: trixie-backports' kernel in a trixie chroot (its headers need gcc-14).
+prepare_73() {
+	prepare_root 7.3 "$root73" trixie gcc-14 "trixie trixie-updates trixie-backports" trixie-backports
+}
+# 6.1 on a host that is not Debian 12: bookworm's kernel in a bookworm
+# chroot, as 7.3 is on Debian 12 (its headers need gcc-12), with
+# bookworm-security, where a Debian 12 host gets its kernel's updates
+# (the point release's 6.1.0-50 lacks what the module links: free_uid);
+# no apt source is written to the host.
+prepare_61_root() {
+	prepare_root 6.1 "$root61" bookworm gcc-12 "bookworm bookworm-updates" "" bookworm-security
 }
 
 # --- the Debian packages on trixie: a layer over the 7.3 chroot -------------
@@ -263,20 +315,38 @@ deb73_pkgs=(build-essential lintian pkgconf dkms adduser)
 deb73_key() {
 	{ cat "$root73/var/lib/dpkg/status" "$top/debian/control"; echo "${deb73_pkgs[*]}"; } | sha256sum | cut -c1-12
 }
-layer73() { # DIR COMMAND...: run as chroot73 does, in the chroot under DIR's layer (writable)
+layer73() { # DIR COMMAND...: run as chroot_in does, in the 7.3 chroot under DIR's layer (writable)
 	# redirect_dir and metacopy off: the layer must be an upper directory
-	# any later overlay reads as a plain lower one.
+	# any later overlay reads as a plain lower one.  LAYER_TREE=1: a tmpfs
+	# on the root's /tmp (nothing of it in the layer) with the checkout,
+	# read only, at /tmp/dio_batch.
 	# shellcheck disable=SC2016
 	unshare --mount --propagation private -- sh -c '
 		mount -t overlay overlay -o "redirect_dir=off,metacopy=off,lowerdir=$0,upperdir=$1/layer,workdir=$1/work" "$1/mnt" &&
 			mount -t proc proc "$1/mnt/proc" || exit 1
-		r=$1/mnt
-		shift
-		exec chroot "$r" "$@"' "$root73" "$1" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		r=$1/mnt t=$1/mnt/tmp/dio_batch
+		if [ -n "$2" ]; then
+			mount -t tmpfs tmpfs "$r/tmp" && mkdir "$t" && mount --bind "$2" "$t" &&
+				mount -o remount,bind,ro "$t" || exit 1
+		fi
+		shift 2
+		exec chroot "$r" "$@"' "$root73" "$1" "${LAYER_TREE:+$top}" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
 		LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "${@:2}"
 }
+# old_layers BASE KEEP: remove BASE's layers but KEEP that were not handed
+# out within the last day (a check of another tree may still have one mounted).
+old_layers() {
+	local d
+	for d in "$1"/*/; do
+		d=${d%/}
+		{ [ -d "$d" ] && [ "$d" != "$2" ]; } || continue
+		[ -z "$(find "$d/stamp" -mmin -1440 2>/dev/null)" ] || continue
+		log "7.3: removing the layer $d (not this key's, not handed out for a day)"
+		rm -rf "$d"
+	done
+}
 prepare_deb73() { # sets DEB_LAYER, the layer's directory
-	local key t0 bd d l
+	local key t0 bd l
 	key=$(deb73_key)
 	l=$deb73/$key
 	DEB_LAYER=$l/layer
@@ -288,13 +358,7 @@ prepare_deb73() { # sets DEB_LAYER, the layer's directory
 	t0=$SECONDS
 	bd=$(build_depends "$top/debian/control")
 	[ -n "$bd" ] || die "no Build-Depends in $top/debian/control"
-	for d in "$deb73"/*/; do
-		d=${d%/}
-		{ [ -d "$d" ] && [ "$d" != "$l" ]; } || continue
-		[ -z "$(find "$d/stamp" -mmin -1440 2>/dev/null)" ] || continue
-		log "7.3: removing the packages' layer $d (not this key's, not handed out for a day)"
-		rm -rf "$d"
-	done
+	old_layers "$deb73" "$l"
 	log "7.3: installing the packages' needs into $l/layer: $bd, ${deb73_pkgs[*]}"
 	rm -rf "${l:?}"
 	mkdir -p "$l/layer" "$l/work" "$l/mnt"
@@ -310,6 +374,43 @@ prepare_deb73() { # sets DEB_LAYER, the layer's directory
 	sync
 	echo "$key" >"$l/stamp"
 	log "7.3: the packages' layer took $((SECONDS - t0)) s ($(du -sh "$l/layer" | cut -f1))"
+}
+
+# --- make demo on Debian 13: another layer over the 7.3 chroot ---------------
+# tests/vm/demo-check.sh runs make demo in a trixie root, as a user of
+# Debian 13 would.  What make demo installs there (scripts/deps.sh --demo,
+# run in the root itself: trixie's own 6.12 kernel and headers, QEMU, the
+# compiler) goes once into a layer over the chroot, as the packages' layer
+# does, keyed on the chroot's dpkg database and the scripts that choose
+# and install the packages; the check mounts throwaway overlays over it
+# (DEMO_LOWER, printed by prepare-demo), where make demo finds them
+# installed.  INITRD=No: the guest boots our own initramfs.
+demo73=$cache/trixie-demo
+demo73_key() {
+	cat "$root73/var/lib/dpkg/status" "$top/scripts/deps.sh" "$top/scripts/debian-source.sh" | sha256sum | cut -c1-12
+}
+prepare_demo73() { # sets DEMO_LAYER, the layer's directory
+	local key t0 l
+	key=$(demo73_key)
+	l=$demo73/$key
+	DEMO_LAYER=$l/layer
+	if [ -d "$l/layer" ] && [ "$(cat "$l/stamp" 2>/dev/null)" = "$key" ]; then
+		touch "$l/stamp" # handed out now
+		log "7.3: the demo's layer is ready ($l)"
+		return 0
+	fi
+	t0=$SECONDS
+	old_layers "$demo73" "$l"
+	log "7.3: installing make demo's packages (scripts/deps.sh --demo) into $l/layer"
+	rm -rf "${l:?}"
+	mkdir -p "$l/layer" "$l/work" "$l/mnt"
+	LAYER_TREE=1 layer73 "$l" env INITRD=No DIO_DPKG_UNSAFE_IO=1 bash /tmp/dio_batch/scripts/deps.sh --demo >&2 ||
+		die "7.3: the demo's layer could not be installed"
+	layer73 "$l" apt-get -q clean >&2
+	rm -rf "${l:?}/work" "${l:?}/mnt"
+	sync
+	echo "$key" >"$l/stamp"
+	log "7.3: the demo's layer took $((SECONDS - t0)) s ($(du -sh "$l/layer" | cut -f1))"
 }
 
 # --- debug, kcsan: Debian's 6.1 source with tests/vm/guest.config + FLAVOUR.config
@@ -375,6 +476,7 @@ built_pkgs=(linux-source-6.1 make gcc bc bison flex libelf-dev libssl-dev cpio k
 prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
 	local fl=$1 srcver key src d b t0 kver resumed=
 	d=$(srcdir_of "$fl") b=$(srcdir_of "$fl")/build
+	installed linux-source-6.1 || need_bookworm "$fl" linux-source-6.1
 	need_pkgs "${built_pkgs[@]}"
 	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
 	key=$(built_key "$fl" "$srcver")
@@ -469,8 +571,15 @@ env_of() {
 	KCHROOT='' KCMDLINE_EXTRA=''
 	case "$1" in
 	6.1)
-		KVER=$(newest_installed "" 6.1) || need_prepare 6.1 "no Debian 6.1 kernel with headers"
-		VMLINUZ=/boot/vmlinuz-$KVER MODDIR=/lib/modules/$KVER KDIR=/lib/modules/$KVER/build
+		if [ "$(host_suite)" = bookworm ]; then
+			KVER=$(newest_installed "" 6.1) || need_prepare 6.1 "no Debian 6.1 kernel with headers"
+			VMLINUZ=/boot/vmlinuz-$KVER MODDIR=/lib/modules/$KVER KDIR=/lib/modules/$KVER/build
+		else
+			KVER=$(newest_installed "$root61" 6.1) || need_prepare 6.1 "no 6.1 kernel with headers in $root61"
+			[ -x "$root61/usr/bin/gcc-12" ] || need_prepare 6.1 "no gcc-12 in $root61"
+			VMLINUZ=$(vmlinuz_of "$root61" "$KVER") MODDIR=$root61/usr/lib/modules/$KVER
+			KDIR=$root61/usr/src/linux-headers-$KVER KCHROOT=$root61
+		fi
 		;;
 	6.12)
 		KVER=$(newest_installed "" 6.12) || need_prepare 6.12 "no bookworm-backports 6.12 kernel with headers"
@@ -527,7 +636,10 @@ main() {
 		;;
 	deps)
 		case "$flavour" in
-		debug | kcsan) need_pkgs "${built_pkgs[@]}" ;;
+		debug | kcsan)
+			installed linux-source-6.1 || need_bookworm "$flavour" linux-source-6.1
+			need_pkgs "${built_pkgs[@]}"
+			;;
 		*) die "deps: only the flavours built from source (debug, kcsan)" ;;
 		esac
 		;;
@@ -544,6 +656,17 @@ main() {
 		prepare_deb73
 		env_of 7.3
 		printf 'DEB_LOWER=%q\n' "$DEB_LAYER:$root73"
+		;;
+	prepare-demo)
+		# The demo's trixie root (demo-check.sh), as prepare-deb does.
+		[ "$flavour" = 7.3 ] || die "prepare-demo: only 7.3 (trixie) has a demo's layer"
+		[ "$(id -u)" = 0 ] || die "prepare-demo needs root (apt, chroot)"
+		mkdir -p "$cache"
+		exec 9>"$cache/.prepare-7.3.lock"
+		flock 9
+		prepare_73
+		prepare_demo73
+		printf 'DEMO_LOWER=%q\n' "$DEMO_LAYER:$root73"
 		;;
 	env)
 		env_of "$flavour"
@@ -582,7 +705,7 @@ main() {
 			w=$(mktemp -d "$KCHROOT/var/tmp/dio-build.XXXXXX")
 			cp -r "$out/src" "$w/"
 			if [ -n "$KCHROOT" ]; then
-				chroot73 make -s -C "${KDIR#"$KCHROOT"}" M="${w#"$KCHROOT"}/src/module" $cov modules >&2
+				chroot_in "$KCHROOT" make -s -C "${KDIR#"$KCHROOT"}" M="${w#"$KCHROOT"}/src/module" $cov modules >&2
 			else
 				make -s -C "$KDIR" M="$w/src/module" $cov modules >&2
 			fi || { rm -rf "$w"; die "build-module: the build in $w failed"; }
@@ -593,7 +716,7 @@ main() {
 		cp "$out/src/module/dio_batch.ko" "$out/"
 		;;
 	*)
-		echo "usage: kernel.sh prepare|prepare-deb|env|build-module FLAVOUR [OUTDIR]" >&2
+		echo "usage: kernel.sh prepare|prepare-deb|prepare-demo|env|build-module FLAVOUR [OUTDIR]" >&2
 		exit 2
 		;;
 	esac
