@@ -104,15 +104,20 @@ static void run_child(void (*fn)(void), bool drop)
 
 /* ---- helpers ---- */
 
-struct dev {
+/*
+ * Not tl_dev_open() (tests/lib/tl_dev.h): this one runs in the children
+ * of run_child(), which report with CHECK() rather than cmocka, and opens
+ * the one shared descriptor in a private context, unclaimed.
+ */
+struct fx_dev {
 	int ctx;
 	int h;
 	struct dio_query q;
 };
 
-static struct dev dev_open(void)
+static struct fx_dev fx_dev_open(void)
 {
-	struct dev d;
+	struct fx_dev d;
 
 	d.ctx = sys_dio_init(0, DIO_PRIVATE);
 	CHECK(d.ctx >= 0, "sys_dio_init: %s", en(errno));
@@ -239,12 +244,12 @@ static void child_roundtrip(void)
 	struct dio_request r;
 	struct iovec iov[2];
 	uint8_t *a, *m, *chk;
-	struct dev d;
+	struct fx_dev d;
 	int mfd;
 	size_t i;
 
 	set_memlock(16 * MiB);
-	d = dev_open();
+	d = fx_dev_open();
 	a = map_anon(alen, 0);
 	mfd = memfd_create("t_fixed", 0);
 	CHECK(mfd >= 0, "memfd_create: %s", en(errno));
@@ -302,11 +307,11 @@ static void child_pi(void)
 	uint8_t *a, pi[16 * KiB / 512 * 8];
 	struct dio_request r;
 	struct iovec iov;
-	struct dev d;
+	struct fx_dev d;
 	unsigned int i;
 
 	set_memlock(1 * MiB);
-	d = dev_open();
+	d = fx_dev_open();
 	a = map_anon(256 * KiB, 0);
 	iov = (struct iovec){ a, 256 * KiB };
 	CHECK_OK(sys_dio_register_buffers(d.ctx, &iov, 1));
@@ -347,11 +352,11 @@ static void child_errors(void)
 	struct dio_register rg = { .size = sizeof(rg), .nr = 1 };
 	struct dio_request r;
 	uint8_t *a, *ro, *hole;
-	struct dev d;
+	struct fx_dev d;
 	int fd;
 
 	set_memlock(8 * MiB);
-	d = dev_open();
+	d = fx_dev_open();
 	a = map_anon(64 * KiB, 0);
 	b[0] = (struct dio_fixed_buf){ (uintptr_t)a, 32 * KiB };
 	b[1] = (struct dio_fixed_buf){ (uintptr_t)(a + 32 * KiB), 32 * KiB };
@@ -447,7 +452,7 @@ static void test_errors(void **state)
  */
 static void child_memlock(void)
 {
-	struct dev d = dev_open(), d2 = dev_open();
+	struct fx_dev d = fx_dev_open(), d2 = fx_dev_open();
 	uint8_t *a = map_anon(1 * MiB, 0);
 	struct iovec iov;
 	int status;
@@ -468,7 +473,7 @@ static void child_memlock(void)
 	pid = fork();
 	CHECK(pid >= 0, "fork");
 	if (!pid) {
-		struct dev c = dev_open();
+		struct fx_dev c = fx_dev_open();
 
 		CHECK_ERR(sys_dio_register_buffers(c.ctx, &iov, 1), ENOMEM);
 		_exit(0);
@@ -497,7 +502,7 @@ static void test_memlock(void **state)
 /* Root has CAP_IPC_LOCK: not held to RLIMIT_MEMLOCK, still in VmPin. */
 static void child_root_uncharged(void)
 {
-	struct dev d = dev_open();
+	struct fx_dev d = fx_dev_open();
 	uint8_t *a = map_anon(1 * MiB, 0);
 	struct iovec iov = { a, 1 * MiB };
 
@@ -527,12 +532,12 @@ static void child_inflight(void)
 	struct dio_request r[8], *rp[8];
 	uint8_t *a = map_anon(n * 64 * KiB, 0), *chk = map_anon(64 * KiB, 0);
 	struct iovec iov = { a, n * 64 * KiB };
-	struct dev d;
+	struct fx_dev d;
 	unsigned int i;
 	int ret;
 
 	set_memlock(4 * MiB);
-	d = dev_open();
+	d = fx_dev_open();
 	CHECK_OK(sys_dio_register_buffers(d.ctx, &iov, 1));
 	for (i = 0; i < n; i++) {
 		dio_req_prep_read_fixed(&r[i], d.h, a + i * 64 * KiB, 64 * KiB,
@@ -588,14 +593,14 @@ static void child_fork(void)
 	struct iovec iov = { a, 64 * KiB };
 	struct dio_request r;
 	int go[2], done[2];
-	struct dev d;
+	struct fx_dev d;
 	char c;
 	pid_t pid;
 	int status;
 	size_t i;
 
 	set_memlock(1 * MiB);
-	d = dev_open();
+	d = fx_dev_open();
 	CHECK_OK(sys_dio_register_buffers(d.ctx, &iov, 1));
 	CHECK_OK(pipe(go));
 	CHECK_OK(pipe(done));
