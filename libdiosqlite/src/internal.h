@@ -114,19 +114,18 @@ int dsq_vol_get(const char *path, const char *mirror, int format,
 		char **why);
 void dsq_vol_put(struct dsq_vol *v);
 struct dsq_vol *dsq_vol_find(const char *path);
-int dsq_vol_sync(struct dsq_vol *v, int file, int full);
-int dsq_vol_delete(struct dsq_vol *v, int file, int sync);
+int dsq_vol_sync(struct dsq_vol *v, int file);
+int dsq_vol_delete(struct dsq_vol *v, int file);
 const char *dsq_file_name(int file);
 
 /* pio.c */
 int dsq_pread(struct dsq_vol *v, int file, void *buf, int amt, int64_t off);
 int dsq_pwrite(struct dsq_vol *v, int file, const void *buf, int amt,
 	       int64_t off);
-int dsq_flush(struct dsq_vol *v, int fua_superblock);
-int dsq_raw_write(struct dsq_vol *v, int d, const void *buf, size_t len,
-		  uint64_t off, uint16_t app_tag, int fua);
-int dsq_raw_read(struct dsq_vol *v, int d, void *buf, size_t len,
-		 uint64_t off, uint16_t app_tag, struct dsq_failure *f);
+int dsq_flush(struct dsq_vol *v);
+int dsq_super_write(struct dsq_vol *v, int d, const void *buf, uint64_t off);
+int dsq_super_read(struct dsq_vol *v, int d, void *buf, uint64_t off,
+		   struct dsq_failure *f);
 uint16_t dsq_app_tag(int file, uint64_t unit);
 
 /* report.c */

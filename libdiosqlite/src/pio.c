@@ -273,16 +273,17 @@ static int read_checked(struct dsq_vol *v, int file, void *buf, size_t len,
 	return SQLITE_OK;
 }
 
-int dsq_raw_read(struct dsq_vol *v, int d, void *buf, size_t len,
-		 uint64_t off, uint16_t app_tag, struct dsq_failure *f)
+/* A superblock slot (one interval at @off) of device @d, checked. */
+int dsq_super_read(struct dsq_vol *v, int d, void *buf, uint64_t off,
+		   struct dsq_failure *f)
 {
-	return dev_read(v, &v->dev[d], DSQ_SUPER, buf, len, off, 0, f);
+	return dev_read(v, &v->dev[d], DSQ_SUPER, buf, v->interval, off, 0, f);
 }
 
-int dsq_raw_write(struct dsq_vol *v, int d, const void *buf, size_t len,
-		  uint64_t off, uint16_t app_tag, int fua)
+/* A superblock slot of device @d, written with FUA. */
+int dsq_super_write(struct dsq_vol *v, int d, const void *buf, uint64_t off)
 {
-	return dev_write(v, &v->dev[d], DSQ_SUPER, buf, len, off, 0, fua);
+	return dev_write(v, &v->dev[d], DSQ_SUPER, buf, v->interval, off, 0, 1);
 }
 
 static int aligned(const struct dsq_vol *v, const void *p)
@@ -420,7 +421,7 @@ int dsq_pwrite(struct dsq_vol *v, int file, const void *buf, int amt,
 	return SQLITE_OK;
 }
 
-int dsq_flush(struct dsq_vol *v, int unused)
+int dsq_flush(struct dsq_vol *v)
 {
 	for (int d = 0; d < v->ndev; d++) {
 		struct dio_request r;

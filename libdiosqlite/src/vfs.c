@@ -83,8 +83,7 @@ static int x_sync(sqlite3_file *pf, int flags)
 {
 	struct dsq_file *f = (struct dsq_file *)pf;
 
-	return dsq_vol_sync(f->vol, f->file,
-			    (flags & 0x0f) == SQLITE_SYNC_FULL);
+	return dsq_vol_sync(f->vol, f->file);
 }
 
 static int x_file_size(sqlite3_file *pf, sqlite3_int64 *size)
@@ -344,7 +343,7 @@ static int x_delete(sqlite3_vfs *vfs, const char *name, int sync_dir)
 	v = find_vol(dev);
 	if (!v)
 		return SQLITE_IOERR_DELETE_NOENT;
-	rc = dsq_vol_delete(v, file, sync_dir);
+	rc = dsq_vol_delete(v, file);
 	dsq_vol_put(v);
 	return rc;
 }

@@ -126,8 +126,7 @@ static int super_read(struct dsq_vol *v, int d, int slot, struct dsq_super *s,
 
 	if (posix_memalign((void **)&buf, 4096, v->interval))
 		return -ENOMEM;
-	ret = dsq_raw_read(v, d, buf, v->interval,
-			   (uint64_t)slot * DSQ_SLOT_STRIDE, 0, &f);
+	ret = dsq_super_read(v, d, buf, (uint64_t)slot * DSQ_SLOT_STRIDE, &f);
 	if (ret == -EILSEQ)
 		dsq_report(&f);
 	if (!ret) {
@@ -154,8 +153,7 @@ static int super_write(struct dsq_vol *v, const struct dsq_super *s, int slot)
 	memset(buf, 0, v->interval);
 	memcpy(buf, s, sizeof(*s));
 	for (int d = 0; d < v->ndev && !ret; d++)
-		ret = dsq_raw_write(v, d, buf, v->interval,
-				    (uint64_t)slot * DSQ_SLOT_STRIDE, 0, 1);
+		ret = dsq_super_write(v, d, buf, (uint64_t)slot * DSQ_SLOT_STRIDE);
 	free(buf);
 	return ret;
 }
@@ -189,7 +187,6 @@ static int format(struct dsq_vol *v, uint64_t jsz, uint64_t wsz,
 		  struct dsq_super *s, char **why)
 {
 	uint64_t cap = v->dev[0].q.capacity, dflt, mib = 1 << 20;
-	struct dsq_super old;
 	int ret;
 
 	dflt = cap / 8 / mib * mib;
@@ -229,13 +226,12 @@ static int format(struct dsq_vol *v, uint64_t jsz, uint64_t wsz,
 	if (!ret)
 		ret = super_write(v, s, 0);
 	if (!ret)
-		ret = dsq_flush(v, 0) == SQLITE_OK ? 0 : -EIO;
+		ret = dsq_flush(v) == SQLITE_OK ? 0 : -EIO;
 	if (ret) {
 		*why = sqlite3_mprintf("formatting %s: %s", v->dev[0].path,
 				       strerror(-ret));
 		return SQLITE_IOERR_WRITE;
 	}
-	(void)old;
 	return SQLITE_OK;
 }
 
@@ -444,7 +440,7 @@ void dsq_vol_put(struct dsq_vol *v)
  * sidecar's writers' lock (one writer of the superblock at a time, in
  * every process).
  */
-static int commit_file(struct dsq_vol *v, int file, int fua_flush)
+static int commit_file(struct dsq_vol *v, int file)
 {
 	struct dsq_shared *sh = v->shared;
 	int ret = 0;
@@ -474,18 +470,18 @@ static int commit_file(struct dsq_vol *v, int file, int fua_flush)
  * xSync: the file's data is flushed to the medium, then its size is made
  * durable in the superblock (a FUA write).
  */
-int dsq_vol_sync(struct dsq_vol *v, int file, int full)
+int dsq_vol_sync(struct dsq_vol *v, int file)
 {
-	int rc = dsq_flush(v, 0);
+	int rc = dsq_flush(v);
 
 	if (rc != SQLITE_OK)
 		return rc;
-	return commit_file(v, file, full);
+	return commit_file(v, file);
 }
 
-int dsq_vol_delete(struct dsq_vol *v, int file, int sync)
+int dsq_vol_delete(struct dsq_vol *v, int file)
 {
 	__atomic_store_n(&v->shared->size[file], 0, __ATOMIC_RELEASE);
 	v->shared->exists[file] = 0;
-	return commit_file(v, file, sync);
+	return commit_file(v, file);
 }
