@@ -26,9 +26,15 @@ uint16_t dsq_app_tag(int file, uint64_t unit)
 	return (uint16_t)((file << 14) | (unit & 0x3fff));
 }
 
-/* The page (main) or unit (journal, WAL) of the file byte @x. */
-static uint64_t unit_of(const struct dsq_vol *v, int file, uint64_t x)
+/*
+ * The page (main) or unit (journal, WAL) of the file byte @x, or the slot
+ * of a superblock at volume byte @off.
+ */
+static uint64_t unit_of(const struct dsq_vol *v, int file, uint64_t x,
+			uint64_t off)
 {
+	if (file == DSQ_SUPER)
+		return off / DSQ_SLOT_STRIDE;
 	if (file == DSQ_MAIN)
 		return v->main_page_size ? x / v->main_page_size + 1 : 1;
 	return x / DSQ_LOG_UNIT;
@@ -73,14 +79,12 @@ static int gen_pi(struct dsq_vol *v, struct dsq_dev *d, int file,
 	size_t done = 0;
 
 	while (done < len) {
-		uint64_t unit = unit_of(v, file, foff + done);
+		uint64_t unit = unit_of(v, file, foff + done, off + done);
 		size_t run = iv;
 		struct dio_pi_params a = { 0 };
 
-		if (file == DSQ_SUPER)
-			unit = off / DSQ_SLOT_STRIDE;
-		while (done + run < len && file != DSQ_SUPER &&
-		       unit_of(v, file, foff + done + run) == unit)
+		while (done + run < len &&
+		       unit_of(v, file, foff + done + run, off + done + run) == unit)
 			run += iv;
 		a.seed = dio_pi_seed(&d->q, off + done);
 		a.app_tag = dsq_app_tag(file, unit);
@@ -92,6 +96,16 @@ static int gen_pi(struct dsq_vol *v, struct dsq_dev *d, int file,
 	return 0;
 }
 
+/* A failure report of @file on device @d, its other fields zero. */
+static void failure_init(struct dsq_failure *f, int file,
+			 const struct dsq_dev *d)
+{
+	memset(f, 0, sizeof(*f));
+	f->when = time(NULL);
+	f->file = dsq_file_name(file);
+	snprintf(f->device, sizeof(f->device), "%s", d->path);
+}
+
 /* Describe device @d's failure of request @r (at volume byte @off). */
 static void fill_failure(struct dsq_vol *v, struct dsq_dev *d, int file,
 			 uint64_t off, uint64_t foff,
@@ -99,10 +113,7 @@ static void fill_failure(struct dsq_vol *v, struct dsq_dev *d, int file,
 {
 	uint64_t iv = d->p.interval, start = d->q.part_start_bytes, x;
 
-	memset(f, 0, sizeof(*f));
-	f->when = time(NULL);
-	f->file = dsq_file_name(file);
-	snprintf(f->device, sizeof(f->device), "%s", d->path);
+	failure_init(f, file, d);
 	f->interval = r->pi_err_interval;
 	f->expected = r->pi_err_expected;
 	f->actual = r->pi_err_actual;
@@ -111,7 +122,7 @@ static void fill_failure(struct dsq_vol *v, struct dsq_dev *d, int file,
 	if (r->pi_err_interval == DIO_PI_INTERVAL_UNKNOWN) {
 		/* The device refused the request; name its first block. */
 		f->block = off / d->q.logical_block_size;
-		f->page = (int64_t)unit_of(v, file, foff);
+		f->page = (int64_t)unit_of(v, file, foff, off);
 		return;
 	}
 	if (!r->pi_err_tag && r->pi_err_source == DIO_PI_SRC_DEVICE) {
@@ -130,7 +141,7 @@ static void fill_failure(struct dsq_vol *v, struct dsq_dev *d, int file,
 	}
 	x = r->pi_err_interval * iv - start;	/* byte of the device */
 	f->block = x / d->q.logical_block_size;
-	f->page = (int64_t)unit_of(v, file, foff + (x - off));
+	f->page = (int64_t)unit_of(v, file, foff + (x - off), x);
 }
 
 /*
@@ -175,8 +186,7 @@ static int dev_read(struct dsq_vol *v, struct dsq_dev *d, int file,
 	for (size_t done = 0; done < len; done += iv) {
 		struct dio_pi_params a = { 0 };
 		struct dio_pi_error e;
-		uint64_t unit = file == DSQ_SUPER ? off / DSQ_SLOT_STRIDE :
-			unit_of(v, file, foff + done);
+		uint64_t unit = unit_of(v, file, foff + done, off + done);
 
 		a.seed = dio_pi_seed(&d->q, off + done);
 		a.app_tag = dsq_app_tag(file, unit);
@@ -185,10 +195,7 @@ static int dev_read(struct dsq_vol *v, struct dsq_dev *d, int file,
 		if (!dio_pi_verify(&d->p, (unsigned char *)buf + done, iv,
 				   pi + pi_bytes(d, done), &a, &e))
 			continue;
-		memset(f, 0, sizeof(*f));
-		f->when = time(NULL);
-		f->file = dsq_file_name(file);
-		snprintf(f->device, sizeof(f->device), "%s", d->path);
+		failure_init(f, file, d);
 		f->interval = a.seed;
 		f->block = (off + done) / d->q.logical_block_size;
 		f->page = (int64_t)unit;
@@ -295,6 +302,14 @@ static int aligned(const struct dsq_vol *v, const void *p)
 	return ((uintptr_t)p & (a - 1)) == 0;
 }
 
+/* The page size a database header (its first 18 bytes or more) gives. */
+static uint32_t header_page_size(const unsigned char *h)
+{
+	uint32_t ps = (uint32_t)h[16] << 8 | h[17];
+
+	return ps == 1 ? 65536 : ps;
+}
+
 int dsq_pread(struct dsq_vol *v, int file, void *buf, int amt, int64_t off)
 {
 	struct dsq_region *rg = &v->region[file];
@@ -330,11 +345,8 @@ int dsq_pread(struct dsq_vol *v, int file, void *buf, int amt, int64_t off)
 		return rc;
 	/* The page size, from the database header whenever it is read. */
 	if (file == DSQ_MAIN && off == 0 && n >= 18) {
-		const unsigned char *h = buf;
-		uint32_t ps = (uint32_t)h[16] << 8 | h[17];
+		uint32_t ps = header_page_size(buf);
 
-		if (ps == 1)
-			ps = 65536;
 		if (ps >= 512 && !(ps & (ps - 1)))
 			v->main_page_size = ps;
 	}
@@ -376,11 +388,8 @@ int dsq_pwrite(struct dsq_vol *v, int file, const void *buf, int amt,
 		return SQLITE_FULL;
 	}
 	if (file == DSQ_MAIN && off == 0 && amt >= 18) {
-		const unsigned char *h = buf;
-		uint32_t ps = (uint32_t)h[16] << 8 | h[17];
+		uint32_t ps = header_page_size(buf);
 
-		if (ps == 1)
-			ps = 65536;
 		if (ps % iv) {
 			sqlite3_log(SQLITE_IOERR_WRITE,
 				    "dio_sqlite: page size %u is not a multiple of %s's protection interval (%llu bytes)",
