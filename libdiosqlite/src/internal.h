@@ -117,6 +117,7 @@ struct dsq_vol *dsq_vol_find(const char *path);
 int dsq_vol_sync(struct dsq_vol *v, int file);
 int dsq_vol_delete(struct dsq_vol *v, int file);
 const char *dsq_file_name(int file);
+int dsq_ofd_lock(int fd, int type, off_t start, off_t len, int wait);
 
 /* pio.c */
 int dsq_pread(struct dsq_vol *v, int file, void *buf, int amt, int64_t off);

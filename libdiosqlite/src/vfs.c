@@ -36,10 +36,7 @@ static sqlite3_vfs *base_vfs;	/* the default VFS when we registered */
 
 static int lk(struct dsq_file *f, int type, off_t start, off_t len)
 {
-	struct flock fl = { .l_type = type, .l_whence = SEEK_SET,
-			    .l_start = start, .l_len = len };
-
-	return fcntl(f->lock_fd, F_OFD_SETLK, &fl);
+	return dsq_ofd_lock(f->lock_fd, type, start, len, 0);
 }
 
 static int x_close(sqlite3_file *pf)

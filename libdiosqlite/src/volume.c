@@ -45,10 +45,16 @@ const char *dsq_file_name(int file)
 	return file >= 0 && file < DSQ_NFILES ? names[file] : "?";
 }
 
-static int ofd_lock(int fd, int type, off_t start, int wait)
+/*
+ * An OFD lock of @type on [@start, @start + @len) of @fd, waiting for it
+ * when @wait: 0, or -1 with errno (fcntl(2)).  Held by the open file
+ * description, so that each connection's locks are its own, also within
+ * one process.
+ */
+int dsq_ofd_lock(int fd, int type, off_t start, off_t len, int wait)
 {
 	struct flock fl = { .l_type = type, .l_whence = SEEK_SET,
-			    .l_start = start, .l_len = 1 };
+			    .l_start = start, .l_len = len };
 
 	return fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl);
 }
@@ -288,7 +294,7 @@ static int sidecar(struct dsq_vol *v, const struct dsq_super *s, char **why)
 		return SQLITE_CANTOPEN;
 	}
 	v->shared = sh;
-	first = !ofd_lock(v->side_fd, F_WRLCK, DSQ_LOCK_INUSE, 0);
+	first = !dsq_ofd_lock(v->side_fd, F_WRLCK, DSQ_LOCK_INUSE, 1, 0);
 	if (first) {
 		memset(sh, 0, sizeof(*sh));
 		sh->volume_id = s->volume_id;
@@ -299,7 +305,7 @@ static int sidecar(struct dsq_vol *v, const struct dsq_super *s, char **why)
 		}
 	}
 	/* Shared "in use" (waits for a first user still loading it). */
-	if (ofd_lock(v->side_fd, F_RDLCK, DSQ_LOCK_INUSE, 1)) {
+	if (dsq_ofd_lock(v->side_fd, F_RDLCK, DSQ_LOCK_INUSE, 1, 1)) {
 		*why = sqlite3_mprintf("%s: lock: %s", v->sidecar, strerror(errno));
 		return SQLITE_CANTOPEN;
 	}
@@ -446,7 +452,7 @@ static int commit_file(struct dsq_vol *v, int file)
 	int ret = 0;
 
 	pthread_mutex_lock(&v->lock);
-	if (ofd_lock(v->side_fd, F_WRLCK, DSQ_LOCK_SUPER, 1)) {
+	if (dsq_ofd_lock(v->side_fd, F_WRLCK, DSQ_LOCK_SUPER, 1, 1)) {
 		pthread_mutex_unlock(&v->lock);
 		return SQLITE_IOERR_LOCK;
 	}
@@ -456,7 +462,7 @@ static int commit_file(struct dsq_vol *v, int file)
 		sh->durable_exists[file] = sh->exists[file];
 		ret = super_commit(v);
 	}
-	ofd_lock(v->side_fd, F_UNLCK, DSQ_LOCK_SUPER, 0);
+	dsq_ofd_lock(v->side_fd, F_UNLCK, DSQ_LOCK_SUPER, 1, 0);
 	pthread_mutex_unlock(&v->lock);
 	if (ret) {
 		sqlite3_log(SQLITE_IOERR_FSYNC, "dio_sqlite: superblock of %s: %s",
