@@ -8,13 +8,15 @@
 # tests/vm/boot-retried.sh: not a failed test, but said, with the console
 # of the boot that failed);
 # the last line, "N passed, N failed", is the one CI reads.  Exit 1 when
-# anything failed or nothing ran.  Above the table, the failures the lanes
-# printed (TAP "not ok" lines and the runners' "FAILED:" lines), so that
-# the tail of a CI log names what failed; not run.sh's word that it boots a
-# guest again ("vm: KERNEL FAILED IN BOOT ...; booting again"), which is
-# no failure and is listed below the table.
+# anything failed or nothing ran.  The failures the lanes printed (TAP
+# "not ok" lines and the runners' "FAILED:" lines) come above the table and
+# again, with the suites that failed, just above the last line, so that
+# even a short tail of a CI log names what failed (the phases' table is
+# long); not run.sh's word that it boots a guest again ("vm: KERNEL FAILED
+# IN BOOT ...; booting again"), which is no failure and is listed below
+# the table.
 dir=${1:-build/results}
-pass=0 fail=0
+pass=0 fail=0 failed_suites=
 failures=$(cat "$dir"/lane-*.log "$dir"/*.out 2>/dev/null |
 	grep -E '(^|[] ])not ok [0-9]|FAILED' | grep -v -E '# (TODO|SKIP)|(^|\] )vm: .*; booting again$' | head -n 40)
 if [ -n "$failures" ]; then
@@ -40,6 +42,7 @@ for c in "$dir"/*.counts; do
 				printf "      %s: tests %s; JSON on the host %s\n", prog[i], t[i], j[i]
 		}' "$dir/$name.json-cases"
 	pass=$((pass + p)) fail=$((fail + f))
+	[ "$f" = 0 ] || failed_suites="$failed_suites $name"
 done
 # Guest boots that hung, or failed before the guest's user space, and were
 # tried again (tests/vm/run.sh's boot_retry): no test had run, so none
@@ -57,5 +60,9 @@ fi
 # The debug run's module coverage (tests/vm/coverage.py), when it ran.
 [ -s "$dir/debug.coverage" ] && sed 's/^/  /' "$dir/debug.coverage"
 [ $((pass + fail)) = 0 ] && fail=1
+if [ "$fail" != 0 ]; then
+	echo "suites that failed:${failed_suites:- none recorded counts}"
+	[ -z "$failures" ] || printf '%s\n' "$failures" | head -n 10 | sed 's/^/  /'
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
