@@ -266,6 +266,10 @@ $(B)/tests/guest/t_peer: private TEST_LIBS += -luring
 $(B)/tests/guest/t_sqlite: $(DSQ_SO) $(SQLITE_TESTS)
 $(B)/tests/guest/t_sqlite: private CPPFLAGS += -Ilibdiosqlite/include
 $(B)/tests/guest/t_sqlite: private TEST_LIBS += $(DSQ_SO) -lsqlite3 -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../..',-rpath-link,$(B)
+# t_powercut: SQLite through libdiosqlite, through a replayed power cut.
+$(B)/tests/guest/t_powercut: $(DSQ_SO)
+$(B)/tests/guest/t_powercut: private CPPFLAGS += -Ilibdiosqlite/include
+$(B)/tests/guest/t_powercut: private TEST_LIBS += $(DSQ_SO) -lsqlite3 -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../..',-rpath-link,$(B)
 # A 32-bit program, for the compat_ioctl path (needs gcc-multilib).
 $(B)/tests/compat32: tests/compat32.c libdioctl/src/sys_dio.c libdioctl/src/devinfo.c \
 		libdioctl/include/dioctl.h uapi/linux/dio_batch.h tests/lib/abi_rules.h module/abi_layout.h

@@ -52,7 +52,7 @@ export DIO_KO DIO_MODDIR DIO_BUILD
 # a fresh make check; t_handle (about 110 s) to part 1 when t_faultinj's
 # sweeps had lost half their points and t_stacks half its LIO data
 # (part 1 then 612 s of QEMU CPU, part 2 about 790 by its programs' times).
-tool_tests=" dioctl examples fio repair formats sqlite "
+tool_tests=" dioctl examples fio repair formats sqlite powercut "
 # Where the tool programs run.  They drive the module through the same
 # ioctls the module's own programs test on every kernel, so they run where
 # the tools themselves meet a different kernel: all of them on 6.1 (Debian
@@ -60,12 +60,15 @@ tool_tests=" dioctl examples fio repair formats sqlite "
 # 7.3 too (NVMe's own PI path from 6.14 on, which dioctl --raw takes), and
 # on 6.12 only t_repair (dioctl scrub --repair-from, which issue 32
 # wants on every stock kernel; one to two minutes): the others are a
-# lane's third of its time, make check's budget.  t_formats (the NVMe
+# lane's third of its time, make check's budget.  t_sqlite runs on all
+# three; t_powercut (SQLite through a replayed power cut, about 90 s) on
+# 6.12, the shortest lane: what it tests is the VFS's and SQLite's order
+# of writes and flushes, which no kernel changes.  t_formats (the NVMe
 # format matrix, with dioctl and nvme-cli) runs on all three: what each
 # kernel offers for each format differs, and issue 49's PI-last formats
 # exist only from 6.12.
 tools_on_61=" dioctl examples fio repair formats sqlite "
-tools_on_612=" repair formats sqlite "
+tools_on_612=" repair formats sqlite powercut "
 tools_on_73=" dioctl examples repair formats sqlite "
 # The programs that compare dio_batch with what a kernel itself offers,
 # which exists only on the newest stock kernel: t_peer (upstream's user PI

@@ -3,7 +3,7 @@
 #   run.sh FLAVOUR RESULTS_DIR
 # RESULTS_DIR must hold guest.sh; the guest sees it at /tmp/results and
 # leaves guest.log, guest.rc and dmesg.txt there; the serial console goes to
-# RESULTS_DIR/console.log.  NVMe PI namespaces are attached (nsid 1-17, see
+# RESULTS_DIR/console.log.  NVMe PI namespaces are attached (nsid 1-19, see
 # tests/README.md).  Exit status: guest.sh's, or 124 on time-out, 125 when
 # the guest died without one.  VM_ROOT (default /) is the directory the
 # guest takes as its root filesystem (deb-check.sh: a throwaway root).
@@ -50,9 +50,18 @@ fi
 
 # NVMe namespaces with PI; sparse backing files the host (and the guest,
 # through the results share) can corrupt behind the device's back.
-for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17; do
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19; do
 	truncate -s 64M "$res/nvme$i.img"
 done
+# The power cut's pair (tests/guest/t_powercut.c): 2048 blocks of 4096
+# bytes with 8 bytes of PI each, the metadata after the data in the file,
+# as QEMU keeps it (8 MiB, then 16 KiB).  nsid 18 is written through
+# QEMU's blklogwrites driver, which records every write (data and metadata
+# apart, in the order QEMU issues them) and flush in dm-log-writes' format
+# in nvme18.log; nsid 19 is where the guest replays that record.
+pc_size=$((2048 * (4096 + 8)))
+truncate -s 0 "$res/nvme18.img" "$res/nvme19.img" "$res/nvme18.log"
+truncate -s "$pc_size" "$res/nvme18.img" "$res/nvme19.img"
 # The controller is in a subsystem, so that a namespace can be detached
 # (Namespace Attachment) while it stays up; the guest boots with
 # nvme_core.multipath=N, so the namespaces are plain nvme0nX as without it.
@@ -107,6 +116,15 @@ for i in "${!matrix[@]}"; do
 	nvme+=(-drive "file=$qres/nvme$n.img,if=none,id=nvm$n,format=raw,cache=writeback"
 		-device "nvme-ns,drive=nvm$n,bus=nvme0,nsid=$n,${matrix[$i]}")
 done
+# shellcheck disable=SC2054  # the commas separate QEMU's suboptions
+nvme+=(
+	-blockdev "driver=file,node-name=pcdata,filename=$qres/nvme18.img"
+	-blockdev "driver=file,node-name=pclog,filename=$qres/nvme18.log"
+	-blockdev driver=blklogwrites,node-name=nvm18,file=pcdata,log=pclog,log-sector-size=512
+	-device "nvme-ns,drive=nvm18,bus=nvme0,nsid=18,$lb4k,ms=8,mset=0,pi=1"
+	-drive "file=$qres/nvme19.img,if=none,id=nvm19,format=raw,cache=writeback"
+	-device "nvme-ns,drive=nvm19,bus=nvme0,nsid=19,$lb4k,ms=8,mset=0,pi=1"
+)
 rm -f "$res/guest.rc" "$res/guest.log" "$res/dmesg.txt" "$res/boot-retries" "$res"/console-boot-*.log
 # Where the checkout is, for the guest's init (in the results share, not on
 # the kernel command line: the path may hold spaces).
@@ -210,7 +228,7 @@ awk 'NR == 2 {
 	printf "%d\n", n
 }' "$res/qemu-cpu.times" >"$res/qemu-cpu"
 rm -f "$res/qemu-cpu.times"
-rm -f "$res"/nvme?.img "$res"/nvme??.img
+rm -f "$res"/nvme?.img "$res"/nvme??.img "$res"/nvme18.log
 if boot_hung; then
 	echo "vm: the guest's user space was not up after ${VM_BOOT_TIMEOUT}s, twice" >&2
 	rm -f "$res/.boot-hung"
