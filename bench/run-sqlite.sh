@@ -181,7 +181,7 @@ exit $rc
 EOS
 } >"$res/guest.sh"
 
-echo "bench-sqlite: booting $KVER (TCG; about 3 minutes); the guest's output follows" >&2
+echo "bench-sqlite: booting $KVER (TCG; 3 to 4 minutes); the guest's output follows" >&2
 bench_boot bench-sqlite "$flavour" "$res"
 rc=$?
 
