@@ -14,15 +14,15 @@
 #              verifies a CRC16 per 512 bytes);
 #   ext4-nopi  the unix VFS on ext4 on the namespace with metadata but no
 #              PI (nsid 17: 512-byte blocks, 16 bytes of metadata, pi=0),
-#              where the kernel gives it capacity (6.12 does; 6.1 does not,
-#              and the line says it is left out);
+#              where the kernel gives it capacity (6.1, 6.12 and 7.3 do;
+#              elsewhere a line says it is left out);
 #   dio-nopi   the dio VFS on that namespace, once: libdiosqlite refuses
 #              it, and its message (from the sqlite3 shell's log) is the
 #              result.
 # QEMU's namespaces here all have metadata: none has namespace 1's
 # geometry without any, so the reference is namespace 1 itself with the
-# host's PI turned off (the same device, every kernel), and ext4-nopi is
-# the nearest namespace without PI.  SQLITE_REPS rounds, the
+# host's PI turned off (the device the dio row runs on), and ext4-nopi is
+# the nearest namespace without PI (16 bytes of metadata, not 8).  SQLITE_REPS rounds, the
 # configurations taking turns in each; each run's CPU time (user + system
 # of speedtest1, by wait4()), the whole guest's busy time (/proc/stat),
 # wall time and the namespace's reads and writes (requests and sectors);
