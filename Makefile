@@ -11,6 +11,8 @@
 #   make bench-arm64   the same, then pi_bench under qemu-user (emulated figures)
 #   make bench-isal    pi_bench's guards at 512 bytes and 4 KiB against trixie's
 #                      ISA-L 2.31 (CRC-64/NVME), fetched once into DIO_CACHE
+#   make bench-sqlite  speedtest1 through the dio VFS against the unix VFS on ext4,
+#                      same NVMe namespace, with and without PI (6.12; KERNEL=)
 #   make check-debug   the guest suite on the debug kernel; prints the module's coverage
 #   make check-deb     the Debian packages built, installed and booted on bookworm
 #                      (SUITE=trixie, or make check-deb-trixie: on trixie, with 7.3)
@@ -137,7 +139,7 @@ UNIT_TESTLIB	?= $(TESTLIB_OBJS)
 UNIT_LIBS	?= $(TEST_LIBS)
 BENCH_LIBS	?= -luring -laio -lpthread
 
-.PHONY: all module userspace lib libdiosqlite sqlite tools tests bench examples man bench-guest bench-counts bench-icount bench-isal deps check check-debug \
+.PHONY: all module userspace lib libdiosqlite sqlite tools tests bench examples man bench-guest bench-counts bench-icount bench-isal bench-sqlite deps check check-debug \
 	check-unit check-static check-arm64 check-cross bench-arm64 check-dkms check-deb check-deb-trixie check-demo-trixie check-fio-suite check-kcsan fuzz flakes boot-loop dkms-install deb demo \
 	install uninstall clean FORCE
 .DELETE_ON_ERROR:
@@ -488,6 +490,13 @@ bench-guest:
 	@scripts/deps.sh --check || scripts/deps.sh
 	@$(MAKE) --no-print-directory userspace
 	@$(BENCH_KERNEL_ENV)bench/run-guest.sh
+
+# speedtest1 through the dio VFS against the unix VFS on ext4, on the same
+# NVMe namespace with and without the host's PI, in one 6.12 guest (KERNEL=
+# another flavour), and PI's CPU cost per page (bench/README.md).
+bench-sqlite:
+	@scripts/deps.sh --check || scripts/deps.sh
+	@BENCH_KERNEL='$(or $(KERNEL),6.12)' bench/run-sqlite.sh
 
 # Kernel events per I/O (system calls, user copies, allocations, locks,
 # GUP, wake-ups, work items, PI guards) of io_bench's engines in a 6.1
