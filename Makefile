@@ -127,7 +127,7 @@ endif
 DSQ_SRCS	:= $(wildcard libdiosqlite/src/*.c)
 DSQ_OBJS	:= $(DSQ_SRCS:libdiosqlite/src/%.c=$(B)/libdiosqlite/%.pic.o)
 DSQ_SO		:= $(B)/libdiosqlite.so.1.0.0
-SQLITE_TESTS	:= $(B)/sqlite/speedtest1
+SQLITE_TESTS	:= $(B)/sqlite/speedtest1 $(B)/sqlite/mptest
 BENCH_BINS	:= $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 EXAMPLE_BINS	:= $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 MAN_PAGES	:= $(patsubst %,$(B)/man/%,$(notdir $(wildcard libdioctl/man/*.[37] libdiosqlite/man/*.[37] tools/*.1)))
@@ -219,6 +219,23 @@ $(B)/sqlite/speedtest1: tests/sqlite/speedtest1_dio.c $(B)/sqlite/sqlite-src $(D
 		-Dsqlite3_register_cksumvfs=dio_speedtest1_register \
 		-Wl,--disable-new-dtags,-rpath,'$$ORIGIN/..',-rpath-link,$(B) \
 		-o $@ "$$src/test/speedtest1.c" tests/sqlite/speedtest1_dio.c $(DSQ_SO) -lsqlite3 -lm
+# SQLite's multi-process test, mptest, from the same source, with the VFS
+# registered (tests/sqlite/mptest_dio.c); t_sqlite runs its scripts.  Its
+# busy timeout and its scripts' default wait for their clients, 10 s each
+# and fixed, are made 60 s: under TCG a client of multiwrite01 took longer
+# now and then ("timeout waiting for all clients").  Both must be found.
+$(B)/sqlite/mptest: tests/sqlite/mptest_dio.c $(B)/sqlite/sqlite-src $(DSQ_SO)
+	@mkdir -p $(@D)
+	src=$$(cat $(B)/sqlite/sqlite-src) && \
+	sed -e 's/^#define DEFAULT_TIMEOUT 10000$$/#define DEFAULT_TIMEOUT 60000/' \
+		-e 's/atoi(azArg\[1\]) : 10000;/atoi(azArg[1]) : DEFAULT_TIMEOUT;/' \
+		"$$src/mptest/mptest.c" >$(B)/sqlite/mptest.c && \
+	[ "$$(grep -c -e '^#define DEFAULT_TIMEOUT 60000$$' -e 'atoi(azArg\[1\]) : DEFAULT_TIMEOUT;' $(B)/sqlite/mptest.c)" = 2 ] && \
+	$(CC) $(CPPFLAGS) -Ilibdiosqlite/include -I"$$src/mptest" $(CFLAGS) -DHAVE_USLEEP -w \
+		-Dmain=mptest_main -Dunlink=dio_mptest_unlink -c -o $(B)/sqlite/mptest.o $(B)/sqlite/mptest.c && \
+	$(CC) $(CPPFLAGS) -Ilibdiosqlite/include $(CFLAGS) $(WARN) \
+		-Wl,--disable-new-dtags,-rpath,'$$ORIGIN/..',-rpath-link,$(B) \
+		-o $@ $(B)/sqlite/mptest.o tests/sqlite/mptest_dio.c $(DSQ_SO) -lsqlite3
 $(B)/libdiosqlite.pc: libdiosqlite/libdiosqlite.pc.in $(B)/pc-vars
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< >$@
 $(B)/man/%: libdioctl/man/% debian/changelog

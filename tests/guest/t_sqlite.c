@@ -19,6 +19,8 @@
  *  - a page size that is not a multiple of the interval is refused; pages
  *    in buffers of dio_sqlite_config_memory() are written in place;
  *  - two processes writing one database, with the unix VFS's locking;
+ *    SQLite's own multi-process test, mptest, with five (its script
+ *    multiwrite01);
  *  - a device that holds no volume is not formatted behind its owner's back.
  */
 #include <errno.h>
@@ -502,6 +504,52 @@ static void test_page_size(void **state)
 	db_close(db);
 }
 
+/*
+ * SQLite's own multi-process test, mptest (Debian's source), through the
+ * VFS: its script multiwrite01 starts five client processes that write
+ * one database at once, each in its own table, and checks what each
+ * wrote.  It must end with "Summary: 0 errors out of N tests", and the
+ * database sound.  Its other scripts cannot run here: config01 runs
+ * nothing but on the unix VFS (--if vfsname() GLOB 'unix'), and crash01
+ * and config02 repeat a 6 MB transaction whose client dies, minutes each
+ * under TCG.
+ */
+static void test_mptest(void **state)
+{
+	static const char *const scripts[] = { "multiwrite01" };
+	static char out[256 * 1024];
+	char dev[64], src[512] = "", uri[128], want[64];
+	const char *sum;
+	size_t len;
+	FILE *f;
+	int n, rc;
+
+	snprintf(out, sizeof(out), "%s/sqlite/sqlite-src", build);
+	f = fopen(out, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(src, sizeof(src), f));
+	fclose(f);
+	src[strcspn(src, "\n")] = 0;
+	nvme(1, dev, sizeof(dev));	/* type 1, CRC16, 512 + 8 */
+	for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+		rc = run_out(out, sizeof(out), "cd " WORK " && %s/sqlite/mptest %s "
+			     "%s/mptest/%s.test --vfs dio --quiet", build, dev, src, scripts[i]);
+		len = strlen(out);
+		if (rc)
+			fail_msg("mptest %s: exit %d; its output's end:\n%s", scripts[i], rc,
+				 out + (len > 4000 ? len - 4000 : 0));
+		sum = strstr(out, "Summary: ");
+		printf("# mptest %s: %.*s\n", scripts[i], sum ? (int)strcspn(sum, "\n") : 4,
+		       sum ? sum : "none");
+		if (!sum || sscanf(sum, "Summary: 0 errors out of %d tests", &n) != 1 || n < 10)
+			fail_msg("mptest %s:\n%s", scripts[i], out);
+		snprintf(uri, sizeof(uri), "file:%s?vfs=dio", dev);
+		assert_int_equal(shell(out, sizeof(out), uri, "PRAGMA integrity_check;\n"), 0);
+		snprintf(want, sizeof(want), "ok\n");
+		assert_string_equal(out, want);
+	}
+}
+
 /* Two processes insert into one table; every row arrives once. */
 static void test_two_processes(void **state)
 {
@@ -586,6 +634,7 @@ int main(void)
 		cmocka_unit_test(test_mirror_repairs),
 		cmocka_unit_test(test_page_size),
 		cmocka_unit_test(test_two_processes),
+		cmocka_unit_test(test_mptest),
 		cmocka_unit_test(test_not_a_volume),
 	};
 
