@@ -1,10 +1,11 @@
 # shellcheck shell=bash
 # What the bench scripts that boot a QEMU guest share: the kernel and the
-# module for it (bench_kernel, bench_module), booting it, following its
+# module for it (bench_kernel, bench_module; both with the build, bench_prepare), booting it, following its
 # output and checking what it left (bench_boot), and the first two lines
 # of a results file (bench_header).  Sourced (not run) by
 # bench/run-guest.sh, bench/run-fio.sh, bench/run-fio-pi.sh,
-# bench/counts.sh and bench/icount.sh: bash, with set -uo pipefail.
+# bench/run-sqlite.sh, bench/counts.sh and bench/icount.sh: bash, with
+# set -uo pipefail.
 bench_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # bench_kernel FLAVOUR: tests/vm/kernel.sh's kernel FLAVOUR prepared, and
@@ -21,6 +22,23 @@ bench_kernel() {
 bench_module() {
 	"${3:-$bench_top}/tests/vm/kernel.sh" build-module "$1" "$2/ko" >"$2/build.log" 2>&1 ||
 		{ cat "$2/build.log" >&2; die "dio_batch does not build for $KVER"; }
+}
+
+# bench_prepare FLAVOUR RES TARGET...: make's TARGETs (and kmodctl, which
+# every guest script loads the module with) built in this checkout, the
+# kernel FLAVOUR prepared (bench_kernel), RES made empty, and dio_batch
+# built for the kernel into RES/ko (bench_module); the caller's die() on
+# any failure.
+bench_prepare() {
+	local fl=$1 r=$2
+	shift 2
+	echo "${lib_prog:-bench}: building $*" >&2
+	make -C "$bench_top" --no-print-directory "$@" build/tests/kmodctl >&2 ||
+		die "user-space build failed"
+	bench_kernel "$fl"
+	rm -rf "$r" && mkdir -p "$r"
+	echo "${lib_prog:-bench}: building dio_batch for $KVER" >&2
+	bench_module "$fl" "$r"
 }
 
 # bench_boot LABEL FLAVOUR RES [FILTER]: tests/vm/run.sh FLAVOUR RES (the

@@ -34,10 +34,7 @@ lib_prog=bench-fio
 . "$top/scripts/lib.sh"
 
 command -v fio >/dev/null || die "fio is not installed (make deps)"
-make -C "$top" --no-print-directory fio-engine build/tests/kmodctl >&2 || die "build failed"
-bench_kernel "$flavour"
-rm -rf "$res" && mkdir -p "$res"
-bench_module "$flavour" "$res"
+bench_prepare "$flavour" "$res" fio-engine
 
 # The guest's script (POSIX sh: /bin/sh is dash).  One line per run:
 # "ROW device engine rw bs qd batch" and fio's JSON reduced by jq.

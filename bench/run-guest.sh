@@ -39,13 +39,7 @@ lib_prog=bench
 # shellcheck source=scripts/lib.sh
 . "$top/scripts/lib.sh"
 
-echo "bench: building libdioctl, io_bench and kmodctl" >&2
-make -C "$top" --no-print-directory lib build/bench/io_bench build/tests/kmodctl >&2 ||
-	die "user-space build failed"
-bench_kernel "$flavour"
-rm -rf "$res" && mkdir -p "$res"
-echo "bench: building dio_batch for $KVER" >&2
-bench_module "$flavour" "$res"
+bench_prepare "$flavour" "$res" lib build/bench/io_bench
 
 # The guest's script (POSIX sh: /bin/sh is dash).
 {

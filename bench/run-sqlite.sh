@@ -62,13 +62,7 @@ lib_prog=bench-sqlite
 # shellcheck source=scripts/lib.sh
 . "$top/scripts/lib.sh"
 
-echo "bench-sqlite: building speedtest1, pi_page and kmodctl" >&2
-make -C "$top" --no-print-directory sqlite build/bench/pi_page build/tests/kmodctl >&2 ||
-	die "user-space build failed"
-bench_kernel "$flavour"
-rm -rf "$res" && mkdir -p "$res"
-echo "bench-sqlite: building dio_batch for $KVER" >&2
-bench_module "$flavour" "$res"
+bench_prepare "$flavour" "$res" sqlite build/bench/pi_page
 
 # The guest's script (POSIX sh: /bin/sh is dash).  Each run prints one
 # "RUN cfg=... key=value ..." line, pi_page its "PI_PAGE ..." lines.
