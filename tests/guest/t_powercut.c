@@ -226,7 +226,16 @@ struct point {
 	int need;		/* transactions that must be there (-1: none) */
 };
 
-#define V_FAILED	6
+/* A point's verdict: what it showed, or that it failed. */
+enum {
+	V_NOTHING,		/* no volume or no table, nothing committed */
+	V_COMMITTED,		/* every committed transaction there */
+	V_REWRITTEN,		/* the torn block rewritten by the recovery */
+	V_REPORTED,		/* the torn block fails a verified read */
+	V_UNTORN,		/* the "torn" write left the same bytes */
+	V_DEALLOCATED,		/* zero data under PI: read as deallocated */
+	V_FAILED,
+};
 static int verdict_fail;
 static int verdicts[V_FAILED + 1];
 static const char *const verdict_name[] = {
@@ -269,6 +278,7 @@ static void replay(const struct point *p, unsigned char *img)
 static int check_db(char *why, size_t len)
 {
 	static char want[4096];
+	int gens[NTXN + 2];	/* row id's transaction, as read */
 	char uri[128];
 	sqlite3 *db;
 	sqlite3_stmt *st;
@@ -304,11 +314,12 @@ static int check_db(char *why, size_t len)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		id = sqlite3_column_int(st, 0);
 		gen = sqlite3_column_int(st, 1);
-		if (id != last + 1) {
+		if (id != last + 1 || id > NTXN) {
 			snprintf(why, len, "row %d after row %d", id, last);
 			break;
 		}
 		last = id;
+		gens[id] = gen;
 		value_of(id, gen, want, &n);
 		if ((size_t)sqlite3_column_bytes(st, 2) != n ||
 		    memcmp(sqlite3_column_text(st, 2), want, n)) {
@@ -316,7 +327,7 @@ static int check_db(char *why, size_t len)
 			break;
 		}
 	}
-	if (rc == SQLITE_ROW || rc != SQLITE_DONE) {
+	if (rc != SQLITE_DONE) {
 		if (rc != SQLITE_ROW)
 			snprintf(why, len, "reading t: %s", sqlite3_errmsg(db));
 		sqlite3_finalize(st);
@@ -326,16 +337,12 @@ static int check_db(char *why, size_t len)
 	sqlite3_finalize(st);
 	/* Every row as the last transaction there left it. */
 	k = last;
-	assert_int_equal(sqlite3_prepare_v2(db, "SELECT id, gen FROM t", -1, &st, NULL),
-			 SQLITE_OK);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (sqlite3_column_int(st, 1) != gen_of(sqlite3_column_int(st, 0), k)) {
+	for (id = 1; id <= last; id++)
+		if (gens[id] != gen_of(id, last)) {
 			snprintf(why, len, "row %d: transaction %d's value, not %d's",
-				 sqlite3_column_int(st, 0), sqlite3_column_int(st, 1),
-				 gen_of(sqlite3_column_int(st, 0), k));
+				 id, gens[id], gen_of(id, last));
 			k = -2;
 		}
-	sqlite3_finalize(st);
 	if (k >= 0) {
 		assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL),
 				 SQLITE_OK);
@@ -397,8 +404,21 @@ static bool same_blocks(const unsigned char *a, const unsigned char *b, const st
 	return !memcmp(a + o->off, b + o->off, o->len) && !memcmp(a + md, b + md, mdlen);
 }
 
+/* Data write @o's blocks, data and PI, from the image file into @now. */
+static void read_blocks(unsigned char *now, const struct op *o)
+{
+	uint64_t md = MOFF + o->off / LBS * MS, mdlen = o->len / LBS * MS;
+	int fd = open(IMG_PATH, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, now + o->off, o->len, (off_t)o->off), (ssize_t)o->len);
+	assert_int_equal(pread(fd, now + md, mdlen, (off_t)md), (ssize_t)mdlen);
+	close(fd);
+}
+
+/* @img, @pre and @now: image-sized buffers of the caller's. */
 static void run_point(int no, int total, const struct point *p, unsigned char *img,
-		      unsigned char *pre)
+		      unsigned char *pre, unsigned char *now)
 {
 	char why[512] = "";
 	int got, v, st;
@@ -411,7 +431,7 @@ static void run_point(int no, int total, const struct point *p, unsigned char *i
 	    (got == -1 && p->need >= 0))
 		v = V_FAILED;
 	else
-		v = got == -1 ? 0 : 1;
+		v = got == -1 ? V_NOTHING : V_COMMITTED;
 	printf("# point %d/%d, %s (the record's first %zu operations%s): ", no, total,
 	       p->kind, p->upto, p->extra >= 0 ? " and the PI write" : "");
 	if (p->need >= 0)
@@ -426,17 +446,12 @@ static void run_point(int no, int total, const struct point *p, unsigned char *i
 		printf(" (%s)", why);
 	if (p->torn >= 0) {
 		const struct op *o = &ops[p->torn];
-		unsigned char *now = tl_xalloc(IMG_SIZE, 0);
-		int fd = open(IMG_PATH, O_RDONLY);
 		bool still, torn;
 
-		assert_true(fd >= 0);
-		assert_int_equal(pread(fd, now, IMG_SIZE, 0), (ssize_t)IMG_SIZE);
-		close(fd);
+		read_blocks(now, o);
 		/* Still the blocks the point left there, and were they torn? */
 		still = same_blocks(now, img, o);
 		torn = !same_blocks(img, pre, o);
-		free(now);
 		st = read_verified(o);
 		/*
 		 * A block whose data was never written, under PI that was:
@@ -448,13 +463,13 @@ static void run_point(int no, int total, const struct point *p, unsigned char *i
 		if (v == V_FAILED)
 			;
 		else if (!still)
-			v = st == 0 ? 2 : V_FAILED;
+			v = st == 0 ? V_REWRITTEN : V_FAILED;
 		else if (!torn)
-			v = st == 0 ? 4 : V_FAILED;
+			v = st == 0 ? V_UNTORN : V_FAILED;
 		else if (st == 4)
-			v = 3;
+			v = V_REPORTED;
 		else
-			v = st == 0 && all_zero(img + o->off, o->len) ? 5 : V_FAILED;
+			v = st == 0 && all_zero(img + o->off, o->len) ? V_DEALLOCATED : V_FAILED;
 		printf("; blocks %" PRIu64 "-%" PRIu64 " %s, %s, dioctl read -v exit %d",
 		       (uint64_t)(o->off / LBS), (uint64_t)((o->off + o->len) / LBS - 1),
 		       torn ? "torn" : "not torn (the same bytes)",
@@ -484,6 +499,7 @@ static void test_power_cut(void **state)
 {
 	static struct point pts[4096];
 	unsigned char *img = tl_xalloc(IMG_SIZE, 0), *pre = tl_xalloc(IMG_SIZE, 0);
+	unsigned char *now = tl_xalloc(IMG_SIZE, 0);
 	char dev[64];
 	size_t prev = 0, flushes = 0, np = 0;
 
@@ -526,16 +542,17 @@ static void test_power_cut(void **state)
 	printf("# %zu flushes recorded: %zu replay points\n", flushes, np);
 	assert_true(flushes >= NTXN);
 	for (size_t i = 0; i < np; i++)
-		run_point((int)i + 1, (int)np, &pts[i], img, pre);
+		run_point((int)i + 1, (int)np, &pts[i], img, pre, now);
 	printf("# %zu points:", np);
 	for (int v = 0; v <= V_FAILED; v++)
 		printf(" %s %d;", verdict_name[v], verdicts[v]);
 	printf("\n");
 	free(img);
 	free(pre);
+	free(now);
 	assert_int_equal(verdict_fail, 0);
 	/* The end holds every transaction, and torn blocks were met. */
-	assert_true(verdicts[3] > 0);
+	assert_true(verdicts[V_REPORTED] > 0);
 }
 
 int main(void)
