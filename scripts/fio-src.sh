@@ -7,7 +7,8 @@
 #   scripts/fio-src.sh --dir  print where it would be, fetch nothing
 # Cached under $DIO_CACHE/fio/VERSION/ (default /var/cache/dio_batch), never
 # in the checkout.  Fetching needs root (a deb-src entry for the system's
-# Debian source is added to /etc/apt/sources.list.d/dio_batch-src.sources).
+# Debian source, in the project's own apt configuration, $DIO_CACHE/apt-src:
+# scripts/debian-source.sh).
 # The source package comes from the running system's suite, or FIO_SUITE's.
 # Where the mirror has neither the source package nor its upstream tarball,
 # FIO_SRC names upstream's source of the same version instead: a git
@@ -260,8 +261,8 @@ how="apt-get source fio=$ver"
 		[ -n "${FIO_SRC:-}" ] || die "the source of fio $ver could not be fetched (FIO_SRC: upstream's source of $upstream)"
 		log "no source of fio $ver from the mirror: upstream's from FIO_SRC=$FIO_SRC"
 		rm -rf "${top_dir:?}.tmp"/* && fio_src_export "$FIO_SRC" "$upstream" "$top_dir.tmp/fio-src.tar" &&
-			tar -xf "$top_dir.tmp/fio-src.tar" -C "$top_dir.tmp" && rm -f "$top_dir.tmp/fio-src.tar"
-		how="upstream's fio $upstream, not Debian's source package (the mirror had neither it nor its tarball): $FIO_SRC_WHAT; Debian's patches missing"
+			tar -xf "$top_dir.tmp/fio-src.tar" -C "$top_dir.tmp" && rm -f "$top_dir.tmp/fio-src.tar" &&
+			how="upstream's fio $upstream, not Debian's source package (the mirror had neither it nor its tarball): $FIO_SRC_WHAT; Debian's patches missing"
 	} || die "the source of fio $ver could not be fetched, nor taken from FIO_SRC=$FIO_SRC"
 # Only config-host.h (and what configure writes beside it): fio itself is
 # not built.  The options match Debian's build where they change structs
