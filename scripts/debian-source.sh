@@ -74,15 +74,20 @@ host_debian_source() {
 }
 
 # debian_source_enable PACKAGE VERSION [SUITE]: make "apt-get source
-# PACKAGE=VERSION" work (root): the main archive of SUITE (default: the
-# running system's) and of SUITE-updates where apt has a deb entry for it
-# (testing and unstable have none) as a deb-src entry in
-# /etc/apt/sources.list.d/dio_batch-src.sources, written and apt-get
-# updated when the entry is not that one or the version is not known.
-# Status 1 when no deb entry for SUITE can be found.
+# PACKAGE=VERSION" work (root) without touching the system's apt sources:
+# the main archive of SUITE (default: the running system's) and of
+# SUITE-updates where apt has a deb entry for it (testing and unstable
+# have none) as a deb-src entry in an apt configuration of the project's
+# own, $DIO_CACHE/apt-src (its sources, its package lists, no package
+# cache), which APT_CONFIG, exported, names to the caller's later apt
+# commands; written and apt-get updated when the entry is not that one or
+# the version is not known.  The system's own apt configuration is still
+# read (proxies, keyrings).  Status 1 when no deb entry for SUITE can be
+# found.
 debian_source_enable() {
 	local pkg=$1 ver=$2 suite=${3:-} src uris signed want suites
-	local list=/etc/apt/sources.list.d/dio_batch-src.sources
+	local dir=${DIO_CACHE:-/var/cache/dio_batch}/apt-src
+	local old=/etc/apt/sources.list.d/dio_batch-src.sources
 
 	[ -n "$suite" ] || suite=$(host_suite)
 	src=$(host_debian_source "$suite") || return 1
@@ -96,10 +101,20 @@ debian_source_enable() {
 	want=$(printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\n%s' \
 		"$uris" "$suites" "${signed:+Signed-By: $signed
 }")
-	if [ "$(cat "$list" 2>/dev/null)" != "$want" ] ||
+	# Earlier versions of this function wrote their entry into the
+	# system's sources: that file is the project's, and goes.
+	if [ -e "$old" ] && grep -qx 'Types: deb-src' "$old"; then
+		echo "${0##*/}: removing $old (the project's, from an earlier version: its sources are in $dir now)" >&2
+		rm -f "$old"
+	fi
+	mkdir -p "$dir/sources.list.d" "$dir/lists/partial"
+	printf 'Dir::Etc::SourceList "/dev/null";\nDir::Etc::SourceParts "%s/sources.list.d";\nDir::State::Lists "%s/lists";\nDir::Cache::pkgcache "";\nDir::Cache::srcpkgcache "";\n' \
+		"$dir" "$dir" >"$dir/apt.conf"
+	export APT_CONFIG=$dir/apt.conf
+	if [ "$(cat "$dir/sources.list.d/debian-src.sources" 2>/dev/null)" != "$want" ] ||
 		! apt-cache showsrc "$pkg" 2>/dev/null | grep -q "^Version: $ver\$"; then
-		echo "${0##*/}: adding $list ($uris)" >&2
-		printf '%s\n' "$want" >"$list"
+		echo "${0##*/}: deb-src $uris $suites in $dir" >&2
+		printf '%s\n' "$want" >"$dir/sources.list.d/debian-src.sources"
 		apt-get update -q >&2
 	fi
 }
