@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Debian bookworm's cross compiler for ARCH (arm64, or s390x: big-endian)
-# and the ARCH builds of the libraries libdioctl and its unit tests link
-# (ISA-L, cmocka), unpacked into a directory of their own, for tests/cross.sh:
+# The Debian release's cross compiler, gcc-12, for ARCH (arm64, or s390x:
+# big-endian; Debian 12 and 13 both ship it), and the ARCH builds of the
+# libraries libdioctl and its unit tests link (ISA-L, cmocka), unpacked
+# into a directory of their own, for tests/cross.sh:
 #   scripts/cross-tools.sh ARCH        print that directory (fetching it once)
 #   scripts/cross-tools.sh ARCH --dir  print where it would be, fetch nothing
 # Cached under $DIO_CACHE/cross-ARCH/ (default /var/cache/dio_batch), never

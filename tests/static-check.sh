@@ -14,9 +14,12 @@
 #   tests/static-check.sh [BUILD]        (default build; env: DIO_CACHE)
 # checkpatch.pl (with spelling.txt and const_structs.checkpatch) comes from
 # the unpacked linux-source-6.1 of the debug kernel ($DIO_CACHE/src) when it
-# is there, else from a kernel headers package that ships it (Debian's do
-# not), else it is extracted once from /usr/src/linux-source-6.1.tar.xz into
-# $DIO_CACHE/checkpatch (BUILD/static/checkpatch when that is not writable).
+# is there, else it is extracted once from linux-source-6.1's tarball (the
+# host's, or on a host that is not Debian 12 the bookworm chroot's:
+# tests/vm/kernel.sh source-6.1) into $DIO_CACHE/checkpatch
+# (BUILD/static/checkpatch when that is not writable).  The sparse check
+# builds for 6.1 with its compiler (tests/vm/kernel.sh make): on a host
+# that is not Debian 12, in that chroot, with the chroot's sparse.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-build}
@@ -30,20 +33,21 @@ cd "$top" || exit 1
 
 # ---- sparse ----------------------------------------------------------------
 check_sparse() {
-	local env KDIR='' out=$work/src
+	local env KCHROOT='' out=$work/src
 	if ! env=$(tests/vm/kernel.sh env 6.1 2>&1); then
 		echo "sparse: no 6.1 kernel build tree: $env"
 		return 1
 	fi
 	eval "$(grep '^KVER=' <<<"$env")"
-	command -v sparse >/dev/null || { echo "sparse: not installed (make deps)"; return 1; }
+	# The 6.1 chroot (a host that is not Debian 12) has its own sparse.
+	[ -n "$KCHROOT" ] || command -v sparse >/dev/null || { echo "sparse: not installed (make deps)"; return 1; }
 	# A copy that keeps its objects (rsync keeps the times): after the first
 	# run only the checker runs.
 	mkdir -p "$out"
 	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
 		--exclude='*.mod' --exclude='*.mod.c' --exclude=Module.symvers \
 		--exclude=modules.order --exclude='*.a' module uapi "$out/" || return 1
-	make -s -j"$(nproc)" -C "$KDIR" M="$out/module" C=2 modules >"$work/sparse.out" 2>&1
+	tests/vm/kernel.sh make 6.1 -s -j"$(nproc)" M="$out/module" C=2 modules >"$work/sparse.out" 2>&1
 	local rc=$?
 	# Anything it says but the BTF notice is a finding (sparse or compiler).
 	if grep -v '^Skipping BTF generation' "$work/sparse.out" | sed "s|$out/||g" | grep .; then
@@ -54,15 +58,12 @@ check_sparse() {
 
 # ---- checkpatch ------------------------------------------------------------
 find_checkpatch() {
-	local c dir stamp tarball=/usr/src/linux-source-6.1.tar.xz
-	for c in "$cache/src/linux-source-6.1/scripts/checkpatch.pl" \
-		/usr/src/linux-headers-*-common/scripts/checkpatch.pl; do
-		if [ -f "$c" ] && [ -f "${c%/*}/spelling.txt" ]; then
-			echo "$c"
-			return 0
-		fi
-	done
-	[ -f "$tarball" ] || { echo "checkpatch: no checkpatch.pl and no $tarball (make deps)" >&2; return 1; }
+	local c=$cache/src/linux-source-6.1/scripts/checkpatch.pl dir stamp tarball
+	if [ -f "$c" ] && [ -f "${c%/*}/spelling.txt" ]; then
+		echo "$c"
+		return 0
+	fi
+	tarball=$(tests/vm/kernel.sh source-6.1) || { echo "checkpatch: no checkpatch.pl and no linux-source-6.1" >&2; return 1; }
 	dir=$cache/checkpatch
 	mkdir -p "$dir" 2>/dev/null && [ -w "$dir" ] || dir=$work/checkpatch
 	stamp=$(stat -c '%s %Y' "$tarball")

@@ -8,8 +8,9 @@ RESDIR is a build/vm/<run> directory of tests/vm/check.sh: the module was
 built with gcov (DIO_BATCH_COVERAGE=1) in RESDIR/ko/src/module, which holds
 the .gcno files, and the guest's run-suite.sh copied the kernel's counters
 (/sys/kernel/debug/gcov/.../*.gcda, kept by gcov across the module's
-unloads) to RESDIR/gcov.  The host's gcov (the compiler that built the
-module) reads both.  Several RESDIRs (the debug suite's parts, run in two
+unloads) to RESDIR/gcov.  The gcov of the compiler that built the module
+(tests/vm/gcov.sh: the host's, or on a host that is not Debian 12 the
+bookworm chroot's) reads both.  Several RESDIRs (the debug suite's parts, run in two
 guests side by side) count as one run: their counts are added up, line by
 line and branch by branch, over the same sources.
 
@@ -38,6 +39,15 @@ import subprocess
 import sys
 
 
+# lcov's settings for 1.16 (Debian 12) and 2.0 (Debian 13), each ignoring
+# the other's: branches on; 2.0's consistency check off, which refuses
+# counts of code inlined from kernel headers (a line hit, its branches
+# not), lines the report leaves out anyway.
+LCOV_RC = ["--rc", "lcov_branch_coverage=1", "--rc", "branch_coverage=1",
+           "--rc", "check_data_consistency=0"]
+GCOV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gcov.sh")
+
+
 def gcov_json(objdir):
     """Run gcov on every .gcda of objdir; yield its JSON documents."""
     out = os.path.join(objdir, ".gcov-json")
@@ -46,7 +56,7 @@ def gcov_json(objdir):
     gcdas = sorted(glob.glob(os.path.join(objdir, "*.gcda")))
     if not gcdas:
         sys.exit(f"coverage: no .gcda files in {objdir}")
-    subprocess.run(["gcov", "--branch-probabilities", "--json-format",
+    subprocess.run([GCOV, "--branch-probabilities", "--json-format",
                     "--object-directory", objdir] + gcdas,
                    cwd=out, check=True, stdout=subprocess.DEVNULL)
     for f in sorted(glob.glob(os.path.join(out, "*.gcov.json.gz"))):
@@ -91,8 +101,8 @@ def html_info(objdirs, info):
     parts = []
     for i, d in enumerate(objdirs):
         part = f"{info}.{i}"
-        r = subprocess.run(["lcov", "--quiet", "--capture", "--rc", "lcov_branch_coverage=1",
-                            "--directory", d, "--output-file", part],
+        r = subprocess.run(["lcov", "--quiet", "--capture", *LCOV_RC,
+                            "--gcov-tool", GCOV, "--directory", d, "--output-file", part],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if r.returncode != 0:
             return r
@@ -102,7 +112,7 @@ def html_info(objdirs, info):
             with open(part, "w") as fh:
                 fh.write(text)
         parts.append(part)
-    args = ["lcov", "--quiet", "--rc", "lcov_branch_coverage=1", "--output-file", info]
+    args = ["lcov", "--quiet", *LCOV_RC, "--output-file", info]
     for part in parts:
         args += ["--add-tracefile", part]
     return subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -168,7 +178,7 @@ def main():
         info = os.path.join(a.resdir[0], "coverage.info")
         r = html_info(objdirs, info)
         if r.returncode == 0:
-            r = subprocess.run(["lcov", "--quiet", "--rc", "lcov_branch_coverage=1",
+            r = subprocess.run(["lcov", "--quiet", *LCOV_RC,
                                 "--extract", info, os.path.abspath(objdir) + "/*.c",
                                 "--output-file", info],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -9,6 +9,15 @@
 #   kernel.sh deps debug|kcsan      install only the Debian packages the build
 #                                   of that flavour needs, so that make check
 #                                   can start it before the rest of deps.sh
+#   kernel.sh source-6.1            print the path of linux-source-6.1's
+#                                   tarball (checkpatch.pl: tests/static-check.sh),
+#                                   installing it where it comes from
+#   kernel.sh make FLAVOUR ARGS...  make -C KDIR ARGS with FLAVOUR's compiler
+#                                   (in its chroot, where M= is under the
+#                                   checkout or the cache: tests/static-check.sh)
+#   kernel.sh gcov FLAVOUR ARGS...  the gcov of the compiler that built
+#                                   FLAVOUR's modules, run in the current
+#                                   directory (tests/vm/coverage.py)
 #   kernel.sh prepare-deb 7.3       prepare 7.3 and the layer over its chroot that
 #                                   deb-check.sh trixie builds and installs the
 #                                   packages on; print DEB_LOWER (shell: the
@@ -32,7 +41,11 @@
 #          tests/vm/debug.config (KASAN, kmemleak, lockdep, fault injection,
 #          gcov and KCOV for the module) in $DIO_CACHE/debug; KDIR is its O=
 #          build directory.  Rebuilt when the source package version or an
-#          option in a fragment changes (docs/testing.md: how long)
+#          option in a fragment changes (docs/testing.md: how long).  On a
+#          host that is not Debian 12 the source package, the compiler
+#          (gcc-12) and the build come from the bookworm chroot of 6.1
+#          (KCHROOT), with the cache and the checkout at their own paths
+#          inside it (chroot_bound), so the build's paths are the host's
 #   kcsan  the same source with guest.config and tests/vm/kcsan.config
 #          (KCSAN, UBSAN, KCOV for the module) in $DIO_CACHE/kcsan
 # Modules of kernels other than the host's own live outside /lib/modules:
@@ -127,13 +140,6 @@ vmlinuz_of() { # ROOT KVER
 }
 
 # --- 6.1 and 6.12: Debian kernels installed on the host ----------------------
-# Debian 12's kernel source is bookworm's: another release's host does
-# not have it (Debian 12's kernel itself comes from a bookworm chroot there).
-need_bookworm() { # FLAVOUR PACKAGE
-	local s
-	s=$(host_suite)
-	[ "$s" = bookworm ] || die "$1: Debian 12's 6.1 ($2) is not in $s's archive, and this host is $s"
-}
 prepare_61() {
 	if [ "$(host_suite)" != bookworm ]; then
 		prepare_61_root
@@ -202,6 +208,38 @@ chroot_in() { # ROOT COMMAND...: run a command in the chroot ROOT with a clean e
 	# shellcheck disable=SC2016
 	unshare --mount --propagation private -- sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' \
 		"$1" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 \
+		DEBIAN_FRONTEND=noninteractive "${@:2}"
+}
+# chroot_bound ROOT COMMAND...: as chroot_in, in a throwaway overlay of
+# ROOT (a tmpfs its upper directory: nothing the command writes outside
+# the binds stays), with the cache, the checkout and the current
+# directory bound at their own paths inside it (the directory only when
+# it is under /tmp, the cache or the checkout; else the command runs in
+# /).  The kernels built from source in another release's chroot, and the
+# modules and coverage reports for them (lcov runs gcov in a directory of
+# its own under /tmp), see the paths the host sees.  The overlay, not
+# ROOT itself, gets the mount points: a directory made in ROOT would be
+# taken for the checkout by the roots made over it (deb-check.sh).
+chroot_bound() {
+	mkdir -p "$cache/.chroot-bound" || return 1
+	# shellcheck disable=SC2016
+	unshare --mount --propagation private -- sh -c '
+		l=$0 c=$1 t=$2 w=$3 m=$1/.chroot-bound
+		shift 3
+		mount -t tmpfs tmpfs "$m" && mkdir "$m/upper" "$m/work" "$m/root" &&
+			mount -t overlay overlay -o "lowerdir=$l,upperdir=$m/upper,workdir=$m/work" "$m/root" || exit 1
+		r=$m/root
+		mount -t proc proc "$r/proc" && mount -t tmpfs tmpfs "$r/tmp" || exit 1
+		for d in "$c" "$t"; do
+			mkdir -p "$r$d" && mount --bind "$d" "$r$d" || exit 1
+		done
+		case $w in
+		"$c" | "$c"/* | "$t" | "$t"/*) ;;
+		/tmp/*) mkdir -p "$r$w" && mount --bind "$w" "$r$w" || exit 1 ;;
+		*) w=/ ;;
+		esac
+		exec chroot "$r" sh -c "cd \"\$0\" && exec \"\$@\"" "$w" "$@"' \
+		"$1" "$cache" "$top" "$PWD" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 \
 		DEBIAN_FRONTEND=noninteractive "${@:2}"
 }
 # prepare_root SERIES ROOT SUITE CC SUITES [TARGET [SECURITY]]: SERIES's
@@ -280,16 +318,34 @@ prepare_73() {
 # bookworm-security, where a Debian 12 host gets its kernel's updates
 # (the point release's 6.1.0-50 lacks what the module links: free_uid);
 # no apt source is written to the host.
+# sparse as well: the static check's sparse builds the module for 6.1
+# there (tests/static-check.sh, kernel.sh make).
 prepare_61_root() {
 	prepare_root 6.1 "$root61" bookworm gcc-12 "bookworm bookworm-updates" "" bookworm-security
+	root61_install sparse
+}
+root61_install() { # PACKAGE...: install those missing in the 6.1 chroot (its lock held)
+	local p missing=()
+	for p; do
+		dpkg-query --admindir="$root61/var/lib/dpkg" -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null |
+			grep -q '^ii' || missing+=("$p")
+	done
+	[ ${#missing[@]} != 0 ] || return 0
+	log "6.1: installing ${missing[*]} in $root61"
+	chroot_in "$root61" apt-get -y -q install "${missing[@]}" >&2 ||
+		{ chroot_in "$root61" apt-get -q update >&2 && chroot_in "$root61" apt-get -y -q install "${missing[@]}" >&2; } ||
+		die "6.1: ${missing[*]} could not be installed in $root61"
+	chroot_in "$root61" apt-get -q clean >&2
 }
 
-# --- the Debian packages on trixie: a layer over the 7.3 chroot -------------
+# --- the Debian packages in a chroot: a layer over it ------------------------
 # tests/vm/deb-check.sh trixie builds dio-batch's packages in trixie,
-# installs them there and boots 7.3 from that root.  What it needs beyond
-# the chroot is installed once into an overlayfs upper directory over the
-# chroot, $cache/trixie-deb/KEY/layer, never into the chroot itself, which
-# the 7.3 lane builds modules in and boots its kernel from meanwhile: the
+# installs them there and boots 7.3 from that root; on a host that is not
+# Debian 12, deb-check.sh bookworm does the same in the 6.1 chroot and
+# boots 6.1.  What it needs beyond the chroot is installed once into an
+# overlayfs upper directory over the chroot, $cache/trixie-deb/KEY/layer
+# (bookworm-deb for 6.1), never into the chroot itself, which the lane of
+# its kernel builds modules in and boots its kernel from meanwhile: the
 # check mounts throwaway overlays with the layer and the chroot as their
 # lower directories (DEB_LOWER, printed by prepare-deb).  An overlay's
 # lower layers must not change under its upper one, so the layer is keyed
@@ -299,7 +355,6 @@ prepare_61_root() {
 # layer of another key (another tree's debian/control) is removed when a
 # new one is made, unless handed out within the last day: a check of that
 # tree may still have it mounted.
-deb73=$cache/trixie-deb
 # debian/control's Build-Depends (read from it) and build-essential, which
 # dpkg-buildpackage requires; lintian (scripts/mkdeb.sh); pkgconf (the
 # examples); what the packages depend on, so that apt-get install ./*.deb
@@ -312,10 +367,11 @@ deb73=$cache/trixie-deb
 # a fifth of the whole check's CPU, which make check's 45 minutes on a new
 # machine have no room for.
 deb73_pkgs=(build-essential lintian pkgconf dkms adduser)
-deb73_key() {
-	{ cat "$root73/var/lib/dpkg/status" "$top/debian/control"; echo "${deb73_pkgs[*]}"; } | sha256sum | cut -c1-12
+deb_key() { # ROOT
+	{ cat "$1/var/lib/dpkg/status" "$top/debian/control"; echo "${deb73_pkgs[*]}"; } | sha256sum | cut -c1-12
 }
-layer73() { # DIR COMMAND...: run as chroot_in does, in the 7.3 chroot under DIR's layer (writable)
+layer73() { layer_in "$root73" "$@"; }
+layer_in() { # ROOT DIR COMMAND...: run as chroot_in does, in the chroot ROOT under DIR's layer (writable)
 	# redirect_dir and metacopy off: the layer must be an upper directory
 	# any later overlay reads as a plain lower one.  LAYER_TREE=1: a tmpfs
 	# on the root's /tmp (nothing of it in the layer) with the checkout,
@@ -330,8 +386,8 @@ layer73() { # DIR COMMAND...: run as chroot_in does, in the 7.3 chroot under DIR
 				mount -o remount,bind,ro "$t" || exit 1
 		fi
 		shift 2
-		exec chroot "$r" "$@"' "$root73" "$1" "${LAYER_TREE:+$top}" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-		LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "${@:2}"
+		exec chroot "$r" "$@"' "$1" "$2" "${LAYER_TREE:+$top}" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "${@:3}"
 }
 # old_layers BASE KEEP: remove BASE's layers but KEEP that were not handed
 # out within the last day (a check of another tree may still have one mounted).
@@ -341,25 +397,25 @@ old_layers() {
 		d=${d%/}
 		{ [ -d "$d" ] && [ "$d" != "$2" ]; } || continue
 		[ -z "$(find "$d/stamp" -mmin -1440 2>/dev/null)" ] || continue
-		log "7.3: removing the layer $d (not this key's, not handed out for a day)"
+		log "removing the layer $d (not this key's, not handed out for a day)"
 		rm -rf "$d"
 	done
 }
-prepare_deb73() { # sets DEB_LAYER, the layer's directory
-	local key t0 bd l
-	key=$(deb73_key)
-	l=$deb73/$key
+prepare_deb_layer() { # SERIES ROOT BASE: sets DEB_LAYER, the layer's directory
+	local series=$1 root=$2 base=$3 key t0 bd l
+	key=$(deb_key "$root")
+	l=$base/$key
 	DEB_LAYER=$l/layer
 	if [ -d "$l/layer" ] && [ "$(cat "$l/stamp" 2>/dev/null)" = "$key" ]; then
 		touch "$l/stamp" # handed out now
-		log "7.3: the packages' layer is ready ($l)"
+		log "$series: the packages' layer is ready ($l)"
 		return 0
 	fi
 	t0=$SECONDS
 	bd=$(build_depends "$top/debian/control")
 	[ -n "$bd" ] || die "no Build-Depends in $top/debian/control"
-	old_layers "$deb73" "$l"
-	log "7.3: installing the packages' needs into $l/layer: $bd, ${deb73_pkgs[*]}"
+	old_layers "$base" "$l"
+	log "$series: installing the packages' needs into $l/layer: $bd, ${deb73_pkgs[*]}"
 	rm -rf "${l:?}"
 	mkdir -p "$l/layer" "$l/work" "$l/mnt"
 	# apt-get update only when the chroot's lists are too old to install
@@ -367,13 +423,14 @@ prepare_deb73() { # sets DEB_LAYER, the layer's directory
 	# per file (a layer without its stamp is made again from nothing): one
 	# sync before the stamp.
 	local apt=(apt-get -y -q -o Dpkg::Options::=--force-unsafe-io satisfy "$bd" "${deb73_pkgs[@]}")
-	layer73 "$l" "${apt[@]}" >&2 || { layer73 "$l" apt-get -q update >&2 && layer73 "$l" "${apt[@]}" >&2; } ||
-		die "7.3: the packages' layer could not be installed"
-	layer73 "$l" apt-get -q clean >&2
+	layer_in "$root" "$l" "${apt[@]}" >&2 ||
+		{ layer_in "$root" "$l" apt-get -q update >&2 && layer_in "$root" "$l" "${apt[@]}" >&2; } ||
+		die "$series: the packages' layer could not be installed"
+	layer_in "$root" "$l" apt-get -q clean >&2
 	rm -rf "${l:?}/work" "${l:?}/mnt"
 	sync
 	echo "$key" >"$l/stamp"
-	log "7.3: the packages' layer took $((SECONDS - t0)) s ($(du -sh "$l/layer" | cut -f1))"
+	log "$series: the packages' layer took $((SECONDS - t0)) s ($(du -sh "$l/layer" | cut -f1))"
 }
 
 # --- make demo on Debian 13: another layer over the 7.3 chroot ---------------
@@ -432,7 +489,7 @@ debug_src() { # unpack linux-source-6.1 under $cache/src, patched, if missing or
 	log "debug: unpacking linux-source-6.1 $srcver into $dir"
 	rm -f "$stamp"
 	tmp=$(mktemp -d "$cache/src/.unpack.XXXXXX")
-	tar -C "$tmp" -xaf /usr/src/linux-source-6.1.tar.*
+	tar -C "$tmp" -xaf "$(src61_root)"/usr/src/linux-source-6.1.tar.*
 	for p in "$patches"/*.patch; do
 		log "debug: applying $(basename "$p")"
 		patch -s -p1 -d "$tmp/linux-source-6.1" <"$p" ||
@@ -473,12 +530,40 @@ verify_config() { # CONFIG FRAGMENT...: every line of the fragments took?
 }
 # What building linux-source-6.1 needs (kernel.sh deps, prepare_built).
 built_pkgs=(linux-source-6.1 make gcc bc bison flex libelf-dev libssl-dev cpio kmod xz-utils patch)
+# Where linux-source-6.1 comes from: the host on Debian 12 (src61_root
+# prints nothing), else the bookworm chroot of 6.1, which has Debian 12's
+# compiler as well; the build runs there (kcmd), unpacking and patching
+# on the host.
+src61_root() { [ "$(host_suite)" = bookworm ] || echo "$root61"; }
+src61_version() { # the installed linux-source-6.1's version, or nothing
+	# shellcheck disable=SC2016 # dpkg-query's fields
+	dpkg-query --admindir="$(src61_root)/var/lib/dpkg" -W -f='${db:Status-Abbrev} ${Version}' linux-source-6.1 \
+		2>/dev/null | awk '$1 == "ii" { print $2 }'
+}
+kcmd() { # COMMAND...: run where linux-source-6.1 is built
+	local r
+	r=$(src61_root)
+	if [ -n "$r" ]; then chroot_bound "$r" "$@"; else "$@"; fi
+}
+prepare_src61() { # PACKAGE...: install them where linux-source-6.1 comes from
+	if [ "$(host_suite)" = bookworm ]; then
+		need_pkgs "$@"
+		return
+	fi
+	# The chroot is the 6.1 flavour's too: under its lock.
+	exec 8>"$cache/.prepare-6.1.lock"
+	flock 8
+	prepare_61_root
+	root61_install "$@"
+	exec 8>&-
+	need_pkgs patch xz-utils # debug_src, on the host
+}
 prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
 	local fl=$1 srcver key src d b t0 kver resumed=
 	d=$(srcdir_of "$fl") b=$(srcdir_of "$fl")/build
-	installed linux-source-6.1 || need_bookworm "$fl" linux-source-6.1
-	need_pkgs "${built_pkgs[@]}"
-	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+	prepare_src61 "${built_pkgs[@]}"
+	srcver=$(src61_version)
+	[ -n "$srcver" ] || die "$fl: linux-source-6.1 did not install$(src61_root | sed 's/^./ in &/')"
 	key=$(built_key "$fl" "$srcver")
 	if [ -f "$d/stamp" ] && [ "$(cut -d' ' -f1 "$d/stamp")" = "$key" ] &&
 		[ -s "$d/vmlinuz" ] && [ -s "$d/mods/lib/modules/$(cut -d' ' -f2 "$d/stamp")/modules.dep" ]; then
@@ -507,9 +592,9 @@ prepare_built() { # FLAVOUR: configure and build linux-source-6.1 for it
 		mkdir -p "$b"
 		configure_and_build "$fl" "$key" "$srcver" "$src" "$d" "$b" || die "$fl: build failed (log: $d/build.log)"
 	fi
-	kver=$(make -s -C "$src" O="$b" kernelrelease)
+	kver=$(kcmd make -s -C "$src" O="$b" kernelrelease)
 	rm -rf "$d/mods.new"
-	make -C "$src" O="$b" modules_install INSTALL_MOD_PATH="$d/mods.new" >>"$d/build.log" 2>&1 ||
+	kcmd make -C "$src" O="$b" modules_install INSTALL_MOD_PATH="$d/mods.new" >>"$d/build.log" 2>&1 ||
 		die "$fl: modules_install failed (log: $d/build.log)"
 	rm -rf "$d/mods"
 	mv "$d/mods.new" "$d/mods"
@@ -552,14 +637,14 @@ configure_and_build() {
 		# Every option off that can be, except the fragments' (as
 		# merge_config.sh -n does); later lines win.
 		cat "$here/guest.config" "$here/$fl.config" "$b/dio-local.config" >"$b/dio-all.config"
-		make -C "$src" O="$b" KCONFIG_ALLCONFIG="$b/dio-all.config" allnoconfig
-		make -C "$src" O="$b" olddefconfig
+		kcmd make -C "$src" O="$b" KCONFIG_ALLCONFIG="$b/dio-all.config" allnoconfig
+		kcmd make -C "$src" O="$b" olddefconfig
 	} >"$d/config.log" 2>&1 || { tail -n 30 "$d/config.log" >&2; log "$fl: configuration failed"; return 1; }
 	verify_config "$b/.config" "$here/guest.config" "$here/$fl.config" "$b/dio-local.config"
 	log "$fl: building bzImage and modules with -j$jobs (log: $d/build.log)"
 	# Wall and CPU time: a build shares the cores with guests (make check).
 	local TIMEFORMAT="%0R s, CPU %0U s user + %0S s system"
-	if ! { time nice make -C "$src" O="$b" -j"$jobs" bzImage modules >"$d/build.log" 2>&1; } 2>"$d/build.time"; then
+	if ! { time kcmd nice make -C "$src" O="$b" -j"$jobs" bzImage modules >"$d/build.log" 2>&1; } 2>"$d/build.time"; then
 		grep -E 'error|Error' "$d/build.log" | tail -n 20 >&2
 		return 1
 	fi
@@ -592,13 +677,14 @@ env_of() {
 		KDIR=$root73/usr/src/linux-headers-$KVER KCHROOT=$root73
 		;;
 	debug | kcsan)
-		local key kver d
+		local key kver d srcver
 		d=$(srcdir_of "$1")
-		installed linux-source-6.1 || need_prepare "$1" "linux-source-6.1 not installed"
-		key=$(built_key "$1" "$(dpkg-query -W -f='${Version}' linux-source-6.1)")
+		srcver=$(src61_version)
+		[ -n "$srcver" ] || need_prepare "$1" "linux-source-6.1 not installed$(src61_root | sed 's/^./ in &/')"
+		key=$(built_key "$1" "$srcver")
 		read -r _ kver _ 2>/dev/null <"$d/stamp" || need_prepare "$1" "not built"
 		[ "$(cut -d' ' -f1 "$d/stamp")" = "$key" ] || need_prepare "$1" "stale: source package, $1.config/guest.config or linux-6.1-patches changed"
-		KVER=$kver VMLINUZ=$d/vmlinuz MODDIR=$d/mods/lib/modules/$kver KDIR=$d/build
+		KVER=$kver VMLINUZ=$d/vmlinuz MODDIR=$d/mods/lib/modules/$kver KDIR=$d/build KCHROOT=$(src61_root)
 		# debug.config keeps kmemleak on from boot.  slub_debug=: every
 		# slab cache marked failslab but kmemleak's and debugobjects'
 		# metadata caches, for t_faultinj's cache filter (its fail-nth
@@ -617,7 +703,7 @@ env_of() {
 }
 
 main() {
-	local cmd=${1:-} flavour=${2:-} out w cov
+	local cmd=${1:-} flavour=${2:-} out w cov inroot kdir
 	case "$cmd" in
 	prepare)
 		[ "$(id -u)" = 0 ] || die "prepare needs root (apt, chroot)"
@@ -636,26 +722,67 @@ main() {
 		;;
 	deps)
 		case "$flavour" in
-		debug | kcsan)
-			installed linux-source-6.1 || need_bookworm "$flavour" linux-source-6.1
-			need_pkgs "${built_pkgs[@]}"
-			;;
+		debug | kcsan) prepare_src61 "${built_pkgs[@]}" ;;
 		*) die "deps: only the flavours built from source (debug, kcsan)" ;;
 		esac
 		;;
+	source-6.1)
+		# checkpatch.pl's source: installed as root, else only found.
+		if [ -z "$(src61_version)" ]; then
+			[ "$(id -u)" = 0 ] || die "linux-source-6.1 is not installed$(src61_root | sed 's/^./ in &/'); as root: $here/kernel.sh source-6.1"
+			mkdir -p "$cache"
+			prepare_src61 linux-source-6.1
+		fi
+		set -- "$(src61_root)"/usr/src/linux-source-6.1.tar.*
+		[ -e "$1" ] || die "linux-source-6.1 has no tarball: $1"
+		echo "$1"
+		;;
+	make)
+		# make -C KDIR ARGS... with the flavour's compiler: on the host,
+		# or in its chroot (OUTDIR, M=, under the checkout or the cache).
+		shift 2
+		env_of "$flavour"
+		if [ -z "$KCHROOT" ]; then
+			exec make -C "$KDIR" "$@"
+		elif [ "${KDIR#"$KCHROOT"}" != "$KDIR" ]; then
+			chroot_bound "$KCHROOT" make -C "${KDIR#"$KCHROOT"}" "$@"
+		else
+			chroot_bound "$KCHROOT" make -C "$KDIR" "$@"
+		fi
+		;;
+	gcov)
+		shift 2
+		env_of "$flavour"
+		if [ -n "$KCHROOT" ]; then
+			chroot_bound "$KCHROOT" gcov "$@"
+		else
+			exec gcov "$@"
+		fi
+		;;
 	prepare-deb)
-		# The packages' trixie root (deb-check.sh trixie): the 7.3 chroot
-		# and the layer over it, made under the 7.3 lock, so that neither
-		# is changed while the other is made.
-		[ "$flavour" = 7.3 ] || die "prepare-deb: only 7.3 (trixie) has a packages' layer"
+		# The packages' root (deb-check.sh): the kernel's chroot and the
+		# layer over it, made under the flavour's lock, so that neither
+		# is changed while the other is made.  7.3: trixie's; 6.1:
+		# bookworm's, on a host that is not Debian 12 (on Debian 12 the
+		# check installs into the host's root).
+		case "$flavour" in
+		7.3) ;;
+		6.1) [ "$(host_suite)" != bookworm ] || die "prepare-deb 6.1: Debian 12's packages go into the host's root here" ;;
+		*) die "prepare-deb: only 7.3 (trixie) and 6.1 (bookworm) have a packages' layer" ;;
+		esac
 		[ "$(id -u)" = 0 ] || die "prepare-deb needs root (apt, chroot)"
 		mkdir -p "$cache"
-		exec 9>"$cache/.prepare-7.3.lock"
+		exec 9>"$cache/.prepare-$flavour.lock"
 		flock 9
-		prepare_73
-		prepare_deb73
-		env_of 7.3
-		printf 'DEB_LOWER=%q\n' "$DEB_LAYER:$root73"
+		if [ "$flavour" = 7.3 ]; then
+			prepare_73
+			prepare_deb_layer 7.3 "$root73" "$cache/trixie-deb"
+			printf 'DEB_LOWER=%q\n' "$DEB_LAYER:$root73"
+		else
+			prepare_61_root
+			prepare_deb_layer 6.1 "$root61" "$cache/bookworm-deb"
+			printf 'DEB_LOWER=%q\n' "$DEB_LAYER:$root61"
+		fi
 		;;
 	prepare-demo)
 		# The demo's trixie root (demo-check.sh), as prepare-deb does.
@@ -696,16 +823,38 @@ main() {
 		*[!A-Za-z0-9_./-]*) w=1 ;; # Kbuild cannot build in a path with spaces, commas and the like
 		*) w= ;;
 		esac
+		# A kernel in a chroot (7.3) is built for there, its KDIR
+		# inside; one built from source in a chroot (debug on a host
+		# that is not Debian 12) has its KDIR in the cache, which
+		# chroot_bound shows there at the host's path, with the
+		# checkout: OUTDIR in either is built in place.
+		inroot=chroot_in kdir=$KDIR
+		if [ -n "$KCHROOT" ]; then
+			kdir=${KDIR#"$KCHROOT"}
+			[ "$kdir" != "$KDIR" ] || inroot=chroot_bound
+		fi
+		case "$out/" in "$top"/* | "$cache"/*) ;; *) [ "$inroot" != chroot_bound ] || w=1 ;; esac
 		if [ -z "$KCHROOT" ] && [ -z "$w" ]; then
 			make -s -C "$KDIR" M="$out/src/module" $cov modules >&2
+		elif [ "$inroot" = chroot_bound ] && [ -z "$w" ]; then
+			chroot_bound "$KCHROOT" make -s -C "$KDIR" M="$out/src/module" $cov modules >&2
 		else
 			# The kernel's compiler lives in the chroot, or Kbuild cannot
 			# build where OUTDIR is: build in a plain temporary directory,
 			# copy back.
-			w=$(mktemp -d "$KCHROOT/var/tmp/dio-build.XXXXXX")
+			# (chroot_bound's root is thrown away: a directory in the cache.)
+			if [ "$inroot" = chroot_bound ]; then
+				w=$(mktemp -d "$cache/dio-build.XXXXXX")
+			else
+				w=$(mktemp -d "$KCHROOT/var/tmp/dio-build.XXXXXX")
+			fi
 			cp -r "$out/src" "$w/"
 			if [ -n "$KCHROOT" ]; then
-				chroot_in "$KCHROOT" make -s -C "${KDIR#"$KCHROOT"}" M="${w#"$KCHROOT"}/src/module" $cov modules >&2
+				if [ "$inroot" = chroot_bound ]; then
+					chroot_bound "$KCHROOT" make -s -C "$KDIR" M="$w/src/module" $cov modules >&2
+				else
+					chroot_in "$KCHROOT" make -s -C "$kdir" M="${w#"$KCHROOT"}/src/module" $cov modules >&2
+				fi
 			else
 				make -s -C "$KDIR" M="$w/src/module" $cov modules >&2
 			fi || { rm -rf "$w"; die "build-module: the build in $w failed"; }
