@@ -7,6 +7,7 @@
 # then every guest boot run.sh tried again (boot-retries, written by
 # tests/vm/boot-retried.sh: not a failed test, but said, with the console
 # of the boot that failed);
+# then what the run left out on this host and why (NAME.not-run);
 # the last line, "N passed, N failed", is the one CI reads.  Exit 1 when
 # anything failed or nothing ran.  The failures the lanes printed (TAP
 # "not ok" lines and the runners' "FAILED:" lines) come above the table and
@@ -50,6 +51,13 @@ done
 if [ -s "$dir/boot-retries" ]; then
 	echo "guest boots tried again (not counted as failed): $(wc -l <"$dir/boot-retries")"
 	awk -F '\t' '{ printf "  %s: %s; its console: %s\n", $1, $4, $3 }' "$dir/boot-retries"
+fi
+# What this run left out and where it is had instead (NAME.not-run, one
+# line each, written by the checks that leave it out): not a failure, but
+# never unsaid.
+if ls "$dir"/*.not-run >/dev/null 2>&1; then
+	echo "left out of this run (not counted):"
+	cat "$dir"/*.not-run | sed 's/^/  /'
 fi
 # How long each phase took (check-all.sh, check.sh, the runners), in the
 # order they ended: what a run on a new machine spends its time on.

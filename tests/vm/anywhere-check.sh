@@ -3,8 +3,9 @@
 # ignored) files (scripts/tree-files.sh) are copied to a path under /var/tmp with spaces in it,
 # whose parent directory is read only (a read-only bind mount, in a private
 # mount namespace: root would write through a mode of 0555), and there
-# `make userspace`, `make demo` and `make module` (for 6.1) run as a user
-# would run them (the demo boots the 6.1 guest).  The checks the rest of
+# `make userspace`, `make demo` and `make module` (for the release's own
+# kernel: 6.1 on Debian 12, 6.12 on Debian 13) run as a user would run
+# them (the demo boots that kernel's guest).  The checks the rest of
 # make check runs from the checkout wherever it is (CI clones into /tmp).
 # Records build/results/anywhere.counts ("passed failed").
 #   anywhere-check.sh
@@ -58,16 +59,21 @@ sources=$(apt_sources)
 check "make demo in '$co'" make -C "$co" --no-print-directory demo
 check "make demo built only the demo's programs, and left apt's sources alone" demo_built_only_its_own
 check "make userspace in '$co'" make -C "$co" --no-print-directory userspace
-# make module, whose Kbuild cannot take this path itself (scripts/build-module.sh).
+# make module, whose Kbuild cannot take this path itself (scripts/build-module.sh),
+# for the kernel the host's release ships (the others are in chroots).
+# shellcheck source=scripts/debian-source.sh
+. "$top/scripts/debian-source.sh"
+own=6.1
+[ "$(host_suite)" = bookworm ] || own=6.12
 module_built() {
 	local env
-	env=$("$here/kernel.sh" env 6.1) || return 1
+	env=$("$here/kernel.sh" env "$own") || return 1
 	eval "$env"
 	make -C "$co" --no-print-directory module KDIR="$KDIR" || return 1
 	modinfo -F vermagic "$co/module/dio_batch.ko" | grep -q "^$KVER " ||
 		{ echo "module/dio_batch.ko is not a module for $KVER"; return 1; }
 }
-check "make module in '$co'" module_built
+check "make module in '$co' for $own" module_built
 echo "$pass $fail" >"$counts"
 echo "anywhere-check: $pass passed, $fail failed (${SECONDS}s)"
 [ "$fail" = 0 ]
