@@ -22,6 +22,9 @@
 #                                   deb-check.sh trixie builds and installs the
 #                                   packages on; print DEB_LOWER (shell: the
 #                                   overlayfs lower directories of that root)
+#   kernel.sh prepare-deb 6.1       the same over the bookworm chroot, for
+#                                   deb-check.sh bookworm on a host that is
+#                                   not Debian 12
 #   kernel.sh prepare-demo 7.3      prepare 7.3 and the layer over its chroot that
 #                                   demo-check.sh runs make demo in; print
 #                                   DEMO_LOWER (the same for that root)
@@ -366,9 +369,9 @@ root61_install() { # PACKAGE...: install those missing in the 6.1 chroot (its lo
 # against 26; measured 2026-12-07, where it built 6.12.117+deb13 cleanly),
 # a fifth of the whole check's CPU, which make check's 45 minutes on a new
 # machine have no room for.
-deb73_pkgs=(build-essential lintian pkgconf dkms adduser)
+deb_layer_pkgs=(build-essential lintian pkgconf dkms adduser)
 deb_key() { # ROOT
-	{ cat "$1/var/lib/dpkg/status" "$top/debian/control"; echo "${deb73_pkgs[*]}"; } | sha256sum | cut -c1-12
+	{ cat "$1/var/lib/dpkg/status" "$top/debian/control"; echo "${deb_layer_pkgs[*]}"; } | sha256sum | cut -c1-12
 }
 layer73() { layer_in "$root73" "$@"; }
 layer_in() { # ROOT DIR COMMAND...: run as chroot_in does, in the chroot ROOT under DIR's layer (writable)
@@ -415,14 +418,14 @@ prepare_deb_layer() { # SERIES ROOT BASE: sets DEB_LAYER, the layer's directory
 	bd=$(build_depends "$top/debian/control")
 	[ -n "$bd" ] || die "no Build-Depends in $top/debian/control"
 	old_layers "$base" "$l"
-	log "$series: installing the packages' needs into $l/layer: $bd, ${deb73_pkgs[*]}"
+	log "$series: installing the packages' needs into $l/layer: $bd, ${deb_layer_pkgs[*]}"
 	rm -rf "${l:?}"
 	mkdir -p "$l/layer" "$l/work" "$l/mnt"
 	# apt-get update only when the chroot's lists are too old to install
 	# from (a package the mirror no longer has).  dpkg without an fsync
 	# per file (a layer without its stamp is made again from nothing): one
 	# sync before the stamp.
-	local apt=(apt-get -y -q -o Dpkg::Options::=--force-unsafe-io satisfy "$bd" "${deb73_pkgs[@]}")
+	local apt=(apt-get -y -q -o Dpkg::Options::=--force-unsafe-io satisfy "$bd" "${deb_layer_pkgs[@]}")
 	layer_in "$root" "$l" "${apt[@]}" >&2 ||
 		{ layer_in "$root" "$l" apt-get -q update >&2 && layer_in "$root" "$l" "${apt[@]}" >&2; } ||
 		die "$series: the packages' layer could not be installed"
