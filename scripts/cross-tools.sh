@@ -22,6 +22,8 @@ set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=scripts/debian-source.sh
+. "$(dirname "$0")/debian-source.sh"
 
 arch=${1:-}
 case $arch in
@@ -37,8 +39,10 @@ CROSS=("binutils-$triplet" "cpp-12-$triplet" "gcc-12-$triplet"
 	"libgcc-12-dev-$arch-cross" "libgcc-s1-$arch-cross" "libc6-$arch-cross"
 	"libc6-dev-$arch-cross" "linux-libc-dev-$arch-cross")
 LIBS=(libisal2 libisal-dev libcmocka0 libcmocka-dev)
-# The set, for the stamp: a new list means a new fetch.
-want="${CROSS[*]} ${LIBS[*]}"
+# The set and the host's release, for the stamp: a new list means a new
+# fetch, and so does another release (the cross binutils link the host's
+# libraries: Debian 12's as, run on Debian 13, misses libsframe.so.0).
+want="$(host_suite): ${CROSS[*]} ${LIBS[*]}"
 dir=$CACHE/root
 
 if [ "${2:-}" = --dir ]; then
