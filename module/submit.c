@@ -9,7 +9,8 @@
  * the caller's user (user.c), pins them straight into bios (as
  * block/fops.c's __blkdev_direct_IO does) and submits the whole batch under
  * one plug.  A request larger than one bio becomes several bios that share
- * a count.  A read's pages are marked dirty at submission, as block/fops.c
+ * a count.  On a device with PI no request is merged with another (a
+ * device refuses a command whole).  A read's pages are marked dirty at submission, as block/fops.c
  * does.  Before its bios, a request keeps the block device's page cache
  * coherent as the kernel's own direct I/O does (pagecache.c); a failure
  * there is that request's result, and the batch goes on.
@@ -244,6 +245,16 @@ static int dio_kreq_submit_bios(struct dio_kreq *kreq, struct iov_iter *iter)
 		opf = REQ_OP_WRITE | REQ_SYNC | REQ_IDLE;
 	if (r->flags & DIO_REQ_FUA)
 		opf |= REQ_FUA;
+	/*
+	 * On a device with PI, a request is a command of its own.  Merged
+	 * with its neighbours (adjacent requests of the batch, under the plug,
+	 * where the queue takes enough integrity segments: SCSI with DIX, NVMe
+	 * where the driver maps metadata in several segments), a refusal for
+	 * one bad block would fail them all, and the caller could not tell
+	 * which of its requests holds the block.
+	 */
+	if (kreq->bi.pi_size)
+		opf |= REQ_NOMERGE;
 	while (left) {
 		if (kreq->fixed)
 			nr_vecs = min_t(unsigned long, BIO_MAX_VECS,
