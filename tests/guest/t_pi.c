@@ -1006,8 +1006,44 @@ static void sd_param(const char *name, const char *value)
 }
 
 /*
- * A SCSI block whose data changed behind its PI: written with the
- * kernel's PI generation switched off, so the disk keeps the old tuple.
+ * A scsi_debug disk with DIF and DIX, @d open on it (its path in @dev),
+ * LEN bytes of @d's data written at @off with their PI, and sector @bad
+ * (from the start of the disk, inside them) changed behind its PI:
+ * rewritten with the kernel's PI generation switched off, so the disk
+ * keeps the old tuple.  Returns the sector's new data (512 bytes; the
+ * caller frees it).
+ */
+static void *scsi_stale_sector(struct tl_dev *d, char *dev, size_t devlen, uint64_t off,
+			       uint64_t bad)
+{
+	struct dio_request r;
+	void *blk = NULL;
+	int fd;
+
+	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, devlen), 0);
+	dev_open_random(d, dev);
+	assert_int_equal(dio_pi_generate(&d->p, d->data, LEN, d->pi,
+					 &(struct dio_pi_params){ .seed = seed_of(d, off) }), 0);
+	write_pi(d, off, 0, 0, &r);
+	assert_int_equal(tl_dev_run(d, &r), 0);
+	assert_int_equal(r.result, LEN);
+
+	assert_int_equal(posix_memalign(&blk, 4096, 512), 0);
+	memcpy(blk, d->data + (bad * 512 - off), 512);
+	((unsigned char *)blk)[100] ^= 0xff;
+	assert_int_equal(tl_sh("echo 0 > /sys/block/%s/integrity/write_generate",
+			       tl_basename(dev)), 0);
+	fd = open(dev, O_RDWR | O_DIRECT);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, blk, 512, bad * 512), 512);
+	close(fd);
+	assert_int_equal(tl_sh("echo 1 > /sys/block/%s/integrity/write_generate",
+			       tl_basename(dev)), 0);
+	return blk;
+}
+
+/*
+ * A SCSI block whose data changed behind its PI (scsi_stale_sector()).
  * The device refuses the read; the module reads raw and reports exactly.
  */
 static void test_scsi_corruption_detected(void **state)
@@ -1016,29 +1052,9 @@ static void test_scsi_corruption_detected(void **state)
 	uint64_t off = 16 * LEN;
 	char dev[64];
 	struct tl_dev d;
-	void *blk = NULL;
-	int fd;
+	void *blk;
 
-	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
-	dev_open_random(&d, dev);
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
-					 &(struct dio_pi_params){ .seed = seed_of(&d, off) }), 0);
-	write_pi(&d, off, 0, 0, &r);
-	assert_int_equal(tl_dev_run(&d, &r), 0);
-	assert_int_equal(r.result, LEN);
-
-	assert_int_equal(posix_memalign(&blk, 4096, 512), 0);
-	memcpy(blk, d.data + 5 * 512, 512);
-	((unsigned char *)blk)[100] ^= 0xff;
-	assert_int_equal(tl_sh("echo 0 > /sys/block/%s/integrity/write_generate",
-			       tl_basename(dev)), 0);
-	fd = open(dev, O_RDWR | O_DIRECT);
-	assert_true(fd >= 0);
-	assert_int_equal(pwrite(fd, blk, 512, off + 5 * 512), 512);
-	close(fd);
-	assert_int_equal(tl_sh("echo 1 > /sys/block/%s/integrity/write_generate",
-			       tl_basename(dev)), 0);
-
+	blk = scsi_stale_sector(&d, dev, sizeof(dev), off, off / 512 + 5);
 	memset(d.back, 0, LEN);
 	dio_req_prep_read(&r, d.h, d.back, LEN, off);
 	assert_int_equal(tl_dev_run(&d, &r), 0);
@@ -1086,35 +1102,14 @@ static void test_scsi_corruption_detected(void **state)
 static void test_merged_neighbours(void **state)
 {
 	struct dio_request r[NB_N], *rp[NB_N];
-	unsigned char *pi2[NB_N];
 	uint64_t off = 16 * LEN, sect = off / 512 + NB_BAD * 8 + 5;
 	size_t pil;
 	char dev[64];
 	struct tl_dev d;
-	void *blk = NULL;
-	int fd;
+	void *blk;
 
-	assert_int_equal(tl_scsi_debug_load("dev_size_mb=16 dif=1 dix=1", dev, sizeof(dev)), 0);
-	dev_open_random(&d, dev);
-	assert_int_equal(dio_pi_generate(&d.p, d.data, LEN, d.pi,
-					 &(struct dio_pi_params){ .seed = seed_of(&d, off) }), 0);
-	write_pi(&d, off, 0, 0, &r[0]);
-	assert_int_equal(tl_dev_run(&d, &r[0]), 0);
-	assert_int_equal(r[0].result, LEN);
-
-	/* Sector 5 of record NB_BAD rewritten without its PI. */
-	assert_int_equal(posix_memalign(&blk, 4096, 512), 0);
-	memcpy(blk, d.data + (sect * 512 - off), 512);
-	((unsigned char *)blk)[7] ^= 0x5a;
-	assert_int_equal(tl_sh("echo 0 > /sys/block/%s/integrity/write_generate",
-			       tl_basename(dev)), 0);
-	fd = open(dev, O_RDWR | O_DIRECT);
-	assert_true(fd >= 0);
-	assert_int_equal(pwrite(fd, blk, 512, sect * 512), 512);
-	close(fd);
-	assert_int_equal(tl_sh("echo 1 > /sys/block/%s/integrity/write_generate",
-			       tl_basename(dev)), 0);
-
+	/* Sector 5 of record NB_BAD changed behind its PI. */
+	blk = scsi_stale_sector(&d, dev, sizeof(dev), off, sect);
 	pil = NB_REC / 512 * d.q.pi_md_size;
 	for (int pass = 0; pass < 2; pass++) {
 		memset(d.back, 0, LEN);
@@ -1122,8 +1117,7 @@ static void test_merged_neighbours(void **state)
 			dio_req_prep_read(&r[i], d.h, d.back + i * NB_REC, NB_REC,
 					  off + i * NB_REC);
 			if (pass) {
-				pi2[i] = d.pi2 + i * pil;
-				dio_req_set_pi(&r[i], pi2[i], pil,
+				dio_req_set_pi(&r[i], d.pi2 + i * pil, pil,
 					       DIO_PI_CHK_GUARD | DIO_PI_CHK_REFTAG, 0, 0);
 			}
 			rp[i] = &r[i];
