@@ -554,6 +554,7 @@ prepare_src61() { # PACKAGE...: install them where linux-source-6.1 comes from
 		return
 	fi
 	# The chroot is the 6.1 flavour's too: under its lock.
+	mkdir -p "$cache"
 	exec 8>"$cache/.prepare-6.1.lock"
 	flock 8
 	prepare_61_root
