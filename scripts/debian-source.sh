@@ -30,6 +30,17 @@ host_suite() {
 	)
 }
 
+# host_kernel: the flavour of the kernel the running release ships
+# (tests/vm/kernel.sh): 6.1 on Debian 12, 6.12 on Debian 13; status 1 on
+# another release, which has none of the project's kernels as its own.
+host_kernel() {
+	case "$(host_suite)" in
+	bookworm) echo 6.1 ;;
+	trixie) echo 6.12 ;;
+	*) return 1 ;;
+	esac
+}
+
 # host_debian_source [SUITE]: the main-archive source of SUITE (default:
 # the running system's, host_suite) in apt's sources, in the deb822
 # .sources or the one-line .list format: prints its URIs, then its

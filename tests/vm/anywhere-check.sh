@@ -63,8 +63,7 @@ check "make userspace in '$co'" make -C "$co" --no-print-directory userspace
 # for the kernel the host's release ships (the others are in chroots).
 # shellcheck source=scripts/debian-source.sh
 . "$top/scripts/debian-source.sh"
-own=6.1
-[ "$(host_suite)" = bookworm ] || own=6.12
+own=$(host_kernel) || own="(none: this release has no kernel of the project's)"
 module_built() {
 	local env
 	env=$("$here/kernel.sh" env "$own") || return 1

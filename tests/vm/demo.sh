@@ -27,11 +27,13 @@ say() { printf '\n=== %s\n' "$*"; }
 
 # The kernel: DEMO_KERNEL's, else the release's own (/etc/os-release).
 suite=$(host_suite)
+own=$(host_kernel) ||
+	die "$suite is neither Debian 12 (bookworm) nor Debian 13 (trixie): no kernel of its own to show"
 case "$suite" in
-bookworm) release="Debian 12" own=6.1 offered="6.1, 6.12 or 7.3" ;;
-trixie) release="Debian 13" own=6.12 offered="6.1, 6.12 or 7.3" ;;
-*) die "$suite is neither Debian 12 (bookworm) nor Debian 13 (trixie): no kernel of its own to show" ;;
+bookworm) release="Debian 12" ;;
+trixie) release="Debian 13" ;;
 esac
+offered="6.1, 6.12 or 7.3"
 flavour=${DEMO_KERNEL:-$own}
 case "$suite $flavour" in
 "bookworm 6.1" | "trixie 6.12") what="$release's kernel ($flavour)" ;;

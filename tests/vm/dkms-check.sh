@@ -28,13 +28,12 @@ fail() {
 [ "$(id -u)" = 0 ] || fail "needs root (dkms install)"
 # shellcheck source=scripts/debian-source.sh
 . "$top/scripts/debian-source.sh"
-if [ "$(host_suite)" = bookworm ]; then
-	"$here/kernel.sh" prepare 6.1 || fail "kernel 6.1 not available"
-	flavours=6.1
+own=$(host_kernel) || fail "$(host_suite) ships none of the project's kernels as its own"
+"$here/kernel.sh" prepare "$own" || fail "kernel $own not available"
+flavours=$own
+if [ "$own" = 6.1 ]; then
 	"$here/kernel.sh" env 6.12 >/dev/null 2>&1 && flavours="6.1 6.12"
 else
-	"$here/kernel.sh" prepare 6.12 || fail "kernel 6.12 not available"
-	flavours=6.12
 	echo "dkms: 6.1 is not this host's kernel; DKMS builds for it in the bookworm package check (deb)" \
 		>"$B/results/dkms.not-run"
 fi
